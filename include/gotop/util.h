@@ -1,0 +1,57 @@
+/* util.h: allocation wrappers, hashing, growable arrays and safe text escaping. */
+#ifndef GOTOP_UTIL_H
+#define GOTOP_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdnoreturn.h>
+
+#define GP_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define GP_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define GP_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* Out of memory is fatal: these never return NULL. Before exiting they run the
+ * hook set with util_set_fatal_hook (the UI uses it to restore the terminal). */
+void *xmalloc(size_t n);
+void *xcalloc(size_t nmemb, size_t size);
+void *xrealloc(void *p, size_t n);
+/* Grows *p to hold at least `need` elements of `elsize` bytes; *cap is updated.
+ * Doubles the capacity so appends are amortized O(1). */
+void xgrow(void **p, size_t *cap, size_t need, size_t elsize);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+/* Formatted allocation; caller frees. */
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+void util_set_fatal_hook(void (*hook)(void));
+/* Runs the fatal hook, prints "gotop-perf: <message>" to stderr and exits 70. */
+noreturn void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* 64-bit hash of a byte string (FNV-1a folded with a murmur finalizer). */
+uint64_t util_hash(const void *data, size_t len, uint64_t seed);
+static inline uint64_t util_mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+/* Copies src[0..srclen) into dst (NUL-terminated, at most dstsz bytes) so that it is
+ * safe to print on a terminal: control characters (C0, DEL, C1) become \xNN or \n,
+ * \t, \e forms, invalid UTF-8 bytes become \xNN, backslash stays as is. Valid UTF-8
+ * is kept when utf8 is nonzero, else every non-ASCII byte is escaped. Output that does
+ * not fit is cut at a character boundary and ends with "...". Returns strlen(dst). */
+size_t util_escape(char *dst, size_t dstsz, const char *src, size_t srclen, int utf8);
+
+/* Monotonic and wall clocks in nanoseconds. */
+uint64_t util_now_ns(void);
+uint64_t util_wall_ns(void);
+
+/* Reads a whole small file (e.g. under /proc) into a NUL-terminated buffer; caller
+ * frees. Reads at most maxlen bytes. Returns NULL with errno set on failure. */
+char *util_read_file(const char *path, size_t maxlen, size_t *lenp);
+
+#endif
