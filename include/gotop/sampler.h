@@ -1,0 +1,88 @@
+/* sampler.h: the sampling thread: perf_event_open on every thread of a target, ring
+ * buffers drained into batches that a consumer takes. */
+#ifndef GOTOP_SAMPLER_H
+#define GOTOP_SAMPLER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "gotop/events.h"
+#include "gotop/perfrec.h"
+
+struct sampler;
+
+struct sampler_opts {
+	pid_t pid;             /* target process */
+	const pid_t *tids;     /* sample only these threads (no inheritance) when ntids > 0 */
+	size_t ntids;
+	struct event_spec event;
+	int use_freq;          /* 1: `freq` samples per second per thread; 0: every `period` events */
+	uint64_t freq, period;
+	uint32_t stack_size;   /* user stack bytes copied per sample (multiple of 8, <= 65528); 0 = none */
+	unsigned ring_pages;   /* data pages per CPU ring (power of two); 0 = sized from the rate */
+	int kernel;            /* sample kernel callchains too (needs permission) */
+	int enable_on_exec;    /* the target has not exec'd yet: start counting at exec */
+};
+
+/* A batch of raw records (each a struct perf_event_header and body, 8-byte aligned,
+ * back to back) from one event generation. */
+struct sample_batch {
+	struct sample_batch *next;
+	uint32_t gen;                        /* event generation: changes when the event does */
+	const struct perfrec_layout *layout; /* borrowed, valid until sampler_free */
+	const struct event_spec *event;      /* borrowed, valid until sampler_free */
+	size_t len, cap;
+	uint8_t *data;
+};
+
+struct sampler_stats {
+	uint64_t samples;      /* PERF_RECORD_SAMPLE records delivered to batches */
+	uint64_t lost;         /* samples the kernel dropped (PERF_RECORD_LOST) */
+	uint64_t dropped;      /* samples dropped because the consumer fell behind */
+	uint64_t throttled;    /* PERF_RECORD_THROTTLE events */
+	uint64_t bad;          /* corrupt records skipped */
+	uint64_t bytes;
+	uint32_t threads;      /* threads of the target at the last scan */
+	uint32_t fds;          /* perf events open */
+	uint64_t self_cpu_ns;  /* CPU time of the sampling thread */
+	uint32_t gen;
+	int paused;
+	int target_exited;
+	char event[32];
+	uint64_t freq, period;
+	int use_freq;
+};
+
+/* Opens the events on every thread of the target (and maps the ring buffers) but
+ * does not start the thread. On failure returns NULL with errno set and a one-line
+ * reason in err. */
+struct sampler *sampler_new(const struct sampler_opts *o, char *err, size_t errlen);
+/* Starts the sampling thread. 0 or -errno. */
+int sampler_start(struct sampler *s);
+/* Takes the oldest batch, waiting up to timeout_ms (0: do not wait). NULL when none.
+ * The caller returns it with sampler_batch_free. */
+struct sample_batch *sampler_take(struct sampler *s, int timeout_ms);
+void sampler_batch_free(struct sampler *s, struct sample_batch *b);
+/* Switches to another event or rate without stopping: opens the new events first;
+ * if that fails, the current ones keep running and err says why. 0 or -errno. */
+int sampler_set_event(struct sampler *s, const struct event_spec *ev, int use_freq,
+		      uint64_t value, char *err, size_t errlen);
+/* Pauses (1) or resumes (0) counting. */
+int sampler_pause(struct sampler *s, int paused);
+void sampler_get_stats(struct sampler *s, struct sampler_stats *st);
+/* Whether the target has exited (the sampling thread then stops by itself after
+ * draining what is left). */
+int sampler_target_exited(struct sampler *s);
+/* Stops the thread after a last drain; batches left can still be taken. */
+void sampler_stop(struct sampler *s);
+/* Closes everything. Accepts NULL. Batches taken and not freed must be freed before. */
+void sampler_free(struct sampler *s);
+
+/* The perf register numbers sampled (per architecture) and their meaning, for
+ * consumers of perf_sample.regs. */
+enum sampler_reg { SREG_IP, SREG_SP, SREG_FP, SREG_G, SREG_LR, SREG_COUNT };
+/* perf register number for a role on this build's architecture, or -1. */
+int sampler_reg(enum sampler_reg role);
+
+#endif

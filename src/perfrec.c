@@ -1,0 +1,195 @@
+/* perfrec.c: bounds-checked decoding of PERF_RECORD_SAMPLE and the sample_id trailer. */
+#include "config.h"
+#include "gotop/perfrec.h"
+
+#include <errno.h>
+#include <string.h>
+
+struct cursor {
+	const uint8_t *p, *end;
+};
+
+static int take_u64(struct cursor *c, uint64_t *v)
+{
+	if ((size_t)(c->end - c->p) < 8)
+		return -EINVAL;
+	memcpy(v, c->p, 8);
+	c->p += 8;
+	return 0;
+}
+
+static int skip(struct cursor *c, uint64_t n)
+{
+	if ((uint64_t)(c->end - c->p) < n)
+		return -EINVAL;
+	c->p += n;
+	return 0;
+}
+
+static int read_len(const struct perfrec_layout *l)
+{
+	/* PERF_SAMPLE_READ: one value (no group) plus optional fields (linux
+	 * include/uapi/linux/perf_event.h, struct read_format). */
+	int n = 1;
+
+	if (l->read_format & PERF_FORMAT_GROUP)
+		return -1; /* not used by gotop-perf */
+	if (l->read_format & PERF_FORMAT_TOTAL_TIME_ENABLED)
+		n++;
+	if (l->read_format & PERF_FORMAT_TOTAL_TIME_RUNNING)
+		n++;
+	if (l->read_format & PERF_FORMAT_ID)
+		n++;
+	return n * 8;
+}
+
+int perfrec_parse_sample(const struct perfrec_layout *l, const struct perf_event_header *h,
+			 struct perf_sample *s)
+{
+	struct cursor c = { (const uint8_t *)(h + 1), (const uint8_t *)h + h->size };
+	uint64_t t = l->sample_type, v;
+
+	if (h->size < sizeof(*h) || h->type != PERF_RECORD_SAMPLE)
+		return -EINVAL;
+	memset(s, 0, offsetof(struct perf_sample, regs));
+	s->stack = NULL;
+	s->stack_size = s->stack_dyn = 0;
+	/* Field order: linux include/uapi/linux/perf_event.h, PERF_RECORD_SAMPLE. */
+	if ((t & PERF_SAMPLE_IDENTIFIER) && take_u64(&c, &s->id))
+		return -EINVAL;
+	if ((t & PERF_SAMPLE_IP) && take_u64(&c, &s->ip))
+		return -EINVAL;
+	if (t & PERF_SAMPLE_TID) {
+		if (take_u64(&c, &v))
+			return -EINVAL;
+		s->pid = (uint32_t)v;
+		s->tid = (uint32_t)(v >> 32);
+	}
+	if ((t & PERF_SAMPLE_TIME) && take_u64(&c, &s->time))
+		return -EINVAL;
+	if ((t & PERF_SAMPLE_ADDR) && take_u64(&c, &v))
+		return -EINVAL;
+	if ((t & PERF_SAMPLE_ID) && take_u64(&c, &s->id))
+		return -EINVAL;
+	if ((t & PERF_SAMPLE_STREAM_ID) && take_u64(&c, &v))
+		return -EINVAL;
+	if (t & PERF_SAMPLE_CPU) {
+		if (take_u64(&c, &v))
+			return -EINVAL;
+		s->cpu = (uint32_t)v;
+	}
+	if ((t & PERF_SAMPLE_PERIOD) && take_u64(&c, &s->period))
+		return -EINVAL;
+	if (t & PERF_SAMPLE_READ) {
+		int n = read_len(l);
+
+		if (n < 0 || skip(&c, (uint64_t)n))
+			return -EINVAL;
+	}
+	if (t & PERF_SAMPLE_CALLCHAIN) {
+		if (take_u64(&c, &s->nr) || s->nr > (uint64_t)(c.end - c.p) / 8)
+			return -EINVAL;
+		s->chain = (const uint64_t *)c.p;
+		c.p += s->nr * 8;
+	}
+	if (t & PERF_SAMPLE_RAW) {
+		uint32_t size;
+
+		if ((size_t)(c.end - c.p) < 4)
+			return -EINVAL;
+		memcpy(&size, c.p, 4);
+		if (skip(&c, 4 + (uint64_t)size))
+			return -EINVAL;
+	}
+	if (t & PERF_SAMPLE_BRANCH_STACK) {
+		if (take_u64(&c, &v) || v > (uint64_t)(c.end - c.p) / 24 || skip(&c, v * 24))
+			return -EINVAL;
+	}
+	if (t & PERF_SAMPLE_REGS_USER) {
+		if (take_u64(&c, &s->regs_abi))
+			return -EINVAL;
+		if (s->regs_abi != PERF_SAMPLE_REGS_ABI_NONE) {
+			uint64_t mask = l->regs_user_mask;
+			int r;
+
+			s->regs_mask = mask;
+			for (r = 0; r < PERFREC_MAX_REGS; r++) {
+				if (!(mask & (1ULL << r)))
+					continue;
+				if (take_u64(&c, &s->regs[r]))
+					return -EINVAL;
+			}
+		}
+	}
+	if (t & PERF_SAMPLE_STACK_USER) {
+		if (take_u64(&c, &s->stack_size))
+			return -EINVAL;
+		if (s->stack_size) {
+			if (s->stack_size > (uint64_t)(c.end - c.p))
+				return -EINVAL;
+			s->stack = c.p;
+			c.p += s->stack_size;
+			if (take_u64(&c, &s->stack_dyn))
+				return -EINVAL;
+			if (s->stack_dyn > s->stack_size)
+				s->stack_dyn = s->stack_size;
+		}
+	}
+	return 0;
+}
+
+int perfrec_parse_id(const struct perfrec_layout *l, const struct perf_event_header *h,
+		     size_t body_size, struct perf_sample_id *id)
+{
+	struct cursor c = { (const uint8_t *)(h + 1), (const uint8_t *)h + h->size };
+	uint64_t t = l->sample_type, v;
+
+	memset(id, 0, sizeof(*id));
+	if (!l->sample_id_all || h->size < sizeof(*h) || skip(&c, body_size))
+		return -EINVAL;
+	/* struct sample_id order: TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER. */
+	if (t & PERF_SAMPLE_TID) {
+		if (take_u64(&c, &v))
+			return -EINVAL;
+		id->pid = (uint32_t)v;
+		id->tid = (uint32_t)(v >> 32);
+	}
+	if ((t & PERF_SAMPLE_TIME) && take_u64(&c, &id->time))
+		return -EINVAL;
+	if ((t & PERF_SAMPLE_ID) && take_u64(&c, &v))
+		return -EINVAL;
+	if ((t & PERF_SAMPLE_STREAM_ID) && take_u64(&c, &v))
+		return -EINVAL;
+	if (t & PERF_SAMPLE_CPU) {
+		if (take_u64(&c, &v))
+			return -EINVAL;
+		id->cpu = (uint32_t)v;
+	}
+	return 0;
+}
+
+size_t perfrec_split_chain(const struct perf_sample *s, uint64_t *out, size_t max,
+			   uint64_t *kout, size_t kmax, size_t *nk)
+{
+	uint64_t ctx = PERF_CONTEXT_USER, i;
+	size_t nu = 0, nkk = 0;
+
+	for (i = 0; i < s->nr; i++) {
+		uint64_t a = s->chain[i];
+
+		if (a >= PERF_CONTEXT_MAX) {
+			ctx = a;
+			continue;
+		}
+		if (ctx == PERF_CONTEXT_USER) {
+			if (nu < max)
+				out[nu++] = a;
+		} else if (ctx == PERF_CONTEXT_KERNEL) {
+			if (kout && nkk < kmax)
+				kout[nkk++] = a;
+		}
+	}
+	if (nk)
+		*nk = nkk;
+	return nu;
+}

@@ -1,0 +1,911 @@
+/* sampler.c: the sampling thread: per-CPU inherited perf events on every thread of the
+ * target, ring buffers drained into batches, thread churn and event switches handled. */
+#include "config.h"
+#include "gotop/sampler.h"
+#include "gotop/procinfo.h"
+#include "gotop/ring.h"
+#include "gotop/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__x86_64__)
+/* linux arch/x86/include/uapi/asm/perf_regs.h */
+#define PREG_BP 6
+#define PREG_SP 7
+#define PREG_IP 8
+#define PREG_R14 22
+static const int reg_roles[SREG_COUNT] = { PREG_IP, PREG_SP, PREG_BP, PREG_R14, -1 };
+#elif defined(__aarch64__)
+/* linux arch/arm64/include/uapi/asm/perf_regs.h: x0..x30, sp 31, pc 32 */
+static const int reg_roles[SREG_COUNT] = { 32, 31, 29, 28, 30 };
+#else
+static const int reg_roles[SREG_COUNT] = { -1, -1, -1, -1, -1 };
+#endif
+
+int sampler_reg(enum sampler_reg role)
+{
+	return (unsigned)role < SREG_COUNT ? reg_roles[role] : -1;
+}
+
+static uint64_t regs_mask(void)
+{
+	uint64_t m = 0;
+	int i;
+
+	for (i = 0; i < SREG_COUNT; i++)
+		if (reg_roles[i] >= 0)
+			m |= 1ULL << reg_roles[i];
+	return m;
+}
+
+#define BATCH_BYTES (256 * 1024)
+#define QUEUE_MAX_BYTES (64u << 20) /* beyond this the consumer is behind: drop, count */
+#define RESCAN_NS (200 * 1000000ULL)
+
+/* One thread we opened events on: fds[i] is the event on cpus[i]. */
+struct tev {
+	pid_t tid;
+	int *fds;
+};
+
+/* One set of events (one event, one generation): the owners' rings per CPU. */
+struct evset {
+	uint32_t gen;
+	struct event_spec event;
+	struct perfrec_layout layout;
+	struct perf_event_attr attr;
+	int use_freq;
+	uint64_t freq, period;
+	int *owner;          /* per CPU: the fd whose ring the others write into */
+	void **maps;
+	size_t map_len;
+	struct ring *rings;
+	struct tev *tevs;
+	size_t ntevs, captevs;
+};
+
+struct sampler {
+	struct sampler_opts o;
+	pid_t *only_tids;
+	int *cpus;
+	size_t ncpus;
+	int pidfd, wakefd;
+
+	pthread_mutex_t lock; /* evset, stats, candidates */
+	struct evset *cur;
+	struct evset **old;   /* retired sets: layouts must outlive batches */
+	size_t nold;
+	uint32_t gen;
+
+	pid_t *cand;          /* threads seen once by a rescan and not by inheritance */
+	size_t ncand, capcand;
+	pid_t *forked;        /* threads announced by PERF_RECORD_FORK (covered by inherit) */
+	size_t nforked, capforked;
+	uint64_t last_scan;
+
+	pthread_mutex_t qlock;
+	pthread_cond_t qcond;
+	struct sample_batch *qhead, *qtail, *pool;
+	size_t qbytes;
+	struct sample_batch *fill;
+
+	pthread_t thread;
+	int running, stop, exited, paused;
+	struct sampler_stats st;
+	clockid_t thread_clock;
+};
+
+static long perf_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group, unsigned long fl)
+{
+	return syscall(SYS_perf_event_open, attr, pid, cpu, group, fl);
+}
+
+static unsigned ring_pages_for(const struct sampler_opts *o)
+{
+	/* Room for ~100 ms of samples at the requested rate per CPU, as a power of two:
+	 * at 10 kHz with 2 pages records are lost, with 32 none (feasibility.md). */
+	uint64_t rate = o->use_freq ? o->freq : 1000;
+	uint64_t bytes = rate * (o->stack_size + 256) / 10;
+	unsigned pages = 16;
+
+	if (o->ring_pages)
+		return o->ring_pages;
+	while ((uint64_t)pages * 4096 < bytes && pages < 512)
+		pages *= 2;
+	return pages;
+}
+
+static void fill_attr(struct perf_event_attr *a, const struct sampler_opts *o,
+		      const struct event_spec *ev, int use_freq, uint64_t value, int inherit)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = ev->type;
+	a->config = ev->config;
+	if (use_freq) {
+		a->freq = 1;
+		a->sample_freq = value;
+	} else {
+		a->sample_period = value;
+	}
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+			 PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER;
+	a->sample_regs_user = regs_mask();
+	if (o->stack_size) {
+		a->sample_type |= PERF_SAMPLE_STACK_USER;
+		a->sample_stack_user = o->stack_size;
+	}
+	a->disabled = 1;
+	a->inherit = inherit ? 1 : 0;
+	a->exclude_kernel = o->kernel ? 0 : 1;
+	a->exclude_callchain_kernel = o->kernel ? 0 : 1;
+	a->exclude_hv = 1;
+	a->exclude_guest = 1;
+	a->mmap = 1;
+	a->mmap2 = 1;
+	a->task = 1;
+	a->sample_id_all = 1;
+	a->watermark = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	a->enable_on_exec = o->enable_on_exec ? 1 : 0;
+}
+
+static void evset_close(struct sampler *s, struct evset *es)
+{
+	size_t i, c;
+
+	if (!es)
+		return;
+	for (i = 0; i < es->ntevs; i++) {
+		for (c = 0; c < s->ncpus; c++)
+			if (es->tevs[i].fds[c] >= 0 && es->tevs[i].fds[c] != es->owner[c])
+				close(es->tevs[i].fds[c]);
+		free(es->tevs[i].fds);
+	}
+	free(es->tevs);
+	es->tevs = NULL;
+	es->ntevs = es->captevs = 0;
+	for (c = 0; c < s->ncpus; c++) {
+		if (es->maps && es->maps[c] && es->maps[c] != MAP_FAILED) {
+			ring_fini(&es->rings[c]);
+			munmap(es->maps[c], es->map_len);
+		}
+		if (es->owner && es->owner[c] >= 0)
+			close(es->owner[c]);
+	}
+	free(es->maps);
+	free(es->rings);
+	free(es->owner);
+	es->maps = NULL;
+	es->rings = NULL;
+	es->owner = NULL;
+}
+
+static struct tev *evset_find(struct evset *es, pid_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < es->ntevs; i++)
+		if (es->tevs[i].tid == tid)
+			return &es->tevs[i];
+	return NULL;
+}
+
+/* Opens the event on one thread on every CPU, redirecting into the owners' rings
+ * (creating and mapping the owners first). 0, -ESRCH when the thread is gone, or
+ * another -errno. */
+static int evset_add_thread(struct sampler *s, struct evset *es, pid_t tid)
+{
+	struct tev t;
+	size_t c;
+	int err = 0;
+
+	t.tid = tid;
+	t.fds = xmalloc(s->ncpus * sizeof(int));
+	for (c = 0; c < s->ncpus; c++)
+		t.fds[c] = -1;
+	for (c = 0; c < s->ncpus; c++) {
+		long fd = perf_open(&es->attr, tid, s->cpus[c], -1, PERF_FLAG_FD_CLOEXEC);
+
+		if (fd < 0) {
+			err = -errno;
+			break;
+		}
+		t.fds[c] = (int)fd;
+		if (es->owner[c] < 0) {
+			void *m = mmap(NULL, es->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+
+			if (m == MAP_FAILED) {
+				err = -errno;
+				break;
+			}
+			es->owner[c] = (int)fd;
+			es->maps[c] = m;
+			ring_init(&es->rings[c], m, es->map_len - 4096);
+		} else if (ioctl((int)fd, PERF_EVENT_IOC_SET_OUTPUT, es->owner[c]) != 0) {
+			err = -errno;
+			break;
+		}
+	}
+	if (err) {
+		for (c = 0; c < s->ncpus; c++)
+			if (t.fds[c] >= 0 && t.fds[c] != es->owner[c])
+				close(t.fds[c]);
+		free(t.fds);
+		return err;
+	}
+	xgrow((void **)&es->tevs, &es->captevs, es->ntevs + 1, sizeof(t));
+	es->tevs[es->ntevs++] = t;
+	return 0;
+}
+
+static void evset_enable(struct sampler *s, struct evset *es, int on)
+{
+	size_t i, c;
+
+	for (i = 0; i < es->ntevs; i++)
+		for (c = 0; c < s->ncpus; c++)
+			if (es->tevs[i].fds[c] >= 0)
+				ioctl(es->tevs[i].fds[c], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+}
+
+static int pid_in(const pid_t *v, size_t n, pid_t t)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i] == t)
+			return 1;
+	return 0;
+}
+
+/* Opens an event set on the target's threads. Loops until the thread list is
+ * stable so that a thread created while we attach is not missed. */
+static struct evset *evset_open(struct sampler *s, const struct event_spec *ev, int use_freq,
+				uint64_t value, char *err, size_t errlen)
+{
+	struct evset *es = xcalloc(1, sizeof(*es));
+	int inherit = s->o.ntids == 0;
+	unsigned pages = ring_pages_for(&s->o);
+	size_t c;
+	int round, r = 0;
+
+	es->event = *ev;
+	es->use_freq = use_freq;
+	if (use_freq)
+		es->freq = value;
+	else
+		es->period = value;
+	fill_attr(&es->attr, &s->o, ev, use_freq, value, inherit);
+	es->layout.sample_type = es->attr.sample_type;
+	es->layout.regs_user_mask = es->attr.sample_regs_user;
+	es->layout.sample_id_all = 1;
+	es->map_len = (size_t)(pages + 1) * 4096;
+	es->owner = xmalloc(s->ncpus * sizeof(int));
+	es->maps = xcalloc(s->ncpus, sizeof(void *));
+	es->rings = xcalloc(s->ncpus, sizeof(struct ring));
+	for (c = 0; c < s->ncpus; c++)
+		es->owner[c] = -1;
+
+	for (round = 0; round < 16; round++) {
+		pid_t *tids = NULL;
+		long n, i, added = 0;
+
+		if (s->o.ntids) {
+			tids = xmalloc(s->o.ntids * sizeof(pid_t));
+			memcpy(tids, s->only_tids, s->o.ntids * sizeof(pid_t));
+			n = (long)s->o.ntids;
+		} else {
+			n = procinfo_tasks(s->o.pid, &tids);
+			if (n <= 0) {
+				r = n < 0 ? (int)n : -ESRCH;
+				free(tids);
+				break;
+			}
+		}
+		for (i = 0; i < n; i++) {
+			if (evset_find(es, tids[i]))
+				continue;
+			r = evset_add_thread(s, es, tids[i]);
+			if (r == -ESRCH && !s->o.ntids) {
+				r = 0; /* it exited meanwhile */
+				continue;
+			}
+			if (r) {
+				if (r == -EPERM && es->map_len > 2 * 4096 && es->ntevs == 0 &&
+				    es->owner[0] < 0) {
+					/* perf_event_mlock_kb exhausted: retry with a smaller ring */
+					es->map_len = (es->map_len - 4096) / 2 + 4096;
+					i--;
+					r = 0;
+					continue;
+				}
+				break;
+			}
+			added++;
+		}
+		free(tids);
+		if (r || s->o.ntids || added == 0)
+			break;
+	}
+	if (!r && es->ntevs == 0)
+		r = -ESRCH;
+	if (r) {
+		events_explain_error(ev, -r, s->o.pid, err, errlen);
+		evset_close(s, es);
+		free(es);
+		errno = -r;
+		return NULL;
+	}
+	es->gen = ++s->gen;
+	return es;
+}
+
+/* --- batches --- */
+
+static struct sample_batch *batch_get(struct sampler *s)
+{
+	struct sample_batch *b;
+
+	pthread_mutex_lock(&s->qlock);
+	b = s->pool;
+	if (b)
+		s->pool = b->next;
+	pthread_mutex_unlock(&s->qlock);
+	if (!b) {
+		b = xcalloc(1, sizeof(*b));
+		b->cap = BATCH_BYTES;
+		b->data = xmalloc(b->cap);
+	}
+	b->next = NULL;
+	b->len = 0;
+	return b;
+}
+
+static uint64_t count_samples(const struct sample_batch *b)
+{
+	size_t off = 0;
+	uint64_t n = 0;
+
+	while (off + sizeof(struct perf_event_header) <= b->len) {
+		const struct perf_event_header *h = (const void *)(b->data + off);
+
+		if (h->type == PERF_RECORD_SAMPLE)
+			n++;
+		off += (h->size + 7u) & ~7u;
+	}
+	return n;
+}
+
+static void batch_publish(struct sampler *s)
+{
+	struct sample_batch *b = s->fill;
+
+	if (!b || b->len == 0)
+		return;
+	s->fill = NULL;
+	pthread_mutex_lock(&s->qlock);
+	if (s->qbytes + b->len > QUEUE_MAX_BYTES) {
+		uint64_t n = count_samples(b);
+
+		b->next = s->pool;
+		s->pool = b;
+		pthread_mutex_unlock(&s->qlock);
+		pthread_mutex_lock(&s->lock);
+		s->st.dropped += n;
+		pthread_mutex_unlock(&s->lock);
+		return;
+	}
+	if (s->qtail)
+		s->qtail->next = b;
+	else
+		s->qhead = b;
+	s->qtail = b;
+	s->qbytes += b->len;
+	pthread_cond_signal(&s->qcond);
+	pthread_mutex_unlock(&s->qlock);
+}
+
+static void batch_append(struct sampler *s, struct evset *es, const struct perf_event_header *h)
+{
+	size_t sz = ((size_t)h->size + 7u) & ~(size_t)7u;
+
+	if (s->fill && (s->fill->gen != es->gen || s->fill->len + sz > s->fill->cap))
+		batch_publish(s);
+	if (!s->fill) {
+		s->fill = batch_get(s);
+		s->fill->gen = es->gen;
+		s->fill->layout = &es->layout;
+		s->fill->event = &es->event;
+	}
+	if (sz > s->fill->cap) { /* cannot happen: records are < 64 KiB */
+		s->st.bad++;
+		return;
+	}
+	memcpy(s->fill->data + s->fill->len, h, h->size);
+	s->fill->len += sz;
+}
+
+/* --- the thread --- */
+
+struct drain_ctx {
+	struct sampler *s;
+	struct evset *es;
+};
+
+/* Called with s->lock held. */
+static void on_record(const struct perf_event_header *h, void *arg)
+{
+	struct drain_ctx *d = arg;
+	struct sampler *s = d->s;
+
+	s->st.bytes += h->size;
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		s->st.samples++;
+		batch_append(s, d->es, h);
+		break;
+	case PERF_RECORD_LOST:
+		/* struct { header; u64 id; u64 lost; sample_id } */
+		if (h->size >= sizeof(*h) + 16) {
+			uint64_t lost;
+
+			memcpy(&lost, (const uint8_t *)(h + 1) + 8, 8);
+			s->st.lost += lost;
+		}
+		batch_append(s, d->es, h);
+		break;
+	case PERF_RECORD_THROTTLE:
+		s->st.throttled++;
+		break;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		/* struct { header; u32 pid, ppid, tid, ptid; u64 time; sample_id } */
+		if (h->size >= sizeof(*h) + 16) {
+			uint32_t f[4];
+
+			memcpy(f, h + 1, sizeof(f));
+			if (h->type == PERF_RECORD_FORK && f[0] == (uint32_t)s->o.pid) {
+				xgrow((void **)&s->forked, &s->capforked, s->nforked + 1, sizeof(pid_t));
+				s->forked[s->nforked++] = (pid_t)f[2];
+			} else if (h->type == PERF_RECORD_EXIT) {
+				struct tev *t = evset_find(d->es, (pid_t)f[2]);
+				size_t c;
+
+				/* Close our events on a thread that exited, but keep the
+				 * ring owners: the others write into their buffers. */
+				if (t) {
+					for (c = 0; c < s->ncpus; c++) {
+						if (t->fds[c] >= 0 && t->fds[c] != d->es->owner[c]) {
+							close(t->fds[c]);
+							t->fds[c] = -1;
+						}
+					}
+				}
+			}
+		}
+		batch_append(s, d->es, h);
+		break;
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_COMM:
+		batch_append(s, d->es, h);
+		break;
+	default:
+		break;
+	}
+}
+
+static void drain(struct sampler *s, struct evset *es)
+{
+	struct drain_ctx d = { s, es };
+	size_t c;
+
+	for (c = 0; c < s->ncpus; c++) {
+		if (!es->maps[c])
+			continue;
+		ring_drain(&es->rings[c], on_record, &d);
+	}
+}
+
+/* Threads the inheritance could not cover (created while we attached): a thread
+ * seen by two rescans in a row that is neither ours nor announced by a FORK
+ * record gets its own events. Called with s->lock held, after a drain. */
+static void rescan(struct sampler *s, struct evset *es)
+{
+	pid_t *tids = NULL, *newcand = NULL;
+	size_t nnew = 0, capnew = 0;
+	long n, i;
+
+	n = procinfo_tasks(s->o.pid, &tids);
+	if (n < 0)
+		return;
+	s->st.threads = (uint32_t)n;
+	for (i = 0; i < n; i++) {
+		pid_t t = tids[i];
+
+		if (evset_find(es, t) || pid_in(s->forked, s->nforked, t))
+			continue;
+		if (pid_in(s->cand, s->ncand, t)) {
+			if (evset_add_thread(s, es, t) == 0 && !s->paused) {
+				size_t c;
+				struct tev *tv = evset_find(es, t);
+
+				for (c = 0; c < s->ncpus; c++)
+					ioctl(tv->fds[c], PERF_EVENT_IOC_ENABLE, 0);
+			}
+			continue;
+		}
+		xgrow((void **)&newcand, &capnew, nnew + 1, sizeof(pid_t));
+		newcand[nnew++] = t;
+	}
+	free(s->cand);
+	s->cand = newcand;
+	s->ncand = nnew;
+	s->capcand = capnew;
+	/* Keep the fork list bounded to live threads. */
+	{
+		size_t k = 0, j;
+
+		for (j = 0; j < s->nforked; j++)
+			if (pid_in(tids, (size_t)n, s->forked[j]))
+				s->forked[k++] = s->forked[j];
+		s->nforked = k;
+	}
+	free(tids);
+}
+
+static int target_gone(struct sampler *s)
+{
+	if (s->pidfd >= 0) {
+		struct pollfd p = { s->pidfd, POLLIN, 0 };
+
+		return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP));
+	}
+	return kill(s->o.pid, 0) != 0 && errno == ESRCH;
+}
+
+static void *sampler_main(void *arg)
+{
+	struct sampler *s = arg;
+	sigset_t all;
+
+	/* Signals are for the main thread (Ctrl-C, SIGTERM, SIGWINCH). */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	pthread_getcpuclockid(pthread_self(), &s->thread_clock);
+
+	for (;;) {
+		struct pollfd *pfd;
+		size_t np = 0, c;
+		int stop, gone;
+
+		pthread_mutex_lock(&s->lock);
+		pfd = xcalloc(s->ncpus + 2, sizeof(*pfd));
+		pfd[np].fd = s->wakefd;
+		pfd[np++].events = POLLIN;
+		if (s->pidfd >= 0) {
+			pfd[np].fd = s->pidfd;
+			pfd[np++].events = POLLIN;
+		}
+		for (c = 0; c < s->ncpus; c++) {
+			if (s->cur->owner[c] >= 0) {
+				pfd[np].fd = s->cur->owner[c];
+				pfd[np++].events = POLLIN;
+			}
+		}
+		pthread_mutex_unlock(&s->lock);
+
+		poll(pfd, np, 100);
+		free(pfd);
+		{
+			uint64_t v;
+
+			if (read(s->wakefd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+				break;
+		}
+
+		gone = target_gone(s);
+		pthread_mutex_lock(&s->lock);
+		drain(s, s->cur);
+		if (!s->o.ntids && !gone) {
+			uint64_t now = util_now_ns();
+
+			if (now - s->last_scan >= RESCAN_NS) {
+				rescan(s, s->cur);
+				s->last_scan = now;
+			}
+		}
+		if (gone) {
+			/* One more drain: the last samples of exiting threads. */
+			drain(s, s->cur);
+			s->exited = 1;
+			s->st.target_exited = 1;
+		}
+		stop = s->stop || gone;
+		{
+			struct timespec ts;
+
+			if (clock_gettime(s->thread_clock, &ts) == 0)
+				s->st.self_cpu_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+		}
+		batch_publish(s);
+		pthread_mutex_unlock(&s->lock);
+		if (stop)
+			break;
+	}
+	pthread_mutex_lock(&s->qlock);
+	s->running = 0;
+	pthread_cond_broadcast(&s->qcond);
+	pthread_mutex_unlock(&s->qlock);
+	return NULL;
+}
+
+/* --- public --- */
+
+struct sampler *sampler_new(const struct sampler_opts *o, char *err, size_t errlen)
+{
+	struct sampler *s = xcalloc(1, sizeof(*s));
+	struct rlimit rl;
+	long n;
+	int e;
+
+	s->o = *o;
+	if (o->ntids) {
+		s->only_tids = xmalloc(o->ntids * sizeof(pid_t));
+		memcpy(s->only_tids, o->tids, o->ntids * sizeof(pid_t));
+		s->o.tids = s->only_tids;
+	}
+	if (s->o.stack_size > 65528)
+		s->o.stack_size = 65528;
+	s->o.stack_size &= ~7u;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutex_init(&s->qlock, NULL);
+	pthread_cond_init(&s->qcond, NULL);
+	s->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	s->pidfd = (int)syscall(SYS_pidfd_open, o->pid, 0);
+	/* One event per thread and CPU: raise the fd limit as far as allowed. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	n = procinfo_online_cpus(&s->cpus);
+	if (n <= 0) {
+		snprintf(err, errlen, "cannot read the list of online CPUs");
+		e = EINVAL;
+		goto fail;
+	}
+	s->ncpus = (size_t)n;
+	s->cur = evset_open(s, &o->event, o->use_freq, o->use_freq ? o->freq : o->period, err, errlen);
+	if (!s->cur) {
+		e = errno;
+		goto fail;
+	}
+	s->st.threads = (uint32_t)s->cur->ntevs;
+	s->last_scan = util_now_ns();
+	return s;
+fail:
+	sampler_free(s);
+	errno = e;
+	return NULL;
+}
+
+int sampler_start(struct sampler *s)
+{
+	int r;
+
+	evset_enable(s, s->cur, 1);
+	s->running = 1;
+	r = pthread_create(&s->thread, NULL, sampler_main, s);
+	if (r) {
+		s->running = 0;
+		return -r;
+	}
+	return 0;
+}
+
+static void wake(struct sampler *s)
+{
+	uint64_t one = 1;
+
+	if (write(s->wakefd, &one, sizeof(one)) < 0) {
+		/* the counter saturates: the thread is awake anyway */
+	}
+}
+
+struct sample_batch *sampler_take(struct sampler *s, int timeout_ms)
+{
+	struct sample_batch *b;
+
+	pthread_mutex_lock(&s->qlock);
+	if (!s->qhead && timeout_ms > 0 && s->running) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += timeout_ms / 1000;
+		ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		while (!s->qhead && s->running)
+			if (pthread_cond_timedwait(&s->qcond, &s->qlock, &ts) == ETIMEDOUT)
+				break;
+	}
+	b = s->qhead;
+	if (b) {
+		s->qhead = b->next;
+		if (!s->qhead)
+			s->qtail = NULL;
+		s->qbytes -= b->len;
+		b->next = NULL;
+	}
+	pthread_mutex_unlock(&s->qlock);
+	return b;
+}
+
+void sampler_batch_free(struct sampler *s, struct sample_batch *b)
+{
+	if (!b)
+		return;
+	pthread_mutex_lock(&s->qlock);
+	b->next = s->pool;
+	s->pool = b;
+	pthread_mutex_unlock(&s->qlock);
+}
+
+int sampler_set_event(struct sampler *s, const struct event_spec *ev, int use_freq, uint64_t value,
+		      char *err, size_t errlen)
+{
+	struct evset *es, *old;
+
+	if (s->exited) {
+		snprintf(err, errlen, "the target has exited");
+		return -ESRCH;
+	}
+	/* Open the new set before touching the old one: if it fails, nothing changes. */
+	pthread_mutex_lock(&s->lock);
+	es = evset_open(s, ev, use_freq, value, err, errlen);
+	if (!es) {
+		int e = errno;
+
+		pthread_mutex_unlock(&s->lock);
+		return -e;
+	}
+	old = s->cur;
+	evset_enable(s, old, 0);
+	drain(s, old);
+	batch_publish(s);
+	if (!s->paused)
+		evset_enable(s, es, 1);
+	s->cur = es;
+	free(s->forked);
+	s->forked = NULL;
+	s->nforked = s->capforked = 0;
+	evset_close(s, old);
+	/* Keep the retired set: batches in flight point at its layout and event. */
+	s->old = xrealloc(s->old, (s->nold + 1) * sizeof(*s->old));
+	s->old[s->nold++] = old;
+	pthread_mutex_unlock(&s->lock);
+	wake(s);
+	return 0;
+}
+
+int sampler_pause(struct sampler *s, int paused)
+{
+	pthread_mutex_lock(&s->lock);
+	s->paused = paused;
+	evset_enable(s, s->cur, !paused);
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+void sampler_get_stats(struct sampler *s, struct sampler_stats *st)
+{
+	size_t i, c;
+	uint32_t fds = 0;
+
+	pthread_mutex_lock(&s->lock);
+	*st = s->st;
+	st->bad = 0;
+	for (c = 0; c < s->ncpus; c++)
+		if (s->cur->maps[c])
+			st->bad += s->cur->rings[c].bad;
+	st->gen = s->cur->gen;
+	st->paused = s->paused;
+	snprintf(st->event, sizeof(st->event), "%s", s->cur->event.name);
+	st->use_freq = s->cur->use_freq;
+	st->freq = s->cur->freq;
+	st->period = s->cur->period;
+	for (i = 0; i < s->cur->ntevs; i++)
+		for (c = 0; c < s->ncpus; c++)
+			fds += s->cur->tevs[i].fds[c] >= 0;
+	st->fds = fds;
+	pthread_mutex_unlock(&s->lock);
+}
+
+int sampler_target_exited(struct sampler *s)
+{
+	int r;
+
+	pthread_mutex_lock(&s->lock);
+	r = s->exited;
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+void sampler_stop(struct sampler *s)
+{
+	if (!s || !s->thread)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->stop = 1;
+	pthread_mutex_unlock(&s->lock);
+	wake(s);
+	pthread_join(s->thread, NULL);
+	s->thread = 0;
+	pthread_mutex_lock(&s->lock);
+	evset_enable(s, s->cur, 0);
+	drain(s, s->cur);
+	batch_publish(s);
+	pthread_mutex_unlock(&s->lock);
+}
+
+void sampler_free(struct sampler *s)
+{
+	struct sample_batch *b, *n;
+	size_t i;
+
+	if (!s)
+		return;
+	sampler_stop(s);
+	if (s->cur) {
+		evset_close(s, s->cur);
+		free(s->cur);
+	}
+	for (i = 0; i < s->nold; i++)
+		free(s->old[i]);
+	free(s->old);
+	for (b = s->qhead; b; b = n) {
+		n = b->next;
+		free(b->data);
+		free(b);
+	}
+	for (b = s->pool; b; b = n) {
+		n = b->next;
+		free(b->data);
+		free(b);
+	}
+	if (s->fill) {
+		free(s->fill->data);
+		free(s->fill);
+	}
+	if (s->pidfd >= 0)
+		close(s->pidfd);
+	if (s->wakefd >= 0)
+		close(s->wakefd);
+	free(s->cand);
+	free(s->forked);
+	free(s->cpus);
+	free(s->only_tids);
+	pthread_mutex_destroy(&s->lock);
+	pthread_mutex_destroy(&s->qlock);
+	pthread_cond_destroy(&s->qcond);
+	free(s);
+}
