@@ -1,0 +1,132 @@
+/* profile.h: an in-memory pprof profile (strings, mappings, functions, locations,
+ * samples with values and labels): what `record` writes and what the UI shows. */
+#ifndef GOTOP_PROFILE_H
+#define GOTOP_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Field meanings follow github.com/google/pprof/proto/profile.proto. Ids of
+ * mappings, functions and locations are 1-based (0 means none), string ids are
+ * indexes into the string table where 0 is always "". */
+#define PROF_MAX_VALUES 4
+
+struct prof;
+
+struct prof_value_type {
+	uint32_t type, unit; /* string ids */
+};
+
+struct prof_mapping {
+	uint64_t id;
+	uint64_t start, limit, offset;
+	uint32_t filename, build_id; /* string ids */
+	uint8_t has_functions, has_filenames, has_line_numbers, has_inline_frames;
+};
+
+struct prof_function {
+	uint64_t id;
+	uint32_t name, system_name, filename; /* string ids */
+	int64_t start_line;
+};
+
+/* One line of a location. A location's lines go innermost first: lines[0] is the
+ * deepest inlined function, the last one is the function the code belongs to. */
+struct prof_line {
+	uint64_t function; /* function id */
+	int64_t line;
+};
+
+struct prof_location {
+	uint64_t id;
+	uint64_t mapping, address;
+	uint32_t nlines;
+	const struct prof_line *lines;
+	uint8_t is_folded;
+};
+
+/* A label: string valued when str != 0, else numeric (num with unit num_unit). */
+struct prof_label {
+	uint32_t key, str;
+	int64_t num;
+	uint32_t num_unit;
+};
+
+struct prof_sample {
+	uint32_t nlocs, nlabels;
+	const uint64_t *locs; /* location ids, leaf first */
+	const struct prof_label *labels; /* sorted by (key, str, num) */
+	int64_t values[PROF_MAX_VALUES];
+};
+
+/* Lifecycle. prof_new never fails (out of memory is fatal). prof_free accepts NULL. */
+struct prof *prof_new(void);
+void prof_free(struct prof *p);
+
+/* Interns a string (bytes, may hold NUL when given a length) and returns its id.
+ * The same bytes always give the same id. */
+uint32_t prof_str(struct prof *p, const char *s);
+uint32_t prof_strn(struct prof *p, const char *s, size_t len);
+/* Borrowed, valid until prof_free. Sets *lenp when lenp != NULL. NULL for a bad id. */
+const char *prof_string(const struct prof *p, uint32_t id, size_t *lenp);
+size_t prof_nstrings(const struct prof *p);
+
+/* Metadata. At most PROF_MAX_VALUES sample types. */
+void prof_set_sample_types(struct prof *p, const struct prof_value_type *types, size_t n);
+size_t prof_sample_types(const struct prof *p, const struct prof_value_type **types);
+void prof_set_period(struct prof *p, struct prof_value_type type, int64_t period);
+void prof_get_period(const struct prof *p, struct prof_value_type *type, int64_t *period);
+void prof_set_time(struct prof *p, int64_t time_nanos, int64_t duration_nanos);
+void prof_get_time(const struct prof *p, int64_t *time_nanos, int64_t *duration_nanos);
+void prof_add_comment(struct prof *p, const char *text);
+size_t prof_comments(const struct prof *p, const uint32_t **ids);
+void prof_set_default_sample_type(struct prof *p, uint32_t type);
+uint32_t prof_default_sample_type(const struct prof *p);
+
+/* Adders return the id of an existing equal entry when there is one: mappings are
+ * equal by (start, limit, offset, filename), functions by all fields, locations by
+ * (mapping, address, lines). The id field of the argument is ignored. */
+uint64_t prof_add_mapping(struct prof *p, const struct prof_mapping *m);
+uint64_t prof_add_function(struct prof *p, uint32_t name, uint32_t system_name,
+			   uint32_t filename, int64_t start_line);
+uint64_t prof_add_location(struct prof *p, uint64_t mapping, uint64_t address,
+			   const struct prof_line *lines, size_t nlines);
+
+/* Adds values to the sample with these locations and labels (created if new). Labels
+ * are copied and sorted; their order in the argument does not matter. values holds one
+ * entry per sample type (one entry when none are set); NULL adds nothing. */
+void prof_add_sample(struct prof *p, const uint64_t *locs, size_t nlocs,
+		     const int64_t *values, const struct prof_label *labels, size_t nlabels);
+
+/* Read access for the writer, the UI and tests. Pointers are borrowed and stay
+ * valid until the next prof_add_* call or prof_free. Index i is 0-based; the
+ * entity with id k is at index k-1. */
+size_t prof_nmappings(const struct prof *p);
+const struct prof_mapping *prof_mapping_at(const struct prof *p, size_t i);
+size_t prof_nfunctions(const struct prof *p);
+const struct prof_function *prof_function_at(const struct prof *p, size_t i);
+size_t prof_nlocations(const struct prof *p);
+const struct prof_location *prof_location_at(const struct prof *p, size_t i);
+size_t prof_nsamples(const struct prof *p);
+/* Fills *out (its pointers borrowed as above); returns 0, or -ERANGE. */
+int prof_sample_at(const struct prof *p, size_t i, struct prof_sample *out);
+
+/* Sum of value column `col` over all samples. */
+int64_t prof_total(const struct prof *p, size_t col);
+
+/* A deep copy with the same ids and metadata. Never fails; caller frees with prof_free. */
+struct prof *prof_clone(const struct prof *p);
+/* Adds everything in src to dst (dst != src): strings, mappings, functions and locations
+ * get dst ids, samples are added with their values. When both have sample types, value
+ * columns are matched by (type, unit) names and columns dst lacks are dropped; otherwise
+ * by position. Metadata dst lacks (sample and period types, period, default sample type)
+ * comes from src, comments are appended once, and the time span becomes the union. */
+void prof_merge(struct prof *dst, const struct prof *src);
+/* Sets every sample's values to zero and keeps every entry, so re-adding the same
+ * stacks allocates nothing. pprof_encode leaves all-zero samples out. */
+void prof_reset_samples(struct prof *p);
+/* Removes all samples (and frees their memory); strings, mappings, functions,
+ * locations and metadata stay. */
+void prof_clear_samples(struct prof *p);
+
+#endif
