@@ -1,0 +1,60 @@
+/* symbolizer.h: addresses of one target process (user and kernel) to modules and frames. */
+#ifndef GOTOP_SYMBOLIZER_H
+#define GOTOP_SYMBOLIZER_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "gotop/symtab.h"
+
+/* One mapping of the target (one line of /proc/PID/maps), or the kernel
+ * ("[kernel.kallsyms]") or a kernel module ("[ext4]"). */
+struct sym_module {
+	const char *path;     /* as in /proc/PID/maps ("[vdso]", "" for anonymous) */
+	const char *build_id; /* hex GNU build id, else Go build id, else NULL */
+	uint64_t start, limit, pgoff; /* runtime [start, limit), file offset of start */
+	struct symfile *sf;   /* NULL: no file to read symbols from */
+	int id;               /* 0-based, unique within the symbolizer, stable */
+};
+
+struct symbolizer;
+
+/* A symbolizer for process pid; used from one thread. Never fails (out of memory
+ * is fatal): a process that cannot be read simply yields no symbols. Maps are read
+ * on the first lookup. Caller frees with symbolizer_free. */
+struct symbolizer *symbolizer_new(pid_t pid);
+void symbolizer_free(struct symbolizer *s); /* accepts NULL */
+
+/* Resolves an address of the target (user or kernel). is_return: it is a return
+ * address, so the call instruction before it is looked up (addr - 1). *mod (when
+ * mod != NULL) is set to the module holding the address, or NULL; it is borrowed
+ * until symbolizer_free (modules stay valid after the target exits or unmaps).
+ * Returns the frame count (innermost inlined first, <= max); 0 when the module is
+ * known but has no symbol there (the caller shows module+offset); -ENOENT when the
+ * address is in no mapping (then *mod is NULL). */
+int symbolizer_lookup(struct symbolizer *s, uint64_t addr, int is_return,
+		      const struct sym_module **mod, struct sym_frame *out, int max);
+
+/* A new mmap was seen: reload /proc/PID/maps on the next miss. */
+void symbolizer_invalidate_maps(struct symbolizer *s);
+
+/* The symfile of the main executable (Go awareness: version, DWARF, gopclntab), or
+ * NULL when it cannot be opened. Borrowed until symbolizer_free. */
+struct symfile *symbolizer_main_file(struct symbolizer *s);
+
+/* How files are opened (tests): SYMBOLIZER_NO_MAP_FILES skips /proc/PID/map_files/,
+ * as when gotop-perf lacks CAP_SYS_ADMIN. Set before the first lookup. */
+#define SYMBOLIZER_NO_MAP_FILES 0x1
+void symbolizer_set_flags(struct symbolizer *s, unsigned flags);
+
+/* Why kernel addresses have no names, as a negative errno: 0 when kernel symbols
+ * loaded (or none were needed yet), -EPERM under kptr_restrict, ... */
+int symbolizer_kernel_status(const struct symbolizer *s);
+
+struct symbolizer_stats {
+	uint64_t lookups, no_mapping, no_symbol;
+	uint64_t maps_loads, files_opened, files_failed;
+};
+void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *st);
+
+#endif
