@@ -1,0 +1,129 @@
+/* goruntime.h: the goroutine id and pprof labels of a sampled thread of a Go process. */
+#ifndef GOTOP_GORUNTIME_H
+#define GOTOP_GORUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <elfutils/libdw.h>
+
+#include "gotop/mem.h"
+
+enum { GORT_ARCH_AMD64 = 1, GORT_ARCH_ARM64 = 2 };
+
+/* How g.labels points at the label set (see src/goruntime.c for the sources). */
+enum gort_labels_kind {
+	GORT_LABELS_MAP = 1,   /* Go 1.19-1.23: g.labels -> *labelMap -> hmap of map[string]string */
+	GORT_LABELS_SLICE = 2, /* Go 1.24+: g.labels -> labelMap{list []{key, value string}} */
+};
+
+/* Byte offsets inside the Go runtime's structures, for one binary. A field that is
+ * not known is 0 where 0 cannot be a valid answer (m_alllink, mheap_sweepgen). */
+struct gort_offsets {
+	int go_minor;                /* 19 for go1.19; 0 when the version could not be parsed */
+	int labels_kind;             /* enum gort_labels_kind */
+	/* runtime.g */
+	uint32_t g_stack_lo, g_stack_hi, g_m, g_sched_sp, g_sched_pc, g_sched_bp;
+	uint32_t g_atomicstatus, g_goid, g_labels;
+	/* runtime.m */
+	uint32_t m_g0, m_procid, m_gsignal, m_curg, m_alllink;
+	/* runtime.mheap: sweepgen, for the label cache's GC epoch */
+	uint32_t mheap_sweepgen;
+	/* runtime.hmap and the bucket of map[string]string (GORT_LABELS_MAP) */
+	uint32_t hmap_count, hmap_flags, hmap_b, hmap_hash0, hmap_buckets, hmap_oldbuckets;
+	uint32_t bucket_keys, bucket_values, bucket_overflow, bucket_size;
+};
+
+/* Limits on what is decoded from the target. */
+#define GORT_MAX_LABELS 64      /* pairs kept per label set */
+#define GORT_MAX_STRLEN 256     /* bytes kept per key or value, before the mark */
+#define GORT_TRUNC_MARK "\xe2\x80\xa6" /* "…", appended to a cut key or value */
+
+/* A decoded, interned label set. Identical sets are one object, so callers can compare
+ * label sets by pointer. Keys and values are the target's raw bytes (they may hold NUL,
+ * escape sequences, invalid UTF-8), each also NUL-terminated for convenience; escape them
+ * for display (util_escape). Pairs are sorted by key bytes. */
+#define GORT_TRUNC_PAIRS 1   /* more than GORT_MAX_LABELS pairs: the rest dropped */
+#define GORT_TRUNC_STRING 2  /* a key or value was cut and ends with GORT_TRUNC_MARK */
+struct gort_label {
+	const char *key, *value;
+	uint32_t klen, vlen;
+};
+struct gort_labels {
+	uint32_t n;
+	uint8_t truncated;           /* GORT_TRUNC_* bits */
+	struct gort_label *pairs;
+};
+
+/* gort_result.flags */
+#define GORT_SYSTEM_STACK 0x01   /* sampled on m.g0 or m.gsignal; m.curg's goroutine is given */
+#define GORT_VIA_M 0x02          /* the g register was not usable; found via the thread's m */
+#define GORT_SYSCALL 0x04        /* the goroutine is in a system call (status _Gsyscall) */
+#define GORT_NO_G 0x08           /* with -ENOENT: the thread's m is known, it runs no goroutine */
+#define GORT_LABELS_BAD 0x10     /* g.labels was set but could not be decoded (labels NULL) */
+#define GORT_LABELS_DROPPED 0x20 /* the intern table is full: labels NULL */
+#define GORT_OFF_STACK 0x40      /* SP outside the goroutine's stack (C code, vDSO) */
+
+struct gort_result {
+	uint64_t goid;
+	const struct gort_labels *labels; /* NULL: none. Borrowed, valid until gort_free */
+	int flags;                        /* GORT_* above */
+};
+
+struct gort_stats {
+	uint64_t reads, found, not_found, faults;
+	uint64_t via_register, via_m_cache, via_allm, system_stack;
+	uint64_t fast_path;          /* found with a single read of g (thread's m known) */
+	uint64_t label_lookups;      /* reads whose goroutine had g.labels != 0 */
+	uint64_t label_hits_epoch;   /* cache hit proven by an unchanged GC sweep generation */
+	uint64_t label_hits_checked; /* cache hit proven by re-reading the fingerprint */
+	uint64_t label_stale;        /* cached entry whose fingerprint no longer matched */
+	uint64_t label_decodes, label_bad;
+	uint64_t interned_sets, interned_bytes, allm_walks;
+};
+
+struct gort;
+
+/* Creates the reader for one Go binary. go_version is the buildinfo version
+ * ("go1.24.4", "devel go1.25-..."); dwarf may be NULL (stripped binary): offsets then
+ * come from a table keyed by the version. With DWARF, offsets come from runtime.g,
+ * runtime.m (and friends) and the version only fills gaps. Returns NULL with errno:
+ * ENOTSUP for a version the table lacks and no usable DWARF, EINVAL for a bad arch.
+ * Caller frees with gort_free. A gort is used by one thread at a time. */
+struct gort *gort_new(const char *go_version, Dwarf *dwarf, int arch);
+void gort_free(struct gort *g);
+
+/* The offsets in use (borrowed, valid until gort_free) and where they came from:
+ * "dwarf" or "table go1.24" (static string). */
+const struct gort_offsets *gort_offsets(const struct gort *g);
+const char *gort_offsets_source(const struct gort *g);
+/* The table's offsets for a version ("go1.24.4"), or NULL with errno ENOTSUP. Static. */
+const struct gort_offsets *gort_table_offsets(const char *go_version);
+
+/* Optional addresses of runtime variables in the target (0: unknown), from the symbol
+ * table: runtime.allm lets samples of threads never seen with a valid g register find
+ * their m; runtime.mheap_ gives the GC sweep generation, which lets the label cache
+ * skip re-reading fingerprints until the next GC cycle. */
+void gort_set_runtime_vars(struct gort *g, uint64_t allm, uint64_t mheap);
+/* Declares [lo, hi) of the target immutable while it lives (read-only segments of the
+ * binary): label strings there need no re-validation. Up to 16 ranges. */
+void gort_add_static_range(struct gort *g, uint64_t lo, uint64_t hi);
+
+/* Reads the goroutine id and labels for a sample of thread tid whose g register (R14
+ * on amd64, R28 on arm64) held greg and whose stack pointer was sp. Validates the g
+ * (m.procid == tid; g is m.g0, m.gsignal or m.curg; stack bounds); on g0/gsignal the
+ * goroutine is m.curg. When greg is not a valid g of the thread (cgo, C threads,
+ * assembly using R14), the thread's m from an earlier sample (or runtime.allm) is used.
+ * Returns 0 and fills *out; -ENOENT when no goroutine can be established (never a
+ * wrong one; out->flags may say GORT_NO_G); -EFAULT when the g register pointed at
+ * unreadable memory and nothing else helped; another -errno from the reader (-ESRCH:
+ * the process is gone). */
+int gort_read(struct gort *g, const struct gp_mem *mem, uint32_t tid, uint64_t greg,
+	      uint64_t sp, struct gort_result *out);
+
+/* Forgets cached threads and label fingerprints (not the interned label sets, which
+ * stay valid until gort_free): call when the target process is replaced. */
+void gort_reset(struct gort *g);
+
+void gort_get_stats(const struct gort *g, struct gort_stats *out);
+
+#endif

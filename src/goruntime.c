@@ -1,0 +1,1550 @@
+/* goruntime.c: goroutine id and pprof labels of a sampled thread, read from a Go process. */
+#include "config.h"
+#include "gotop/goruntime.h"
+#include "gotop/util.h"
+
+#include <dwarf.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Sources of the format facts (Go source trees of each version, GOROOT/src):
+ * - g, m, gobuf, stack: runtime/runtime2.go (`type g struct`, `type m struct`).
+ * - goroutine status values: runtime/runtime2.go, _Grunning = 2, _Gsyscall = 3,
+ *   _Gscan = 0x1000 (go1.19 L43-103, go1.27 L29-112).
+ * - m.procid = gettid(): runtime/os_linux.go minit (go1.24 L404), 0 again in unminit (L412).
+ * - g.labels: runtime/proflabel.go runtime_setProfLabel stores the *labelMap that
+ *   runtime/pprof SetGoroutineLabels passes (runtime/pprof/runtime.go).
+ * - go1.19-go1.23 runtime/pprof/label.go: `type labelMap map[string]string`, so g.labels
+ *   points at a heap cell holding the map pointer (*hmap).
+ * - go1.24-go1.25 runtime/pprof/label.go: `type labelMap struct{ LabelSet }`, LabelSet is
+ *   `struct{ list []label }`, label is `{key, value string}`; go1.26+ the same layout via
+ *   internal/runtime/pprof/label/labelset.go `Set{List []Label{Key, Value}}`. Labels()
+ *   and mergeLabelSets keep the list sorted by key without duplicates.
+ * - hmap and buckets: go1.19/go1.23 runtime/map.go: hmap {count int, flags uint8, B uint8,
+ *   noverflow uint16, hash0 uint32, buckets, oldbuckets, nevacuate, extra}; bucketCnt 8;
+ *   tophash emptyRest 0, emptyOne 1, evacuatedX 2, evacuatedY 3, evacuatedEmpty 4,
+ *   minTopHash 5; flags iterator 1, oldIterator 2, hashWriting 4, sameSizeGrow 8. A bucket
+ *   of map[string]string is tophash[8] @0, keys[8] @8, values[8] @136, overflow @264, 272 B
+ *   (the linker's DWARF type bucket<string,string>, cmd/link/internal/ld/dwarf.go).
+ * - DW_AT_go_kind = 0x2900 (go1.24 cmd/internal/dwarf/dwarf.go L309); kinds from
+ *   internal/abi/type.go: Map = 21, Struct = 25.
+ * - mheap_.sweepgen is incremented by 2 in gcSweep during the stop-the-world of mark
+ *   termination, before any object freed by that cycle is swept and reused
+ *   (runtime/mgc.go gcSweep, runtime/mheap.go sweepgen comment).
+ */
+
+#define G_RUNNING 2
+#define G_SYSCALL 3
+#define G_SCAN 0x1000
+
+#define TOPHASH_MIN 5
+#define HMAP_SAME_SIZE_GROW 8
+#define BUCKET_CNT 8
+#define DW_AT_GO_KIND 0x2900
+#define GO_KIND_MAP 21
+#define GO_KIND_STRUCT 25
+
+/* Bounds on walks over untrusted memory. */
+#define MAP_MAX_B 10          /* at most 1024 buckets per array */
+#define MAP_MAX_BUCKETS 2048  /* buckets visited per map, overflow chains included */
+#define MAP_MAX_CHAIN 16      /* overflow buckets per chain */
+#define MAP_COLLECT 256       /* live cells collected before sorting and cutting to 64 */
+#define STRLEN_GARBAGE (1ULL << 31)
+#define ALLM_MAX 8192
+#define ALLM_INTERVAL_NS 50000000ULL
+#define MAX_STATIC 16
+
+#define TID_SLOTS 4096
+#define LC_SETS 1024
+#define LC_WAYS 4
+#define INTERN_MAX_SETS 100000
+#define INTERN_MAX_BYTES (64u << 20)
+
+/* ---------------------------------------------------------------- offset table */
+
+struct table_row {
+	const char *source;
+	struct gort_offsets o;
+};
+
+/* The common map layout (64-bit), go1.19-go1.23 runtime/map.go; checked against DWARF. */
+#define MAP64 .hmap_count = 0, .hmap_flags = 8, .hmap_b = 9, .hmap_hash0 = 12, \
+	.hmap_buckets = 16, .hmap_oldbuckets = 24, .bucket_keys = 8, .bucket_values = 136, \
+	.bucket_overflow = 264, .bucket_size = 272
+
+/* Every row but 1.20 was read from the DWARF (runtime.g, runtime.m, runtime.mheap) of
+ * binaries built by go1.19.8, 1.21.13, 1.22.12, 1.23.5, 1.24.4, 1.25.12, 1.26.10 and
+ * 1.27.3 for amd64 and for arm64: both gave the same numbers. tests/goruntime-live.sh
+ * checks again that DWARF and table agree. 1.20 is inferred (no toolchain at hand): g and
+ * m as in 1.19, whose runtime2.go fields up to labels 1.20 keeps; alllink and sweepgen
+ * unknown. Changes: 1.21 moved labels (-16, gTraceState/parentGoid); 1.23 added
+ * g.syscallbp (+8 from 128); 1.25 removed gobuf.ret (-8 after sched, and in m after
+ * morebuf); 1.26 added g fields before labels (+8). */
+static const struct table_row table[] = {
+	{ "table go1.19", { .go_minor = 19, .labels_kind = GORT_LABELS_MAP,
+		.g_stack_lo = 0, .g_stack_hi = 8, .g_m = 48, .g_sched_sp = 56, .g_sched_pc = 64,
+		.g_sched_bp = 104, .g_atomicstatus = 144, .g_goid = 152, .g_labels = 360,
+		.m_g0 = 0, .m_procid = 72, .m_gsignal = 80, .m_curg = 192, .m_alllink = 336,
+		.mheap_sweepgen = 65848, MAP64 } },
+	{ "table go1.20", { .go_minor = 20, .labels_kind = GORT_LABELS_MAP,
+		.g_stack_lo = 0, .g_stack_hi = 8, .g_m = 48, .g_sched_sp = 56, .g_sched_pc = 64,
+		.g_sched_bp = 104, .g_atomicstatus = 144, .g_goid = 152, .g_labels = 360,
+		.m_g0 = 0, .m_procid = 72, .m_gsignal = 80, .m_curg = 192, .m_alllink = 0,
+		.mheap_sweepgen = 0, MAP64 } },
+	{ "table go1.21", { .go_minor = 21, .labels_kind = GORT_LABELS_MAP,
+		.g_stack_lo = 0, .g_stack_hi = 8, .g_m = 48, .g_sched_sp = 56, .g_sched_pc = 64,
+		.g_sched_bp = 104, .g_atomicstatus = 144, .g_goid = 152, .g_labels = 344,
+		.m_g0 = 0, .m_procid = 72, .m_gsignal = 80, .m_curg = 192, .m_alllink = 336,
+		.mheap_sweepgen = 65856, MAP64 } },
+	{ "table go1.22", { .go_minor = 22, .labels_kind = GORT_LABELS_MAP,
+		.g_stack_lo = 0, .g_stack_hi = 8, .g_m = 48, .g_sched_sp = 56, .g_sched_pc = 64,
+		.g_sched_bp = 104, .g_atomicstatus = 144, .g_goid = 152, .g_labels = 344,
+		.m_g0 = 0, .m_procid = 72, .m_gsignal = 80, .m_curg = 192, .m_alllink = 328,
+		.mheap_sweepgen = 65856, MAP64 } },
+	{ "table go1.23", { .go_minor = 23, .labels_kind = GORT_LABELS_MAP,
+		.g_stack_lo = 0, .g_stack_hi = 8, .g_m = 48, .g_sched_sp = 56, .g_sched_pc = 64,
+		.g_sched_bp = 104, .g_atomicstatus = 152, .g_goid = 160, .g_labels = 352,
+		.m_g0 = 0, .m_procid = 72, .m_gsignal = 80, .m_curg = 192, .m_alllink = 328,
+		.mheap_sweepgen = 65856, MAP64 } },
+	{ "table go1.24", { .go_minor = 24, .labels_kind = GORT_LABELS_SLICE,
+		.g_stack_lo = 0, .g_stack_hi = 8, .g_m = 48, .g_sched_sp = 56, .g_sched_pc = 64,
+		.g_sched_bp = 104, .g_atomicstatus = 152, .g_goid = 160, .g_labels = 352,
+		.m_g0 = 0, .m_procid = 72, .m_gsignal = 80, .m_curg = 192, .m_alllink = 328,
+		.mheap_sweepgen = 65856 } },
+	{ "table go1.25", { .go_minor = 25, .labels_kind = GORT_LABELS_SLICE,
+		.g_stack_lo = 0, .g_stack_hi = 8, .g_m = 48, .g_sched_sp = 56, .g_sched_pc = 64,
+		.g_sched_bp = 96, .g_atomicstatus = 144, .g_goid = 152, .g_labels = 344,
+		.m_g0 = 0, .m_procid = 64, .m_gsignal = 72, .m_curg = 184, .m_alllink = 344,
+		.mheap_sweepgen = 65856 } },
+	{ "table go1.26", { .go_minor = 26, .labels_kind = GORT_LABELS_SLICE,
+		.g_stack_lo = 0, .g_stack_hi = 8, .g_m = 48, .g_sched_sp = 56, .g_sched_pc = 64,
+		.g_sched_bp = 96, .g_atomicstatus = 144, .g_goid = 152, .g_labels = 352,
+		.m_g0 = 0, .m_procid = 64, .m_gsignal = 72, .m_curg = 184, .m_alllink = 352,
+		.mheap_sweepgen = 65856 } },
+	{ "table go1.27", { .go_minor = 27, .labels_kind = GORT_LABELS_SLICE,
+		.g_stack_lo = 0, .g_stack_hi = 8, .g_m = 48, .g_sched_sp = 56, .g_sched_pc = 64,
+		.g_sched_bp = 96, .g_atomicstatus = 144, .g_goid = 152, .g_labels = 352,
+		.m_g0 = 0, .m_procid = 64, .m_gsignal = 72, .m_curg = 184, .m_alllink = 352,
+		.mheap_sweepgen = 65856 } },
+};
+
+/* "go1.24.4", "go1.24rc1", "go1.24", "devel go1.25-abcdef ...", "go1.24.4 X:boringcrypto"
+ * give 24; anything else -1. */
+static int parse_go_minor(const char *v)
+{
+	const char *p;
+	int minor = 0, digits = 0;
+
+	if (!v)
+		return -1;
+	p = strstr(v, "go1.");
+	if (!p || (p != v && p[-1] != ' '))
+		return -1;
+	for (p += 4; *p >= '0' && *p <= '9' && digits < 4; p++, digits++)
+		minor = minor * 10 + (*p - '0');
+	if (!digits || (*p >= '0' && *p <= '9'))
+		return -1;
+	return minor;
+}
+
+static const struct table_row *table_find(int minor)
+{
+	size_t i;
+
+	for (i = 0; i < GP_ARRAY_SIZE(table); i++)
+		if (table[i].o.go_minor == minor)
+			return &table[i];
+	return NULL;
+}
+
+const struct gort_offsets *gort_table_offsets(const char *go_version)
+{
+	const struct table_row *row = table_find(parse_go_minor(go_version));
+
+	if (!row) {
+		errno = ENOTSUP;
+		return NULL;
+	}
+	return &row->o;
+}
+
+/* ---------------------------------------------------------------- DWARF */
+
+enum { DW_G, DW_M, DW_MHEAP, DW_LABELMAP, DW_NFIND };
+static const char *const dw_names[DW_NFIND] = {
+	"runtime.g", "runtime.m", "runtime.mheap", "runtime/pprof.labelMap",
+};
+
+static bool dw_has_go_kind(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+
+	return dwarf_attr(die, DW_AT_GO_KIND, &a) != NULL;
+}
+
+/* Finds the top-level DIEs named in dw_names (structures; labelMap: the DIE carrying
+ * DW_AT_go_kind). Go puts a type in the compile unit of its package. */
+static void dw_scan(Dwarf *dw, Dwarf_Die *found, bool *have)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	int left = DW_NFIND;
+
+	while (left > 0 && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu, die;
+
+		if (dwarf_offdie(dw, off + hsize, &cu) && dwarf_child(&cu, &die) == 0) {
+			do {
+				int tag = dwarf_tag(&die);
+				const char *name;
+				int i;
+
+				if (tag != DW_TAG_structure_type && tag != DW_TAG_typedef)
+					continue;
+				name = dwarf_diename(&die);
+				if (!name || strncmp(name, "runtime", 7) != 0)
+					continue;
+				for (i = 0; i < DW_NFIND; i++) {
+					if (have[i] || strcmp(name, dw_names[i]) != 0)
+						continue;
+					if (i == DW_LABELMAP ? !dw_has_go_kind(&die)
+							     : tag != DW_TAG_structure_type)
+						continue;
+					found[i] = die;
+					have[i] = true;
+					left--;
+				}
+			} while (left > 0 && dwarf_siblingof(&die, &die) == 0);
+		}
+		off = next;
+	}
+}
+
+/* Offset and (peeled) type of member `name` of structure st. 0 or -1. */
+static int dw_member(Dwarf_Die *st, const char *name, uint32_t *off, Dwarf_Die *type)
+{
+	Dwarf_Die child;
+
+	if (dwarf_child(st, &child) != 0)
+		return -1;
+	do {
+		Dwarf_Attribute a;
+		Dwarf_Word w;
+		const char *n;
+
+		if (dwarf_tag(&child) != DW_TAG_member)
+			continue;
+		n = dwarf_diename(&child);
+		if (!n || strcmp(n, name) != 0)
+			continue;
+		if (!dwarf_attr(&child, DW_AT_data_member_location, &a) ||
+		    dwarf_formudata(&a, &w) != 0 || w > 1u << 20)
+			return -1;
+		*off = (uint32_t)w;
+		if (type) {
+			Dwarf_Die t;
+
+			if (!dwarf_attr_integrate(&child, DW_AT_type, &a) ||
+			    !dwarf_formref_die(&a, &t) || dwarf_peel_type(&t, type) != 0)
+				return -1;
+		}
+		return 0;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return -1;
+}
+
+/* Like dw_member, and checks that the member is `size` bytes (when DWARF says). */
+static int dw_field(Dwarf_Die *st, const char *name, uint32_t *off, Dwarf_Word size)
+{
+	Dwarf_Die t;
+	Dwarf_Word sz;
+
+	if (dw_member(st, name, off, &t) != 0)
+		return -1;
+	if (dwarf_aggregate_size(&t, &sz) == 0 && sz != size)
+		return -1;
+	return 0;
+}
+
+/* st.outer.inner, e.g. g.sched.sp. */
+static int dw_nested(Dwarf_Die *st, const char *outer, const char *inner, uint32_t *off)
+{
+	Dwarf_Die t;
+	uint32_t a, b;
+
+	if (dw_member(st, outer, &a, &t) != 0 || dwarf_tag(&t) != DW_TAG_structure_type ||
+	    dw_field(&t, inner, &b, 8) != 0)
+		return -1;
+	*off = a + b;
+	return 0;
+}
+
+/* The 4-byte goroutine status: a uint32 up to go1.19, atomic.Uint32 {_ noCopy; value}
+ * from go1.20. */
+static int dw_status(Dwarf_Die *g, uint32_t *off)
+{
+	Dwarf_Die t;
+	Dwarf_Word sz;
+	uint32_t a, b;
+
+	if (dw_member(g, "atomicstatus", &a, &t) != 0)
+		return -1;
+	if (dwarf_tag(&t) == DW_TAG_structure_type) {
+		if (dw_field(&t, "value", &b, 4) != 0)
+			return -1;
+		*off = a + b;
+		return 0;
+	}
+	if (dwarf_aggregate_size(&t, &sz) == 0 && sz != 4)
+		return -1;
+	*off = a;
+	return 0;
+}
+
+/* Pointee of a pointer type (peeled). */
+static int dw_deref(Dwarf_Die *ptr, Dwarf_Die *out)
+{
+	Dwarf_Attribute a;
+	Dwarf_Die t;
+
+	if (dwarf_tag(ptr) != DW_TAG_pointer_type ||
+	    !dwarf_attr_integrate(ptr, DW_AT_type, &a) || !dwarf_formref_die(&a, &t))
+		return -1;
+	return dwarf_peel_type(&t, out) == 0 ? 0 : -1;
+}
+
+/* The map layout reached from labelMap (a typedef of *hash<string,string>, the linker's
+ * synthesized hmap). */
+static int dw_map_layout(Dwarf_Die *labelmap, struct gort_offsets *o)
+{
+	Dwarf_Die p, h, bp, b;
+	uint32_t dummy;
+
+	if (dwarf_peel_type(labelmap, &p) != 0 || dw_deref(&p, &h) != 0)
+		return -1;
+	if (dw_field(&h, "count", &o->hmap_count, 8) || dw_field(&h, "flags", &o->hmap_flags, 1) ||
+	    dw_field(&h, "B", &o->hmap_b, 1) || dw_field(&h, "hash0", &o->hmap_hash0, 4) ||
+	    dw_member(&h, "oldbuckets", &o->hmap_oldbuckets, NULL) ||
+	    dw_member(&h, "buckets", &o->hmap_buckets, &bp) || dw_deref(&bp, &b))
+		return -1;
+	if (dw_member(&b, "tophash", &dummy, NULL) || dummy != 0 ||
+	    dw_member(&b, "keys", &o->bucket_keys, NULL) ||
+	    (dw_member(&b, "values", &o->bucket_values, NULL) &&
+	     dw_member(&b, "elems", &o->bucket_values, NULL)) ||
+	    dw_member(&b, "overflow", &o->bucket_overflow, NULL))
+		return -1;
+	{
+		Dwarf_Word sz;
+
+		if (dwarf_aggregate_size(&b, &sz) != 0 || sz > 4096)
+			return -1;
+		o->bucket_size = (uint32_t)sz;
+	}
+	return 0;
+}
+
+/* Fills o from DWARF (on top of the table's values). 0, or -1 when runtime.g/runtime.m
+ * are missing or odd; o may then be half-filled. */
+static int dw_offsets(Dwarf *dw, struct gort_offsets *o)
+{
+	Dwarf_Die die[DW_NFIND];
+	bool have[DW_NFIND] = { false };
+	Dwarf_Die *g = &die[DW_G], *m = &die[DW_M];
+
+	dw_scan(dw, die, have);
+	if (!have[DW_G] || !have[DW_M])
+		return -1;
+	if (dw_nested(g, "stack", "lo", &o->g_stack_lo) || dw_nested(g, "stack", "hi", &o->g_stack_hi) ||
+	    dw_field(g, "m", &o->g_m, 8) || dw_nested(g, "sched", "sp", &o->g_sched_sp) ||
+	    dw_nested(g, "sched", "pc", &o->g_sched_pc) || dw_nested(g, "sched", "bp", &o->g_sched_bp) ||
+	    dw_status(g, &o->g_atomicstatus) || dw_field(g, "goid", &o->g_goid, 8) ||
+	    dw_field(g, "labels", &o->g_labels, 8))
+		return -1;
+	if (dw_field(m, "g0", &o->m_g0, 8) || dw_field(m, "procid", &o->m_procid, 8) ||
+	    dw_field(m, "gsignal", &o->m_gsignal, 8) || dw_field(m, "curg", &o->m_curg, 8))
+		return -1;
+	/* Optional: keep the table's value (or 0) when DWARF lacks them. */
+	{
+		uint32_t v;
+
+		if (dw_field(m, "alllink", &v, 8) == 0)
+			o->m_alllink = v;
+		if (have[DW_MHEAP] && dw_field(&die[DW_MHEAP], "sweepgen", &v, 4) == 0)
+			o->mheap_sweepgen = v;
+	}
+	if (have[DW_LABELMAP]) {
+		Dwarf_Attribute a;
+		Dwarf_Word kind = 0;
+
+		dwarf_formudata(dwarf_attr(&die[DW_LABELMAP], DW_AT_GO_KIND, &a), &kind);
+		if (kind == GO_KIND_MAP) {
+			if (dw_map_layout(&die[DW_LABELMAP], o) != 0)
+				return -1;
+			o->labels_kind = GORT_LABELS_MAP;
+		} else if (kind == GO_KIND_STRUCT) {
+			o->labels_kind = GORT_LABELS_SLICE;
+		}
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- the reader */
+
+/* A thread's m: fixed for the thread's life (m.procid == tid), and so are the m's g0
+ * and gsignal (runtime/proc.go mcommoninit, malg). */
+struct tid_slot {
+	uint32_t tid;
+	uint64_t m, g0, gsignal; /* g0/gsignal 0 when learnt from allm */
+};
+
+/* A string of a cached slice set outside the static ranges, re-compared on validation.
+ * Strings close together are read with one read (a "chunk"). */
+struct heap_str {
+	uint64_t addr;
+	uint32_t len;      /* bytes compared (the kept prefix) */
+	uint32_t chunk;
+	const char *bytes; /* inside the interned set */
+};
+struct chunk {
+	uint64_t addr;
+	uint32_t len;
+};
+#define CHUNK_MAX 4096
+#define CHUNK_GAP 512
+
+struct lc_entry {
+	uint64_t ptr; /* g.labels; 0: free */
+	uint64_t used;
+	const struct gort_labels *set; /* NULL: an empty label set */
+	bool epoch_ok;
+	uint32_t sweepgen;
+	uint32_t fplen;
+	uint8_t *fp;
+	uint32_t nheap, nchunk;
+	struct heap_str *heap;
+	struct chunk *chunks;
+};
+
+/* An interned set: one allocation holding the header, pairs and bytes. */
+struct iset {
+	uint64_t hash;
+	size_t size;
+	struct gort_labels l;
+	struct gort_label pairs[];
+};
+
+/* A label set being decoded. */
+struct dstr {
+	uint64_t addr, len;
+	uint32_t off, keep; /* kept bytes in dr.buf */
+	bool cut;
+};
+struct dpair {
+	struct dstr k, v;
+};
+
+struct gort {
+	struct gort_offsets off;
+	const char *source;
+	int arch;
+	uint32_t gsz, msz; /* bytes read from a g, from an m */
+	uint64_t allm, mheap;
+	uint64_t last_allm_walk;
+	uint64_t statics[MAX_STATIC][2];
+	int nstatic;
+
+	struct tid_slot *tids;
+	struct lc_entry *lc;
+	uint64_t lc_clock;
+
+	struct iset **iset; /* open addressing on hash */
+	size_t iset_cap, iset_n, iset_bytes;
+
+	/* decoding scratch */
+	struct dpair *dp;
+	uint32_t dn;
+	uint8_t dtrunc;
+	char *buf;
+	size_t buflen, bufcap;
+	uint8_t *gbuf, *mbuf, *bucket;
+
+	struct gort_stats st;
+};
+
+static bool ptr_ok(uint64_t p)
+{
+	return p >= 4096 && p < (1ULL << 56) && (p & 7) == 0;
+}
+
+static uint64_t ld64(const uint8_t *b, uint32_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, b + off, 8);
+	return v;
+}
+
+static uint32_t ld32(const uint8_t *b, uint32_t off)
+{
+	uint32_t v;
+
+	memcpy(&v, b + off, 4);
+	return v;
+}
+
+static uint32_t max_u32(const uint32_t *v, size_t n)
+{
+	uint32_t m = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		m = GP_MAX(m, v[i]);
+	return m;
+}
+
+/* Offsets read from a binary are untrusted too: all must fall inside structures of
+ * plausible size, and bucket cells inside the bucket. */
+/* Versions before 1.24 hold a map; a parsed version decides when DWARF had no labelMap
+ * (runtime/pprof not linked in); the map layout is then the one of runtime/map.go. */
+static void fill_labels_kind(struct gort_offsets *o, int minor)
+{
+	if (!o->labels_kind)
+		o->labels_kind = minor > 0 && minor < 24 ? GORT_LABELS_MAP : GORT_LABELS_SLICE;
+	if (o->labels_kind == GORT_LABELS_MAP && !o->bucket_size) {
+		struct gort_offsets m = { MAP64 };
+
+		o->hmap_count = m.hmap_count;
+		o->hmap_flags = m.hmap_flags;
+		o->hmap_b = m.hmap_b;
+		o->hmap_hash0 = m.hmap_hash0;
+		o->hmap_buckets = m.hmap_buckets;
+		o->hmap_oldbuckets = m.hmap_oldbuckets;
+		o->bucket_keys = m.bucket_keys;
+		o->bucket_values = m.bucket_values;
+		o->bucket_overflow = m.bucket_overflow;
+		o->bucket_size = m.bucket_size;
+	}
+}
+
+static bool offsets_sane(const struct gort_offsets *o)
+{
+	const uint32_t f[] = { o->g_stack_lo, o->g_stack_hi, o->g_m, o->g_sched_sp, o->g_sched_pc,
+			       o->g_sched_bp, o->g_atomicstatus, o->g_goid, o->g_labels, o->m_g0,
+			       o->m_procid, o->m_gsignal, o->m_curg, o->m_alllink };
+
+	if (max_u32(f, GP_ARRAY_SIZE(f)) > 4096 || o->mheap_sweepgen > (1u << 20))
+		return false;
+	if (o->labels_kind == GORT_LABELS_MAP &&
+	    (o->bucket_size > 4096 || o->bucket_keys < BUCKET_CNT ||
+	     o->bucket_keys + 16 * BUCKET_CNT > o->bucket_size ||
+	     o->bucket_values + 16 * BUCKET_CNT > o->bucket_size ||
+	     o->bucket_overflow + 8 > o->bucket_size || o->hmap_count > 48 ||
+	     o->hmap_flags > 48 || o->hmap_b > 48 || o->hmap_hash0 > 48 ||
+	     o->hmap_buckets > 48 || o->hmap_oldbuckets > 48))
+		return false;
+	return true;
+}
+
+struct gort *gort_new(const char *go_version, Dwarf *dwarf, int arch)
+{
+	const struct table_row *row;
+	struct gort_offsets o;
+	const char *source;
+	struct gort *g;
+	int minor;
+
+	if (arch != GORT_ARCH_AMD64 && arch != GORT_ARCH_ARM64) {
+		errno = EINVAL;
+		return NULL;
+	}
+	minor = parse_go_minor(go_version);
+	row = table_find(minor);
+	memset(&o, 0, sizeof(o));
+	if (row)
+		o = row->o;
+	if (dwarf && dw_offsets(dwarf, &o) == 0 && (fill_labels_kind(&o, minor), offsets_sane(&o))) {
+		source = "dwarf";
+	} else if (row) {
+		source = row->source;
+		o = row->o;
+	} else {
+		errno = ENOTSUP;
+		return NULL;
+	}
+	o.go_minor = minor > 0 ? minor : 0;
+
+	g = xcalloc(1, sizeof(*g));
+	g->off = o;
+	g->source = source;
+	g->arch = arch;
+	{
+		uint32_t gf[] = { o.g_stack_lo, o.g_stack_hi, o.g_m, o.g_sched_sp, o.g_sched_pc,
+				  o.g_sched_bp, o.g_goid, o.g_labels };
+		uint32_t mf[] = { o.m_g0, o.m_procid, o.m_gsignal, o.m_curg };
+
+		g->gsz = GP_MAX(max_u32(gf, GP_ARRAY_SIZE(gf)) + 8, o.g_atomicstatus + 4);
+		g->msz = max_u32(mf, GP_ARRAY_SIZE(mf)) + 8;
+	}
+	g->gbuf = xmalloc(g->gsz);
+	g->mbuf = xmalloc(g->msz);
+	if (o.labels_kind == GORT_LABELS_MAP)
+		g->bucket = xmalloc(o.bucket_size);
+	g->tids = xcalloc(TID_SLOTS, sizeof(*g->tids));
+	g->lc = xcalloc((size_t)LC_SETS * LC_WAYS, sizeof(*g->lc));
+	g->dp = xcalloc(MAP_COLLECT, sizeof(*g->dp));
+	return g;
+}
+
+static void lc_drop(struct lc_entry *e)
+{
+	free(e->fp);
+	free(e->heap);
+	free(e->chunks);
+	memset(e, 0, sizeof(*e));
+}
+
+void gort_reset(struct gort *g)
+{
+	size_t i;
+
+	if (!g)
+		return;
+	memset(g->tids, 0, TID_SLOTS * sizeof(*g->tids));
+	for (i = 0; i < (size_t)LC_SETS * LC_WAYS; i++)
+		lc_drop(&g->lc[i]);
+	g->last_allm_walk = 0;
+}
+
+void gort_free(struct gort *g)
+{
+	size_t i;
+
+	if (!g)
+		return;
+	gort_reset(g);
+	for (i = 0; i < g->iset_cap; i++)
+		free(g->iset[i]);
+	free(g->iset);
+	free(g->tids);
+	free(g->lc);
+	free(g->dp);
+	free(g->buf);
+	free(g->gbuf);
+	free(g->mbuf);
+	free(g->bucket);
+	free(g);
+}
+
+const struct gort_offsets *gort_offsets(const struct gort *g)
+{
+	return &g->off;
+}
+
+const char *gort_offsets_source(const struct gort *g)
+{
+	return g->source;
+}
+
+void gort_set_runtime_vars(struct gort *g, uint64_t allm, uint64_t mheap)
+{
+	g->allm = allm;
+	g->mheap = mheap;
+}
+
+void gort_add_static_range(struct gort *g, uint64_t lo, uint64_t hi)
+{
+	if (g->nstatic >= MAX_STATIC || lo >= hi)
+		return;
+	g->statics[g->nstatic][0] = lo;
+	g->statics[g->nstatic][1] = hi;
+	g->nstatic++;
+}
+
+void gort_get_stats(const struct gort *g, struct gort_stats *out)
+{
+	*out = g->st;
+	out->interned_sets = g->iset_n;
+	out->interned_bytes = g->iset_bytes;
+}
+
+static bool is_static(const struct gort *g, uint64_t addr, uint64_t len)
+{
+	int i;
+
+	for (i = 0; i < g->nstatic; i++)
+		if (addr >= g->statics[i][0] && addr + len <= g->statics[i][1] && addr + len >= addr)
+			return true;
+	return false;
+}
+
+/* ---------------------------------------------------------------- g and m */
+
+struct gview {
+	uint64_t addr, stack_lo, stack_hi, m, goid, labels;
+	uint32_t status;
+};
+
+struct mview {
+	uint64_t addr, g0, procid, gsignal, curg;
+};
+
+static int read_g(struct gort *gr, const struct gp_mem *mem, uint64_t addr, struct gview *v)
+{
+	const struct gort_offsets *o = &gr->off;
+	int rc;
+
+	if (!ptr_ok(addr))
+		return -EFAULT;
+	rc = mem_read(mem, addr, gr->gbuf, gr->gsz);
+	if (rc)
+		return rc;
+	v->addr = addr;
+	v->stack_lo = ld64(gr->gbuf, o->g_stack_lo);
+	v->stack_hi = ld64(gr->gbuf, o->g_stack_hi);
+	v->m = ld64(gr->gbuf, o->g_m);
+	v->goid = ld64(gr->gbuf, o->g_goid);
+	v->labels = ld64(gr->gbuf, o->g_labels);
+	v->status = ld32(gr->gbuf, o->g_atomicstatus);
+	return 0;
+}
+
+static int read_m(struct gort *gr, const struct gp_mem *mem, uint64_t addr, struct mview *v)
+{
+	const struct gort_offsets *o = &gr->off;
+	int rc;
+
+	if (!ptr_ok(addr))
+		return -EFAULT;
+	rc = mem_read(mem, addr, gr->mbuf, gr->msz);
+	if (rc)
+		return rc;
+	v->addr = addr;
+	v->g0 = ld64(gr->mbuf, o->m_g0);
+	v->procid = ld64(gr->mbuf, o->m_procid);
+	v->gsignal = ld64(gr->mbuf, o->m_gsignal);
+	v->curg = ld64(gr->mbuf, o->m_curg);
+	return 0;
+}
+
+static struct tid_slot *tid_slot(struct gort *g, uint32_t tid)
+{
+	return &g->tids[util_mix64(tid) & (TID_SLOTS - 1)];
+}
+
+static void tid_remember(struct gort *g, uint32_t tid, uint64_t m, uint64_t g0, uint64_t gsignal)
+{
+	struct tid_slot *s = tid_slot(g, tid);
+
+	s->tid = tid;
+	s->m = m;
+	s->g0 = g0;
+	s->gsignal = gsignal;
+}
+
+static bool status_live(uint32_t st)
+{
+	st &= ~(uint32_t)G_SCAN;
+	return st == G_RUNNING || st == G_SYSCALL;
+}
+
+/* Errors that mean "this candidate is garbage", not "the target is gone". */
+static bool soft_error(int rc)
+{
+	return rc == -EFAULT || rc == -EIO || rc == -EINVAL;
+}
+
+/* m's current goroutine into *cur. 0, -ENOENT (*flags may get GORT_NO_G), or a hard error. */
+static int curg_of(struct gort *gr, const struct gp_mem *mem, const struct mview *m,
+		   struct gview *cur, int *flags)
+{
+	int rc;
+
+	if (!m->curg) {
+		*flags |= GORT_NO_G;
+		return -ENOENT;
+	}
+	rc = read_g(gr, mem, m->curg, cur);
+	if (rc)
+		return soft_error(rc) ? -ENOENT : rc;
+	if (cur->m != m->addr || !status_live(cur->status))
+		return -ENOENT;
+	return 0;
+}
+
+/* The register path. 0 found, -ENOENT no goroutine, 1 the register is not a g of this
+ * thread (try the m cache), another negative: hard error. *fault set when greg pointed
+ * at unreadable memory. */
+static int via_register(struct gort *gr, const struct gp_mem *mem, uint32_t tid, uint64_t greg,
+			uint64_t sp, struct gview *cur, int *flags, bool *fault)
+{
+	const struct tid_slot *s = tid_slot(gr, tid);
+	struct gview gv;
+	struct mview mv;
+	int rc;
+
+	if (!ptr_ok(greg))
+		return 1;
+	/* System stack of a known thread, one read: g0 and gsignal belong to one m for
+	 * good, so the register needs no read of its own; the m gives the goroutine. */
+	if (s->tid == tid && s->g0 && (greg == s->g0 || greg == s->gsignal)) {
+		rc = read_m(gr, mem, s->m, &mv);
+		if (rc && !soft_error(rc))
+			return rc;
+		if (rc == 0 && mv.procid == tid && mv.g0 == s->g0 && mv.gsignal == s->gsignal) {
+			*flags |= GORT_SYSTEM_STACK;
+			gr->st.system_stack++;
+			gr->st.fast_path++;
+			return curg_of(gr, mem, &mv, cur, flags);
+		}
+	}
+	rc = read_g(gr, mem, greg, &gv);
+	if (rc) {
+		if (!soft_error(rc))
+			return rc;
+		*fault = true;
+		return 1;
+	}
+	/* Fast path, one read: the thread's m is known, and g says it runs on that m with
+	 * SP inside its stack. A stack is run by one thread at a time, and g.m is set and
+	 * cleared together with m.curg (runtime/proc.go execute, dropg), so g is the
+	 * thread's goroutine. A stale register fails the test (g.m or the stack differ);
+	 * for an m lent to another thread (cgo extra m) the stack differs. */
+	if (s->tid == tid && s->m && s->g0 && gv.m == s->m && greg != s->g0 &&
+	    greg != s->gsignal && sp >= gv.stack_lo && sp < gv.stack_hi && status_live(gv.status)) {
+		*cur = gv;
+		gr->st.fast_path++;
+		return 0;
+	}
+	rc = read_m(gr, mem, gv.m, &mv);
+	if (rc)
+		return soft_error(rc) ? 1 : rc;
+	if (mv.procid != tid) {
+		/* A real g of another thread: the goroutine moved on since the sample (the
+		 * registers are older than this read). Falling back to this thread's current
+		 * goroutine could name one that did not run then. */
+		if (mv.procid && (greg == mv.curg || greg == mv.g0 || greg == mv.gsignal))
+			return -ENOENT;
+		return 1;
+	}
+	/* m.procid == tid proves this m belongs to the thread (the m is fixed for the
+	 * thread's life), whatever else the register turns out to be. */
+	tid_remember(gr, tid, mv.addr, mv.g0, mv.gsignal);
+	if (greg == mv.curg) {
+		*cur = gv;
+		if (!status_live(gv.status))
+			return -ENOENT;
+	} else if (greg == mv.g0 || greg == mv.gsignal) {
+		*flags |= GORT_SYSTEM_STACK;
+		gr->st.system_stack++;
+		if (sp && (sp < gv.stack_lo || sp >= gv.stack_hi))
+			*flags |= GORT_OFF_STACK;
+		rc = curg_of(gr, mem, &mv, cur, flags);
+		if (rc)
+			return rc;
+		return 0;
+	} else {
+		return 1;
+	}
+	/* On a user g, SP may legitimately be elsewhere: vDSO calls run on the g0 stack
+	 * without switching g (runtime/sys_linux_amd64.s nanotime1), C code of cgo calls
+	 * may keep the old R14. Identity above already proves the goroutine. */
+	if (sp && (sp < cur->stack_lo || sp >= cur->stack_hi))
+		*flags |= GORT_OFF_STACK;
+	return 0;
+}
+
+/* Rebuilds tid -> m from runtime.allm (linked by m.alllink). */
+static void walk_allm(struct gort *gr, const struct gp_mem *mem)
+{
+	uint64_t m, now = util_now_ns();
+	int i;
+
+	if (!gr->allm || !gr->off.m_alllink)
+		return;
+	if (gr->last_allm_walk && now - gr->last_allm_walk < ALLM_INTERVAL_NS)
+		return;
+	gr->last_allm_walk = now;
+	gr->st.allm_walks++;
+	if (mem_read_u64(mem, gr->allm, &m))
+		return;
+	for (i = 0; i < ALLM_MAX && ptr_ok(m); i++) {
+		uint64_t procid, next;
+
+		if (mem_read_u64(mem, m + gr->off.m_procid, &procid) ||
+		    mem_read_u64(mem, m + gr->off.m_alllink, &next))
+			return;
+		if (procid && procid < (1ULL << 32))
+			tid_remember(gr, (uint32_t)procid, m, 0, 0);
+		m = next;
+	}
+}
+
+/* The m cache path: 0, -ENOENT, 1 (thread unknown), or a hard error. */
+static int via_m(struct gort *gr, const struct gp_mem *mem, uint32_t tid, uint64_t sp,
+		 struct gview *cur, int *flags)
+{
+	struct tid_slot *s = tid_slot(gr, tid);
+	struct mview mv;
+	int rc;
+
+	if (s->tid != tid || !s->m)
+		return 1;
+	rc = read_m(gr, mem, s->m, &mv);
+	if (rc && !soft_error(rc))
+		return rc;
+	if (rc || mv.procid != tid) {
+		/* The thread exited and its tid was reused, or an extra m moved on. */
+		s->tid = 0;
+		s->m = 0;
+		return 1;
+	}
+	*flags |= GORT_VIA_M;
+	rc = curg_of(gr, mem, &mv, cur, flags);
+	if (rc || !sp || (sp >= cur->stack_lo && sp < cur->stack_hi))
+		return rc;
+	/* The register told nothing, so SP must: on curg's stack (assembly that uses R14
+	 * as scratch), or on the m's system stacks (C code of a cgo call runs on g0's,
+	 * runtime/asm_amd64.s asmcgocall; signal handlers on gsignal's). Anything else may
+	 * be a goroutine that ran at sample time and is gone now: no answer. */
+	{
+		const uint64_t sys[2] = { mv.g0, mv.gsignal };
+		int i;
+
+		for (i = 0; i < 2; i++) {
+			uint64_t b[2];
+
+			if (!ptr_ok(sys[i]))
+				continue;
+			rc = mem_read(mem, sys[i] + gr->off.g_stack_lo, &b[0], 8);
+			if (!rc)
+				rc = mem_read(mem, sys[i] + gr->off.g_stack_hi, &b[1], 8);
+			if (rc && !soft_error(rc))
+				return rc;
+			if (!rc && sp >= b[0] && sp < b[1]) {
+				*flags |= GORT_SYSTEM_STACK | GORT_OFF_STACK;
+				return 0;
+			}
+		}
+	}
+	return -ENOENT;
+}
+
+/* ---------------------------------------------------------------- label decoding */
+
+static void buf_reserve(struct gort *g, size_t more)
+{
+	xgrow((void **)&g->buf, &g->bufcap, g->buflen + more, 1);
+}
+
+/* Reads a Go string {ptr, len} into the scratch buffer, keeping at most
+ * GORT_MAX_STRLEN bytes and marking a cut. 0 or -1 (garbage). */
+static int read_str(struct gort *g, const struct gp_mem *mem, uint64_t ptr, uint64_t len,
+		    struct dstr *s)
+{
+	uint32_t keep;
+
+	if (len >= STRLEN_GARBAGE || (len && (ptr < 4096 || ptr >= (1ULL << 56))))
+		return -1;
+	keep = (uint32_t)GP_MIN(len, (uint64_t)GORT_MAX_STRLEN);
+	buf_reserve(g, keep + sizeof(GORT_TRUNC_MARK));
+	if (keep && mem_read(mem, ptr, g->buf + g->buflen, keep))
+		return -1;
+	s->addr = ptr;
+	s->len = len;
+	s->off = (uint32_t)g->buflen;
+	s->keep = keep;
+	s->cut = keep < len;
+	g->buflen += keep;
+	if (s->cut) {
+		memcpy(g->buf + g->buflen, GORT_TRUNC_MARK, sizeof(GORT_TRUNC_MARK) - 1);
+		g->buflen += sizeof(GORT_TRUNC_MARK) - 1;
+		g->dtrunc |= GORT_TRUNC_STRING;
+	}
+	return 0;
+}
+
+static size_t dstr_len(const struct dstr *s)
+{
+	return s->keep + (s->cut ? sizeof(GORT_TRUNC_MARK) - 1 : 0);
+}
+
+static int cmp_dstr(const struct gort *g, const struct dstr *a, const struct dstr *b)
+{
+	size_t la = dstr_len(a), lb = dstr_len(b);
+	int c = memcmp(g->buf + a->off, g->buf + b->off, GP_MIN(la, lb));
+
+	if (c)
+		return c;
+	if (la != lb)
+		return la < lb ? -1 : 1;
+	return a->len < b->len ? -1 : a->len > b->len;
+}
+
+static int cmp_pair(const struct gort *g, const struct dpair *a, const struct dpair *b)
+{
+	int c = cmp_dstr(g, &a->k, &b->k);
+
+	return c ? c : cmp_dstr(g, &a->v, &b->v);
+}
+
+/* Sorts the drafted pairs by key (then value): a canonical order for interning. Map
+ * iteration order is random; slices are already sorted (Labels, mergeLabelSets), so
+ * insertion sort is linear there, and at most MAP_COLLECT pairs are ever sorted. */
+static void draft_sort(struct gort *g)
+{
+	uint32_t i, j;
+
+	for (i = 1; i < g->dn; i++) {
+		struct dpair t = g->dp[i];
+
+		for (j = i; j > 0 && cmp_pair(g, &g->dp[j - 1], &t) > 0; j--)
+			g->dp[j] = g->dp[j - 1];
+		g->dp[j] = t;
+	}
+}
+
+static void draft_reset(struct gort *g)
+{
+	g->dn = 0;
+	g->dtrunc = 0;
+	g->buflen = 0;
+}
+
+/* Adds the pair of the string headers at kh (key) and vh (value): {ptr, len} each. */
+static int draft_add(struct gort *g, const struct gp_mem *mem, const uint8_t *kh, const uint8_t *vh)
+{
+	struct dpair *p;
+
+	if (g->dn >= MAP_COLLECT) {
+		g->dtrunc |= GORT_TRUNC_PAIRS;
+		return 0;
+	}
+	p = &g->dp[g->dn];
+	if (read_str(g, mem, ld64(kh, 0), ld64(kh, 8), &p->k) ||
+	    read_str(g, mem, ld64(vh, 0), ld64(vh, 8), &p->v))
+		return -1;
+	g->dn++;
+	return 0;
+}
+
+/* Collects the live cells of one bucket array of 2^lg buckets (with overflow chains). */
+static int map_walk_array(struct gort *g, const struct gp_mem *mem, uint64_t arr, unsigned lg,
+			  uint32_t *visited)
+{
+	const struct gort_offsets *o = &g->off;
+	uint64_t nb = 1ULL << lg, i;
+
+	if (!ptr_ok(arr))
+		return -1;
+	for (i = 0; i < nb; i++) {
+		uint64_t b = arr + i * o->bucket_size;
+		int chain;
+
+		for (chain = 0; b; chain++) {
+			int c;
+
+			if (chain > MAP_MAX_CHAIN || ++*visited > MAP_MAX_BUCKETS || !ptr_ok(b) ||
+			    mem_read(mem, b, g->bucket, o->bucket_size))
+				return -1;
+			for (c = 0; c < BUCKET_CNT; c++) {
+				if (g->bucket[c] < TOPHASH_MIN)
+					continue;
+				if (draft_add(g, mem, g->bucket + o->bucket_keys + 16 * c,
+					      g->bucket + o->bucket_values + 16 * c))
+					return -1;
+			}
+			b = ld64(g->bucket, o->bucket_overflow);
+		}
+	}
+	return 0;
+}
+
+/* The map fingerprint: what identifies one immutable label map. hash0 is random per
+ * map (makemap: h.hash0 = fastrand()). The iterator flag bits change when someone
+ * ranges over the map (WithLabels copies the parent's map) and are left out. */
+struct map_fp {
+	uint64_t hmap, count, buckets, oldbuckets;
+	uint32_t hash0;
+	uint8_t b, grow;
+	uint8_t pad[2];
+};
+
+static int map_fingerprint(struct gort *g, const struct gp_mem *mem, uint64_t cell,
+			   struct map_fp *fp)
+{
+	const struct gort_offsets *o = &g->off;
+	uint8_t h[64];
+	uint32_t hsz = GP_MAX(o->hmap_oldbuckets, o->hmap_buckets) + 8;
+	int rc;
+
+	memset(fp, 0, sizeof(*fp));
+	if (hsz > sizeof(h))
+		return -EINVAL;
+	rc = mem_read_u64(mem, cell, &fp->hmap);
+	if (rc)
+		return rc;
+	if (!fp->hmap)
+		return 0; /* a nil labelMap */
+	if (!ptr_ok(fp->hmap))
+		return -EFAULT;
+	rc = mem_read(mem, fp->hmap, h, hsz);
+	if (rc)
+		return rc;
+	fp->count = ld64(h, o->hmap_count);
+	fp->b = h[o->hmap_b];
+	fp->grow = h[o->hmap_flags] & HMAP_SAME_SIZE_GROW;
+	fp->hash0 = ld32(h, o->hmap_hash0);
+	fp->buckets = ld64(h, o->hmap_buckets);
+	fp->oldbuckets = ld64(h, o->hmap_oldbuckets);
+	return 0;
+}
+
+static int decode_map(struct gort *g, const struct gp_mem *mem, const struct map_fp *fp)
+{
+	uint32_t visited = 0;
+
+	if (!fp->hmap || fp->count == 0)
+		return 0;
+	if (fp->b > MAP_MAX_B || fp->count > (uint64_t)MAP_MAX_BUCKETS * BUCKET_CNT ||
+	    (fp->b == 0 && fp->oldbuckets && !fp->grow))
+		return -1;
+	if (map_walk_array(g, mem, fp->buckets, fp->b, &visited))
+		return -1;
+	/* During growth the old array holds the cells not yet evacuated; evacuated ones
+	 * have tophash 2-4 and are skipped, so nothing is counted twice. */
+	if (fp->oldbuckets &&
+	    map_walk_array(g, mem, fp->oldbuckets, fp->grow ? fp->b : fp->b - 1u, &visited))
+		return -1;
+	if (g->dn != fp->count && !(g->dtrunc & GORT_TRUNC_PAIRS))
+		return -1; /* torn or garbage */
+	return 0;
+}
+
+/* The slice fingerprint is the labelMap header {data, len, cap} and the pair array. */
+static int decode_slice(struct gort *g, const struct gp_mem *mem, const uint8_t *hdr,
+			const uint8_t *arr, uint32_t n, uint64_t len)
+{
+	uint32_t i;
+
+	(void)hdr;
+	for (i = 0; i < n; i++)
+		if (draft_add(g, mem, arr + 32 * i, arr + 32 * i + 16))
+			return -1;
+	if (len > n)
+		g->dtrunc |= GORT_TRUNC_PAIRS;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- interning */
+
+static uint64_t draft_hash(const struct gort *g, uint32_t n)
+{
+	uint64_t h = util_mix64(n ^ ((uint64_t)g->dtrunc << 32));
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		h = util_hash(g->buf + g->dp[i].k.off, dstr_len(&g->dp[i].k), h);
+		h = util_hash(g->buf + g->dp[i].v.off, dstr_len(&g->dp[i].v), h ^ 0x9e3779b97f4a7c15ULL);
+	}
+	return h;
+}
+
+static bool iset_equal(const struct gort *g, const struct iset *s, uint32_t n)
+{
+	uint32_t i;
+
+	if (s->l.n != n || s->l.truncated != g->dtrunc)
+		return false;
+	for (i = 0; i < n; i++) {
+		const struct dpair *p = &g->dp[i];
+		const struct gort_label *q = &s->l.pairs[i];
+
+		if (q->klen != dstr_len(&p->k) || q->vlen != dstr_len(&p->v) ||
+		    memcmp(q->key, g->buf + p->k.off, q->klen) ||
+		    memcmp(q->value, g->buf + p->v.off, q->vlen))
+			return false;
+	}
+	return true;
+}
+
+static void iset_grow(struct gort *g)
+{
+	size_t ncap = g->iset_cap ? g->iset_cap * 2 : 256, i;
+	struct iset **n = xcalloc(ncap, sizeof(*n));
+
+	for (i = 0; i < g->iset_cap; i++) {
+		struct iset *s = g->iset[i];
+		size_t j;
+
+		if (!s)
+			continue;
+		for (j = s->hash & (ncap - 1); n[j]; j = (j + 1) & (ncap - 1))
+			;
+		n[j] = s;
+	}
+	free(g->iset);
+	g->iset = n;
+	g->iset_cap = ncap;
+}
+
+/* The interned set equal to the draft (first n pairs). NULL when the table is full. */
+static const struct gort_labels *intern(struct gort *g, uint32_t n)
+{
+	uint64_t h = draft_hash(g, n);
+	size_t j, size, bytes = 0;
+	struct iset *s;
+	char *p;
+	uint32_t i;
+
+	if (g->iset_cap) {
+		for (j = h & (g->iset_cap - 1); g->iset[j]; j = (j + 1) & (g->iset_cap - 1))
+			if (g->iset[j]->hash == h && iset_equal(g, g->iset[j], n))
+				return &g->iset[j]->l;
+	}
+	for (i = 0; i < n; i++)
+		bytes += dstr_len(&g->dp[i].k) + dstr_len(&g->dp[i].v) + 2;
+	size = sizeof(*s) + n * sizeof(s->pairs[0]) + bytes;
+	if (g->iset_n >= INTERN_MAX_SETS || g->iset_bytes + size > INTERN_MAX_BYTES)
+		return NULL;
+	if ((g->iset_n + 1) * 2 > g->iset_cap)
+		iset_grow(g);
+	s = xmalloc(size);
+	s->hash = h;
+	s->size = size;
+	s->l.n = n;
+	s->l.truncated = g->dtrunc;
+	s->l.pairs = s->pairs;
+	p = (char *)&s->pairs[n];
+	for (i = 0; i < n; i++) {
+		const struct dpair *d = &g->dp[i];
+		struct gort_label *q = &s->pairs[i];
+
+		q->klen = (uint32_t)dstr_len(&d->k);
+		memcpy(p, g->buf + d->k.off, q->klen);
+		p[q->klen] = '\0';
+		q->key = p;
+		p += q->klen + 1;
+		q->vlen = (uint32_t)dstr_len(&d->v);
+		memcpy(p, g->buf + d->v.off, q->vlen);
+		p[q->vlen] = '\0';
+		q->value = p;
+		p += q->vlen + 1;
+	}
+	for (j = h & (g->iset_cap - 1); g->iset[j]; j = (j + 1) & (g->iset_cap - 1))
+		;
+	g->iset[j] = s;
+	g->iset_n++;
+	g->iset_bytes += size;
+	return &s->l;
+}
+
+/* ---------------------------------------------------------------- label cache */
+
+static struct lc_entry *lc_find(struct gort *g, uint64_t ptr)
+{
+	struct lc_entry *set = &g->lc[(util_mix64(ptr) & (LC_SETS - 1)) * LC_WAYS];
+	int i;
+
+	for (i = 0; i < LC_WAYS; i++)
+		if (set[i].ptr == ptr)
+			return &set[i];
+	return NULL;
+}
+
+static struct lc_entry *lc_victim(struct gort *g, uint64_t ptr)
+{
+	struct lc_entry *set = &g->lc[(util_mix64(ptr) & (LC_SETS - 1)) * LC_WAYS], *v = &set[0];
+	int i;
+
+	for (i = 0; i < LC_WAYS; i++) {
+		if (!set[i].ptr)
+			return &set[i];
+		if (set[i].used < v->used)
+			v = &set[i];
+	}
+	lc_drop(v);
+	return v;
+}
+
+/* Heap strings of the entry's set still hold the bytes we decoded? */
+static int heap_strings_same(const struct gp_mem *mem, const struct lc_entry *e)
+{
+	char tmp[CHUNK_MAX];
+	uint32_t c, i = 0;
+	int rc;
+
+	for (c = 0; c < e->nchunk; c++) {
+		rc = mem_read(mem, e->chunks[c].addr, tmp, e->chunks[c].len);
+		if (rc)
+			return rc;
+		for (; i < e->nheap && e->heap[i].chunk == c; i++)
+			if (memcmp(tmp + (e->heap[i].addr - e->chunks[c].addr), e->heap[i].bytes,
+				   e->heap[i].len))
+				return 1;
+	}
+	return 0;
+}
+
+/* Sorts the entry's heap strings by address and groups neighbours into chunks. */
+static void heap_chunks(struct lc_entry *e)
+{
+	uint32_t i, j;
+
+	for (i = 1; i < e->nheap; i++) {
+		struct heap_str t = e->heap[i];
+
+		for (j = i; j > 0 && e->heap[j - 1].addr > t.addr; j--)
+			e->heap[j] = e->heap[j - 1];
+		e->heap[j] = t;
+	}
+	e->chunks = xcalloc(e->nheap ? e->nheap : 1, sizeof(*e->chunks));
+	for (i = 0; i < e->nheap; i++) {
+		struct heap_str *h = &e->heap[i];
+		struct chunk *c = e->nchunk ? &e->chunks[e->nchunk - 1] : NULL;
+
+		if (c && h->addr <= c->addr + c->len + CHUNK_GAP &&
+		    h->addr + h->len - c->addr <= CHUNK_MAX) {
+			c->len = (uint32_t)GP_MAX(c->len, h->addr + h->len - c->addr);
+		} else {
+			c = &e->chunks[e->nchunk++];
+			c->addr = h->addr;
+			c->len = h->len;
+		}
+		h->chunk = e->nchunk - 1;
+	}
+}
+
+/* Reads the current fingerprint bytes of labels object ptr into fp (up to cap bytes);
+ * *fplen gets their length. For slices also returns the header fields. */
+static int read_fingerprint(struct gort *g, const struct gp_mem *mem, uint64_t ptr, uint8_t *fp,
+			    uint32_t *fplen, uint64_t *data, uint64_t *len, uint32_t *n)
+{
+	int rc;
+
+	if (g->off.labels_kind == GORT_LABELS_MAP) {
+		struct map_fp m;
+
+		rc = map_fingerprint(g, mem, ptr, &m);
+		if (rc)
+			return rc;
+		memcpy(fp, &m, sizeof(m));
+		*fplen = sizeof(m);
+		return 0;
+	}
+	/* labelMap{Set{List}}: the list header is at offset 0 (see the top comment). */
+	rc = mem_read(mem, ptr, fp, 24);
+	if (rc)
+		return rc;
+	*data = ld64(fp, 0);
+	*len = ld64(fp, 8);
+	if (*len > ld64(fp, 16) || *len >= STRLEN_GARBAGE)
+		return -EINVAL;
+	*n = (uint32_t)GP_MIN(*len, (uint64_t)GORT_MAX_LABELS);
+	*fplen = 24 + 32 * *n;
+	if (*n) {
+		if (!ptr_ok(*data))
+			return -EFAULT;
+		rc = mem_read(mem, *data, fp + 24, 32 * *n);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Decodes labels object ptr into an interned set, and a cache entry. */
+static int labels_decode(struct gort *g, const struct gp_mem *mem, uint64_t ptr, bool epoch,
+			 uint32_t sweepgen, const struct gort_labels **out, int *flags)
+{
+	uint8_t fp[24 + 32 * GORT_MAX_LABELS];
+	uint32_t fplen = 0, n = 0, i, nkeep;
+	uint64_t data = 0, len = 0;
+	struct lc_entry *e;
+	const struct gort_labels *set = NULL;
+	int rc;
+
+	g->st.label_decodes++;
+	draft_reset(g);
+	rc = read_fingerprint(g, mem, ptr, fp, &fplen, &data, &len, &n);
+	if (rc == 0) {
+		if (g->off.labels_kind == GORT_LABELS_MAP) {
+			struct map_fp m;
+
+			memcpy(&m, fp, sizeof(m));
+			rc = decode_map(g, mem, &m) ? -EINVAL : 0;
+		} else {
+			rc = decode_slice(g, mem, fp, fp + 24, n, len) ? -EINVAL : 0;
+		}
+	}
+	if (rc) {
+		g->st.label_bad++;
+		*flags |= GORT_LABELS_BAD;
+		return soft_error(rc) ? 0 : rc;
+	}
+	draft_sort(g);
+	nkeep = g->dn;
+	if (nkeep > GORT_MAX_LABELS) {
+		nkeep = GORT_MAX_LABELS;
+		g->dtrunc |= GORT_TRUNC_PAIRS;
+	}
+	/* Only the kept pairs decide the string mark (a map reads more cells than it keeps). */
+	g->dtrunc &= (uint8_t)~GORT_TRUNC_STRING;
+	for (i = 0; i < nkeep; i++)
+		if (g->dp[i].k.cut || g->dp[i].v.cut)
+			g->dtrunc |= GORT_TRUNC_STRING;
+	if (nkeep) {
+		set = intern(g, nkeep);
+		if (!set) {
+			*flags |= GORT_LABELS_DROPPED;
+			*out = NULL;
+			return 0;
+		}
+	}
+	*out = set;
+
+	e = lc_victim(g, ptr);
+	e->ptr = ptr;
+	e->used = ++g->lc_clock;
+	e->set = set;
+	e->epoch_ok = epoch;
+	e->sweepgen = sweepgen;
+	e->fplen = fplen;
+	e->fp = xmalloc(fplen);
+	memcpy(e->fp, fp, fplen);
+	/* A slice's strings are not covered by its fingerprint: heap strings may be freed
+	 * and reused at the same address. A map's hash0 identifies the map, which keeps its
+	 * strings alive. */
+	if (g->off.labels_kind == GORT_LABELS_SLICE && set) {
+		e->heap = xcalloc(2 * (size_t)nkeep, sizeof(*e->heap));
+		for (i = 0; i < nkeep; i++) {
+			const struct dpair *d = &g->dp[i];
+			const struct gort_label *q = &set->pairs[i];
+
+			if (d->k.keep && !is_static(g, d->k.addr, d->k.keep))
+				e->heap[e->nheap++] = (struct heap_str){ d->k.addr, d->k.keep, 0, q->key };
+			if (d->v.keep && !is_static(g, d->v.addr, d->v.keep))
+				e->heap[e->nheap++] = (struct heap_str){ d->v.addr, d->v.keep, 0, q->value };
+		}
+		heap_chunks(e);
+	}
+	return 0;
+}
+
+/* Labels of goroutine gv (whose g.labels is ptr != 0). */
+static int labels_of(struct gort *g, const struct gp_mem *mem, const struct gview *gv,
+		     const struct gort_labels **out, int *flags)
+{
+	uint8_t fp[24 + 32 * GORT_MAX_LABELS];
+	uint32_t fplen = 0, n = 0, sweepgen = 0;
+	uint64_t data = 0, len = 0, ptr = gv->labels;
+	bool epoch = false;
+	struct lc_entry *e;
+	int rc;
+
+	g->st.label_lookups++;
+	if (!ptr_ok(ptr)) {
+		g->st.label_bad++;
+		*flags |= GORT_LABELS_BAD;
+		return 0;
+	}
+	if (g->mheap && g->off.mheap_sweepgen &&
+	    mem_read_u32(mem, g->mheap + g->off.mheap_sweepgen, &sweepgen) == 0) {
+		epoch = true;
+		e = lc_find(g, ptr);
+		if (e && e->epoch_ok && e->sweepgen == sweepgen) {
+			/* g.labels was read before sweepgen, and the entry's sweepgen before the
+			 * read that proved its object reachable: no GC cycle ended in between, so
+			 * the object at ptr cannot have been freed and replaced. */
+			e->used = ++g->lc_clock;
+			g->st.label_hits_epoch++;
+			*out = e->set;
+			return 0;
+		}
+		/* Observe reachability again after the sweepgen read. */
+		rc = mem_read_u64(mem, gv->addr + g->off.g_labels, &ptr);
+		if (rc)
+			return soft_error(rc) ? 0 : rc;
+		if (!ptr)
+			return 0;
+		if (!ptr_ok(ptr)) {
+			g->st.label_bad++;
+			*flags |= GORT_LABELS_BAD;
+			return 0;
+		}
+	}
+	e = lc_find(g, ptr);
+	if (e) {
+		rc = read_fingerprint(g, mem, ptr, fp, &fplen, &data, &len, &n);
+		if (rc == 0 && fplen == e->fplen && memcmp(fp, e->fp, fplen) == 0) {
+			rc = heap_strings_same(mem, e);
+			if (rc == 0) {
+				e->used = ++g->lc_clock;
+				e->epoch_ok = epoch;
+				e->sweepgen = sweepgen;
+				g->st.label_hits_checked++;
+				*out = e->set;
+				return 0;
+			}
+		}
+		if (rc < 0 && !soft_error(rc))
+			return rc;
+		g->st.label_stale++;
+		lc_drop(e);
+	}
+	return labels_decode(g, mem, ptr, epoch, sweepgen, out, flags);
+}
+
+/* ---------------------------------------------------------------- entry point */
+
+int gort_read(struct gort *gr, const struct gp_mem *mem, uint32_t tid, uint64_t greg,
+	      uint64_t sp, struct gort_result *out)
+{
+	struct gview cur;
+	bool fault = false;
+	int rc, flags = 0;
+
+	memset(out, 0, sizeof(*out));
+	gr->st.reads++;
+	rc = via_register(gr, mem, tid, greg, sp, &cur, &flags, &fault);
+	if (rc == 0) {
+		gr->st.via_register++;
+	} else if (rc == 1) {
+		flags = 0;
+		rc = via_m(gr, mem, tid, sp, &cur, &flags);
+		if (rc == 0) {
+			gr->st.via_m_cache++;
+		} else if (rc == 1 && gr->allm) {
+			walk_allm(gr, mem);
+			rc = via_m(gr, mem, tid, sp, &cur, &flags);
+			if (rc == 0)
+				gr->st.via_allm++;
+		}
+		if (rc == 1)
+			rc = fault ? -EFAULT : -ENOENT;
+	}
+	if (rc) {
+		out->flags = flags;
+		if (rc == -EFAULT)
+			gr->st.faults++;
+		else
+			gr->st.not_found++;
+		return rc;
+	}
+	out->goid = cur.goid;
+	if ((cur.status & ~(uint32_t)G_SCAN) == G_SYSCALL)
+		flags |= GORT_SYSCALL;
+	if (cur.labels) {
+		rc = labels_of(gr, mem, &cur, &out->labels, &flags);
+		if (rc) {
+			out->labels = NULL;
+			out->flags = flags;
+			gr->st.not_found++;
+			return rc;
+		}
+	}
+	out->flags = flags;
+	gr->st.found++;
+	return 0;
+}

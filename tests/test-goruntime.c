@@ -1,0 +1,1166 @@
+/* test-goruntime.c: unit tests for goruntime (g validation, labels, cache) on a fake Go process in fake memory. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gotop/goruntime.h"
+#include "gotop/mem.h"
+#include "gotop/util.h"
+
+/*
+ * The fake process: a heap at HEAP_BASE (g, m, stacks, labels, heap strings), a read-only
+ * image at RO_BASE (static strings) and runtime.mheap_ at MHEAP_BASE. Structures are laid
+ * out with the offsets gort uses for the version under test (table rows, which
+ * tests/goruntime-live.sh checks against real binaries' DWARF).
+ */
+#define HEAP_BASE 0xc000000000ULL
+#define HEAP_SIZE (4u << 20)
+#define RO_BASE 0x400000ULL
+#define RO_SIZE (64u << 10)
+#define MHEAP_BASE 0x800000ULL
+#define MHEAP_SIZE (72u << 10)
+
+struct fake {
+	uint8_t *heap, *ro, *mheap;
+	uint64_t top, rotop;
+	struct gp_mem *mem;
+	struct gort *gr;
+	const struct gort_offsets *o;
+	uint64_t reads; /* through counting_mem */
+	struct gp_mem cmem;
+};
+
+struct fthread {
+	uint32_t tid;
+	uint64_t m, g0, gsignal, g;
+	uint64_t sp, g0sp; /* inside the g's stack, inside g0's */
+};
+
+struct str {
+	const char *p;
+	size_t n;
+};
+#define S(lit) ((struct str){ lit, sizeof(lit) - 1 })
+
+static uint8_t *where(struct fake *f, uint64_t addr, size_t n)
+{
+	if (addr >= HEAP_BASE && addr + n <= HEAP_BASE + HEAP_SIZE)
+		return f->heap + (addr - HEAP_BASE);
+	if (addr >= RO_BASE && addr + n <= RO_BASE + RO_SIZE)
+		return f->ro + (addr - RO_BASE);
+	if (addr >= MHEAP_BASE && addr + n <= MHEAP_BASE + MHEAP_SIZE)
+		return f->mheap + (addr - MHEAP_BASE);
+	fail_msg("write outside the fake memory at %#" PRIx64, addr);
+	return NULL;
+}
+
+static void w64(struct fake *f, uint64_t addr, uint64_t v)
+{
+	memcpy(where(f, addr, 8), &v, 8);
+}
+
+static void w32(struct fake *f, uint64_t addr, uint32_t v)
+{
+	memcpy(where(f, addr, 4), &v, 4);
+}
+
+static void w8(struct fake *f, uint64_t addr, uint8_t v)
+{
+	*where(f, addr, 1) = v;
+}
+
+static uint64_t r64(struct fake *f, uint64_t addr)
+{
+	uint64_t v;
+
+	memcpy(&v, where(f, addr, 8), 8);
+	return v;
+}
+
+static uint64_t halloc(struct fake *f, size_t n)
+{
+	uint64_t a = HEAP_BASE + f->top;
+
+	f->top += (n + 15) & ~(size_t)15;
+	assert_true(f->top <= HEAP_SIZE);
+	memset(f->heap + (a - HEAP_BASE), 0, n);
+	return a;
+}
+
+static uint64_t hstr(struct fake *f, struct str s)
+{
+	uint64_t a;
+
+	if (!s.n)
+		return 0; /* Go's empty strings often have a nil pointer */
+	a = halloc(f, s.n);
+	memcpy(where(f, a, s.n), s.p, s.n);
+	return a;
+}
+
+static uint64_t rostr(struct fake *f, struct str s)
+{
+	uint64_t a = RO_BASE + f->rotop;
+
+	f->rotop += s.n;
+	assert_true(f->rotop <= RO_SIZE);
+	memcpy(f->ro + (a - RO_BASE), s.p, s.n);
+	return a;
+}
+
+static int counting_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct fake *f = ctx;
+
+	f->reads++;
+	return mem_read(f->mem, addr, buf, len);
+}
+
+static struct fake *fake_new(const char *version)
+{
+	struct fake *f = calloc(1, sizeof(*f));
+	struct mem_region r[3];
+
+	f->heap = calloc(1, HEAP_SIZE);
+	f->ro = calloc(1, RO_SIZE);
+	f->mheap = calloc(1, MHEAP_SIZE);
+	f->top = 4096; /* keep HEAP_BASE itself unused */
+	r[0] = (struct mem_region){ HEAP_BASE, f->heap, HEAP_SIZE };
+	r[1] = (struct mem_region){ RO_BASE, f->ro, RO_SIZE };
+	r[2] = (struct mem_region){ MHEAP_BASE, f->mheap, MHEAP_SIZE };
+	f->mem = mem_fake_new(r, 3);
+	f->cmem = (struct gp_mem){ counting_read, f };
+	f->gr = gort_new(version, NULL, GORT_ARCH_AMD64);
+	assert_non_null(f->gr);
+	f->o = gort_offsets(f->gr);
+	return f;
+}
+
+static void fake_free(struct fake *f)
+{
+	gort_free(f->gr);
+	mem_fake_free(f->mem);
+	free(f->heap);
+	free(f->ro);
+	free(f->mheap);
+	free(f);
+}
+
+static uint64_t make_g(struct fake *f, uint64_t m, uint64_t goid, uint32_t status, uint64_t *sp)
+{
+	uint64_t g = halloc(f, 512), stack = halloc(f, 8192);
+
+	w64(f, g + f->o->g_stack_lo, stack);
+	w64(f, g + f->o->g_stack_hi, stack + 8192);
+	w64(f, g + f->o->g_m, m);
+	w64(f, g + f->o->g_goid, goid);
+	w32(f, g + f->o->g_atomicstatus, status);
+	if (sp)
+		*sp = stack + 4000;
+	return g;
+}
+
+/* A thread with its m, g0, gsignal and a running goroutine goid. */
+static void make_thread(struct fake *f, struct fthread *t, uint32_t tid, uint64_t goid)
+{
+	t->tid = tid;
+	t->m = halloc(f, 1024);
+	t->g0 = make_g(f, t->m, 0, 0, &t->g0sp);
+	t->gsignal = make_g(f, t->m, 0, 0, NULL);
+	t->g = make_g(f, t->m, goid, 2, &t->sp);
+	w64(f, t->m + f->o->m_g0, t->g0);
+	w64(f, t->m + f->o->m_gsignal, t->gsignal);
+	w64(f, t->m + f->o->m_procid, tid);
+	w64(f, t->m + f->o->m_curg, t->g);
+}
+
+/* go1.24+ labels: labelMap {list []label{key, value string}} (runtime/pprof/label.go). */
+static uint64_t slice_labels_at(struct fake *f, uint64_t hdr, const struct str *kv, size_t npairs,
+				bool ro)
+{
+	uint64_t arr = npairs ? halloc(f, 32 * npairs) : 0;
+	size_t i;
+
+	for (i = 0; i < npairs; i++) {
+		const struct str *k = &kv[2 * i], *v = &kv[2 * i + 1];
+
+		w64(f, arr + 32 * i, ro ? rostr(f, *k) : hstr(f, *k));
+		w64(f, arr + 32 * i + 8, k->n);
+		w64(f, arr + 32 * i + 16, ro ? rostr(f, *v) : hstr(f, *v));
+		w64(f, arr + 32 * i + 24, v->n);
+	}
+	w64(f, hdr, arr);
+	w64(f, hdr + 8, npairs);
+	w64(f, hdr + 16, npairs);
+	return hdr;
+}
+
+static uint64_t slice_labels(struct fake *f, const struct str *kv, size_t npairs, bool ro)
+{
+	return slice_labels_at(f, halloc(f, 24), kv, npairs, ro);
+}
+
+/* go1.19-go1.23 labels: g.labels -> cell -> hmap; buckets of map[string]string. */
+static uint64_t bucket_new(struct fake *f, size_t n)
+{
+	return halloc(f, f->o->bucket_size * n);
+}
+
+static void bucket_put(struct fake *f, uint64_t b, int cell, uint8_t tophash, struct str k,
+		       struct str v)
+{
+	w8(f, b + (uint64_t)cell, tophash);
+	w64(f, b + f->o->bucket_keys + 16 * cell, hstr(f, k));
+	w64(f, b + f->o->bucket_keys + 16 * cell + 8, k.n);
+	w64(f, b + f->o->bucket_values + 16 * cell, hstr(f, v));
+	w64(f, b + f->o->bucket_values + 16 * cell + 8, v.n);
+}
+
+static void bucket_link(struct fake *f, uint64_t b, uint64_t ovf)
+{
+	w64(f, b + f->o->bucket_overflow, ovf);
+}
+
+static uint64_t hmap_at(struct fake *f, uint64_t h, uint64_t count, uint8_t B, uint8_t flags,
+			uint32_t hash0, uint64_t buckets, uint64_t oldbuckets)
+{
+	w64(f, h + f->o->hmap_count, count);
+	w8(f, h + f->o->hmap_flags, flags);
+	w8(f, h + f->o->hmap_b, B);
+	w32(f, h + f->o->hmap_hash0, hash0);
+	w64(f, h + f->o->hmap_buckets, buckets);
+	w64(f, h + f->o->hmap_oldbuckets, oldbuckets);
+	return h;
+}
+
+static uint64_t map_cell(struct fake *f, uint64_t hmap)
+{
+	uint64_t c = halloc(f, 8);
+
+	w64(f, c, hmap);
+	return c;
+}
+
+static void set_labels(struct fake *f, uint64_t g, uint64_t labels)
+{
+	w64(f, g + f->o->g_labels, labels);
+}
+
+/* "k=v,k=v" for plain ASCII sets. */
+static void assert_labels(const struct gort_labels *l, const char *want)
+{
+	char got[4096] = "";
+	size_t n = 0;
+	uint32_t i;
+
+	assert_non_null(l);
+	for (i = 0; i < l->n; i++) {
+		n += (size_t)snprintf(got + n, sizeof(got) - n, "%s%.*s=%.*s", i ? "," : "",
+				      (int)l->pairs[i].klen, l->pairs[i].key, (int)l->pairs[i].vlen,
+				      l->pairs[i].value);
+		assert_int_equal(l->pairs[i].key[l->pairs[i].klen], 0);
+		assert_int_equal(l->pairs[i].value[l->pairs[i].vlen], 0);
+	}
+	assert_string_equal(got, want);
+}
+
+static int rd(struct fake *f, const struct fthread *t, uint64_t greg, uint64_t sp, struct gort_result *r)
+{
+	return gort_read(f->gr, &f->cmem, t->tid, greg, sp, r);
+}
+
+/* ---------------------------------------------------------------- offsets and versions */
+
+static void test_versions(void **state)
+{
+	struct gort *g;
+
+	g = gort_new("go1.24.4", NULL, GORT_ARCH_AMD64);
+	assert_non_null(g);
+	assert_string_equal(gort_offsets_source(g), "table go1.24");
+	assert_int_equal(gort_offsets(g)->labels_kind, GORT_LABELS_SLICE);
+	assert_int_equal(gort_offsets(g)->go_minor, 24);
+	gort_free(g);
+
+	g = gort_new("go1.23.5", NULL, GORT_ARCH_ARM64);
+	assert_non_null(g);
+	assert_string_equal(gort_offsets_source(g), "table go1.23");
+	assert_int_equal(gort_offsets(g)->labels_kind, GORT_LABELS_MAP);
+	gort_free(g);
+
+	g = gort_new("devel go1.27-abcdef Tue Jan 1 2030", NULL, GORT_ARCH_AMD64);
+	assert_non_null(g);
+	assert_string_equal(gort_offsets_source(g), "table go1.27");
+	gort_free(g);
+	g = gort_new("go1.26rc1 X:boringcrypto", NULL, GORT_ARCH_AMD64);
+	assert_non_null(g);
+	assert_string_equal(gort_offsets_source(g), "table go1.26");
+	gort_free(g);
+
+	/* Unknown without DWARF: ENOTSUP, never a guess. */
+	errno = 0;
+	assert_null(gort_new("go1.99.1", NULL, GORT_ARCH_AMD64));
+	assert_int_equal(errno, ENOTSUP);
+	errno = 0;
+	assert_null(gort_new("go1.18.10", NULL, GORT_ARCH_AMD64));
+	assert_int_equal(errno, ENOTSUP);
+	errno = 0;
+	assert_null(gort_new("go1.2", NULL, GORT_ARCH_AMD64)); /* not 1.20 */
+	assert_int_equal(errno, ENOTSUP);
+	assert_null(gort_new("go1.240", NULL, GORT_ARCH_AMD64));
+	assert_null(gort_new("xgo1.24", NULL, GORT_ARCH_AMD64));
+	assert_null(gort_new("", NULL, GORT_ARCH_AMD64));
+	assert_null(gort_new(NULL, NULL, GORT_ARCH_AMD64));
+	errno = 0;
+	assert_null(gort_new("go1.24.4", NULL, 7));
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(gort_table_offsets("go1.19.8"));
+	assert_null(gort_table_offsets("go1.17"));
+	gort_free(NULL);
+}
+
+/* The table's rows must follow the struct changes the Go sources describe. */
+static void test_table_history(void **state)
+{
+	const struct gort_offsets *o19 = gort_table_offsets("go1.19"), *o21 = gort_table_offsets("go1.21"),
+				  *o23 = gort_table_offsets("go1.23"), *o24 = gort_table_offsets("go1.24"),
+				  *o25 = gort_table_offsets("go1.25"), *o26 = gort_table_offsets("go1.26"),
+				  *o27 = gort_table_offsets("go1.27");
+
+	/* go1.21 runtime2.go: trace fields folded into gTraceState, parentGoid added: -16. */
+	assert_int_equal(o21->g_labels, o19->g_labels - 16);
+	/* go1.23: g.syscallbp added after syscallpc: +8 for everything after offset 128. */
+	assert_int_equal(o23->g_goid, o21->g_goid + 8);
+	assert_int_equal(o23->g_labels, o21->g_labels + 8);
+	/* go1.24 changed labels to a slice, not the structs. */
+	assert_int_equal(o24->g_labels, o23->g_labels);
+	assert_int_equal(o24->labels_kind, GORT_LABELS_SLICE);
+	assert_int_equal(o23->labels_kind, GORT_LABELS_MAP);
+	/* go1.25: gobuf.ret removed (-8 after g.sched and after m.morebuf). */
+	assert_int_equal(o25->g_goid, o24->g_goid - 8);
+	assert_int_equal(o25->m_procid, o24->m_procid - 8);
+	assert_int_equal(o25->m_curg, o24->m_curg - 8);
+	assert_int_equal(o25->g_sched_bp, o24->g_sched_bp - 8);
+	/* go1.26: fields added to g before labels (+8); 1.27 keeps 1.26's layout. */
+	assert_int_equal(o26->g_labels, o25->g_labels + 8);
+	assert_memory_equal(&o26->g_stack_lo, &o27->g_stack_lo,
+			    offsetof(struct gort_offsets, bucket_size) - offsetof(struct gort_offsets, g_stack_lo));
+}
+
+/* ---------------------------------------------------------------- validation */
+
+static void test_user_g(void **state)
+{
+	struct fake *f = fake_new("go1.24.4");
+	struct gort_result r;
+	struct gort_stats st;
+	struct fthread t;
+	struct str kv[] = { S("handler"), S("alpha") };
+
+	make_thread(f, &t, 1234, 77);
+	set_labels(f, t.g, slice_labels(f, kv, 1, false));
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	assert_int_equal(r.goid, 77);
+	assert_int_equal(r.flags, 0);
+	assert_labels(r.labels, "handler=alpha");
+	/* Second time the thread's m is known: a single read of g, plus the label check. */
+	f->reads = 0;
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	assert_int_equal(r.goid, 77);
+	gort_get_stats(f->gr, &st);
+	assert_int_equal(st.fast_path, 1);
+	assert_int_equal(st.via_register, 2);
+	/* A syscall status is flagged; a scan bit is tolerated. */
+	w32(f, t.g + f->o->g_atomicstatus, 3);
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	assert_true(r.flags & GORT_SYSCALL);
+	w32(f, t.g + f->o->g_atomicstatus, 0x1002);
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	assert_int_equal(r.goid, 77);
+	/* Waiting, runnable, dead: no goroutine, never a stale one. */
+	w32(f, t.g + f->o->g_atomicstatus, 4);
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), -ENOENT);
+	assert_int_equal(r.goid, 0);
+	assert_null(r.labels);
+	w32(f, t.g + f->o->g_atomicstatus, 6);
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), -ENOENT);
+	w32(f, t.g + f->o->g_atomicstatus, 2);
+	/* SP outside the goroutine's stack (vDSO, C code): still the goroutine, flagged. */
+	assert_int_equal(rd(f, &t, t.g, t.g0sp, &r), 0);
+	assert_int_equal(r.goid, 77);
+	assert_true(r.flags & GORT_OFF_STACK);
+	fake_free(f);
+}
+
+static void test_procid_mismatch(void **state)
+{
+	struct fake *f = fake_new("go1.24.4");
+	struct gort_result r;
+	struct fthread t;
+
+	make_thread(f, &t, 1234, 77);
+	/* The same g sampled on another thread: its m is not that thread's. */
+	t.tid = 999;
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), -ENOENT);
+	assert_int_equal(r.goid, 0);
+	t.tid = 1234;
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	/* The m now belongs to another thread (a cgo extra m moved on); this thread runs C
+	 * code (SP elsewhere) with the old g still in R14. */
+	w64(f, t.m + f->o->m_procid, 4321);
+	assert_int_equal(rd(f, &t, t.g, t.g0sp + 100000, &r), -ENOENT);
+	assert_int_equal(rd(f, &t, 0, t.sp, &r), -ENOENT);
+	/* A g of another thread in the register: it moved since the sample; never fall
+	 * back to this thread's current goroutine. */
+	{
+		struct fthread u;
+
+		make_thread(f, &u, 5555, 88);
+		w64(f, t.m + f->o->m_procid, 1234);
+		assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+		assert_int_equal(rd(f, &t, u.g, u.sp, &r), -ENOENT);
+		assert_int_equal(rd(f, &t, u.g0, u.g0sp, &r), -ENOENT);
+	}
+	/* A g that claims the m but is not its curg, SP on its own stack (a register older
+	 * than the read: that goroutine ran then). Not the curg's. */
+	w64(f, t.m + f->o->m_procid, 1234);
+	{
+		uint64_t osp, other = make_g(f, t.m, 78, 2, &osp);
+
+		gort_reset(f->gr);
+		assert_int_equal(rd(f, &t, other, osp, &r), -ENOENT);
+		/* With SP on curg's stack the register is what is stale: curg it is. */
+		assert_int_equal(rd(f, &t, other, t.sp, &r), 0);
+		assert_int_equal(r.goid, 77);
+		assert_true(r.flags & GORT_VIA_M);
+	}
+	/* curg whose m is another m. */
+	w64(f, t.g + f->o->g_m, t.m + 8);
+	assert_int_equal(rd(f, &t, t.g0, t.g0sp, &r), -ENOENT);
+	assert_int_equal(r.goid, 0);
+	fake_free(f);
+}
+
+static void test_system_stack(void **state)
+{
+	struct fake *f = fake_new("go1.23.5");
+	struct gort_result r;
+	struct gort_stats st;
+	struct fthread t;
+
+	make_thread(f, &t, 42, 5);
+	assert_int_equal(rd(f, &t, t.g0, t.g0sp, &r), 0);
+	assert_int_equal(r.goid, 5);
+	assert_true(r.flags & GORT_SYSTEM_STACK);
+	assert_false(r.flags & GORT_OFF_STACK);
+	assert_int_equal(rd(f, &t, t.gsignal, t.g0sp, &r), 0);
+	assert_int_equal(r.goid, 5);
+	assert_true(r.flags & GORT_SYSTEM_STACK);
+	/* Known thread: g0 costs one read of m and one of curg. */
+	f->reads = 0;
+	assert_int_equal(rd(f, &t, t.g0, t.g0sp, &r), 0);
+	assert_int_equal(f->reads, 2);
+	/* Scheduler or idle: no curg. */
+	w64(f, t.m + f->o->m_curg, 0);
+	assert_int_equal(rd(f, &t, t.g0, t.g0sp, &r), -ENOENT);
+	assert_true(r.flags & GORT_NO_G);
+	gort_reset(f->gr);
+	assert_int_equal(rd(f, &t, t.g0, t.g0sp, &r), -ENOENT);
+	assert_true(r.flags & GORT_NO_G);
+	/* curg not running (parked, in transition). */
+	w64(f, t.m + f->o->m_curg, t.g);
+	w32(f, t.g + f->o->g_atomicstatus, 4);
+	assert_int_equal(rd(f, &t, t.g0, t.g0sp, &r), -ENOENT);
+	w32(f, t.g + f->o->g_atomicstatus, 2);
+	gort_get_stats(f->gr, &st);
+	assert_true(st.system_stack >= 5);
+	fake_free(f);
+}
+
+static void test_bad_register(void **state)
+{
+	struct fake *f = fake_new("go1.24.4");
+	struct gort_result r;
+	struct gort_stats st;
+	struct fthread t;
+	uint64_t junk;
+
+	make_thread(f, &t, 7, 9);
+	/* Never seen: nothing to fall back on. */
+	assert_int_equal(rd(f, &t, 0, t.sp, &r), -ENOENT);
+	assert_int_equal(rd(f, &t, 0x13, t.sp, &r), -ENOENT);        /* unaligned */
+	assert_int_equal(rd(f, &t, 0x7f0000000000ULL, t.sp, &r), -EFAULT); /* unmapped */
+	assert_int_equal(rd(f, &t, ~0ULL << 3, t.sp, &r), -ENOENT);  /* non-canonical */
+	/* Readable garbage: a "g" whose m pointer is junk, or points at a fake m. */
+	junk = halloc(f, 512);
+	memset(where(f, junk, 512), 0xa5, 512);
+	assert_int_equal(rd(f, &t, junk, t.sp, &r), -ENOENT);
+	w64(f, junk + f->o->g_m, junk);
+	assert_int_equal(rd(f, &t, junk, t.sp, &r), -ENOENT);
+	/* Once the thread's m is known, a bad register falls back to m.curg. */
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	assert_int_equal(rd(f, &t, 0, 0, &r), 0);
+	assert_int_equal(r.goid, 9);
+	assert_true(r.flags & GORT_VIA_M);
+	assert_int_equal(rd(f, &t, junk, t.sp, &r), 0);
+	assert_int_equal(r.goid, 9);
+	assert_true(r.flags & GORT_VIA_M);
+	assert_int_equal(rd(f, &t, 0x7f0000000000ULL, t.sp, &r), 0);
+	assert_int_equal(r.goid, 9);
+	/* Without a usable register, SP decides: on g0's stack (C code of a cgo call) the
+	 * goroutine is curg; elsewhere (another goroutine's stack) there is no answer. */
+	assert_int_equal(rd(f, &t, 0, t.g0sp, &r), 0);
+	assert_int_equal(r.goid, 9);
+	assert_true(r.flags & GORT_SYSTEM_STACK);
+	assert_int_equal(rd(f, &t, 0, junk + 8, &r), -ENOENT);
+	/* ... and never for another thread. */
+	t.tid = 8;
+	assert_int_equal(rd(f, &t, 0, 0, &r), -ENOENT);
+	gort_get_stats(f->gr, &st);
+	assert_int_equal(st.via_m_cache, 4);
+	assert_true(st.faults >= 1);
+	fake_free(f);
+}
+
+static void test_allm(void **state)
+{
+	struct fake *f = fake_new("go1.27.3");
+	struct gort_result r;
+	struct gort_stats st;
+	struct fthread t[3];
+	uint64_t allm = halloc(f, 8);
+	int i;
+
+	for (i = 0; i < 3; i++)
+		make_thread(f, &t[i], 100 + (uint32_t)i, 10 + (uint64_t)i);
+	w64(f, allm, t[2].m);
+	w64(f, t[2].m + f->o->m_alllink, t[1].m);
+	w64(f, t[1].m + f->o->m_alllink, t[0].m);
+	gort_set_runtime_vars(f->gr, allm, 0);
+	/* Threads never seen with a valid g register (cgo, C code): found through allm. */
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(rd(f, &t[i], 0, 0, &r), 0);
+		assert_int_equal(r.goid, 10 + (uint64_t)i);
+		assert_true(r.flags & GORT_VIA_M);
+	}
+	gort_get_stats(f->gr, &st);
+	assert_int_equal(st.allm_walks, 1);
+	assert_int_equal(st.via_allm, 1);
+	assert_int_equal(st.via_m_cache, 2);
+	/* A cycle in the list ends; an unknown thread stays unknown. */
+	gort_reset(f->gr);
+	w64(f, t[0].m + f->o->m_alllink, t[2].m);
+	t[0].tid = 555;
+	assert_int_equal(rd(f, &t[0], 0, 0, &r), -ENOENT);
+	fake_free(f);
+}
+
+/* ---------------------------------------------------------------- labels: slices */
+
+static void test_slice_labels(void **state)
+{
+	struct fake *f = fake_new("go1.26.10");
+	struct gort_result r;
+	struct fthread t;
+	/* Unsorted on purpose (the runtime sorts; garbage may not be): gort sorts by key. */
+	struct str kv[] = { S("tenant"), S("acme"), S("handler"), S("alpha"), S(""), S("empty-key"),
+			    S("empty-value"), S("") };
+
+	make_thread(f, &t, 1, 2);
+	set_labels(f, t.g, slice_labels(f, kv, 4, false));
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	assert_labels(r.labels, "=empty-key,empty-value=,handler=alpha,tenant=acme");
+	assert_int_equal(r.labels->truncated, 0);
+	/* Empty list: no labels, not an error. */
+	set_labels(f, t.g, slice_labels(f, NULL, 0, false));
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	assert_null(r.labels);
+	assert_int_equal(r.flags & (GORT_LABELS_BAD | GORT_LABELS_DROPPED), 0);
+	fake_free(f);
+}
+
+static void test_raw_bytes_and_truncation(void **state)
+{
+	struct fake *f = fake_new("go1.24.4");
+	struct gort_result r;
+	struct fthread t;
+	char longv[1000], longk[300];
+	struct str kv[2 * 70];
+	char names[70][16], vals[70][16];
+	int i;
+
+	make_thread(f, &t, 1, 2);
+	memset(longv, 'v', sizeof(longv));
+	memset(longk, 'k', sizeof(longk));
+	kv[0] = S("esc\x1b[31m");
+	kv[1] = S("nul\0byte\xff\xfe");
+	kv[2] = (struct str){ longk, sizeof(longk) };
+	kv[3] = S("x");
+	kv[4] = S("long");
+	kv[5] = (struct str){ longv, sizeof(longv) };
+	set_labels(f, t.g, slice_labels(f, kv, 3, false));
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	assert_non_null(r.labels);
+	assert_int_equal(r.labels->n, 3);
+	assert_int_equal(r.labels->truncated, GORT_TRUNC_STRING);
+	/* Raw bytes kept with their lengths, NUL included. */
+	assert_int_equal(r.labels->pairs[0].klen, 8);
+	assert_memory_equal(r.labels->pairs[0].key, "esc\x1b[31m", 8);
+	assert_int_equal(r.labels->pairs[0].vlen, 10);
+	assert_memory_equal(r.labels->pairs[0].value, "nul\0byte\xff\xfe", 10);
+	/* Cut at GORT_MAX_STRLEN with the mark appended. */
+	assert_int_equal(r.labels->pairs[1].klen, GORT_MAX_STRLEN + strlen(GORT_TRUNC_MARK));
+	assert_memory_equal(r.labels->pairs[1].key + GORT_MAX_STRLEN, GORT_TRUNC_MARK,
+			    strlen(GORT_TRUNC_MARK));
+	assert_string_equal(r.labels->pairs[2].key, "long");
+	assert_int_equal(r.labels->pairs[2].vlen, GORT_MAX_STRLEN + strlen(GORT_TRUNC_MARK));
+
+	/* 70 labels (sorted, as Labels and mergeLabelSets keep them): the first 64 stay. */
+	for (i = 0; i < 70; i++) {
+		snprintf(names[i], sizeof(names[i]), "k%02d", i);
+		snprintf(vals[i], sizeof(vals[i]), "v%d", i);
+		kv[2 * i] = (struct str){ names[i], strlen(names[i]) };
+		kv[2 * i + 1] = (struct str){ vals[i], strlen(vals[i]) };
+	}
+	set_labels(f, t.g, slice_labels(f, kv, 70, true));
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	assert_int_equal(r.labels->n, GORT_MAX_LABELS);
+	assert_int_equal(r.labels->truncated, GORT_TRUNC_PAIRS);
+	assert_string_equal(r.labels->pairs[0].key, "k00");
+	assert_string_equal(r.labels->pairs[63].key, "k63");
+	assert_string_equal(r.labels->pairs[63].value, "v63");
+	fake_free(f);
+}
+
+static void test_slice_garbage(void **state)
+{
+	struct fake *f = fake_new("go1.24.4");
+	struct gort_result r;
+	struct fthread t;
+	struct str kv[] = { S("a"), S("b"), S("c"), S("d") };
+	uint64_t l;
+
+	make_thread(f, &t, 1, 2);
+	l = slice_labels(f, kv, 2, false);
+	set_labels(f, t.g, l);
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	assert_labels(r.labels, "a=b,c=d");
+#define BAD()                                                            \
+	do {                                                             \
+		gort_reset(f->gr);                                       \
+		assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);           \
+		assert_int_equal(r.goid, 2);                             \
+		assert_null(r.labels);                                   \
+		assert_true(r.flags & GORT_LABELS_BAD);                  \
+	} while (0)
+	w64(f, l + 8, 3); /* len > cap */
+	BAD();
+	w64(f, l + 8, 1ULL << 40);
+	w64(f, l + 16, 1ULL << 40);
+	BAD();
+	w64(f, l + 8, 2);
+	w64(f, l + 16, 2);
+	w64(f, l, 0x7f0000000000ULL); /* array unmapped */
+	BAD();
+	w64(f, l, 0);
+	BAD();
+	w64(f, l, 3); /* unaligned */
+	BAD();
+	/* Strings: huge length, unmapped pointer. */
+	l = slice_labels(f, kv, 2, false);
+	set_labels(f, t.g, l);
+	w64(f, r64(f, l) + 8, 1ULL << 40);
+	BAD();
+	w64(f, r64(f, l) + 8, 1);
+	w64(f, r64(f, l) + 16, 0x7f0000000000ULL);
+	BAD();
+	/* The labels pointer itself. */
+	set_labels(f, t.g, 0x7f0000000000ULL);
+	BAD();
+	set_labels(f, t.g, l + 4);
+	BAD();
+	set_labels(f, t.g, 0);
+	gort_reset(f->gr);
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	assert_null(r.labels);
+	assert_int_equal(r.flags, 0);
+	fake_free(f);
+}
+
+/* ---------------------------------------------------------------- labels: maps */
+
+static void test_map_buckets_overflow(void **state)
+{
+	struct fake *f = fake_new("go1.23.5");
+	struct gort_result r;
+	struct fthread t;
+	uint64_t b = bucket_new(f, 4), ovf = bucket_new(f, 1), ovf2 = bucket_new(f, 1);
+	char k[16][16], v[16][16];
+	int i;
+
+	make_thread(f, &t, 1, 2);
+	for (i = 0; i < 16; i++) {
+		snprintf(k[i], sizeof(k[i]), "k%02d", i);
+		snprintf(v[i], sizeof(v[i]), "v%d", i);
+	}
+	/* 4 buckets (B=2) with holes (tophash 0 and 1), two chained overflow buckets. */
+	bucket_put(f, b, 0, 200, (struct str){ k[0], 3 }, (struct str){ v[0], 2 });
+	bucket_put(f, b, 3, 5, (struct str){ k[1], 3 }, (struct str){ v[1], 2 });
+	w8(f, b + 1, 1);
+	bucket_put(f, b + f->o->bucket_size, 7, 99, (struct str){ k[2], 3 }, (struct str){ v[2], 2 });
+	for (i = 0; i < 8; i++)
+		bucket_put(f, b + 3 * f->o->bucket_size, i, (uint8_t)(10 + i), (struct str){ k[3 + i], 3 },
+			   (struct str){ v[3 + i], strlen(v[3 + i]) });
+	bucket_link(f, b + 3 * f->o->bucket_size, ovf);
+	bucket_put(f, ovf, 2, 255, (struct str){ k[11], 3 }, (struct str){ v[11], 3 });
+	bucket_link(f, ovf, ovf2);
+	bucket_put(f, ovf2, 0, 77, (struct str){ k[12], 3 }, (struct str){ v[12], 3 });
+	set_labels(f, t.g, map_cell(f, hmap_at(f, halloc(f, 48), 13, 2, 0, 0x1234, b, 0)));
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	assert_labels(r.labels, "k00=v0,k01=v1,k02=v2,k03=v3,k04=v4,k05=v5,k06=v6,k07=v7,k08=v8,"
+				"k09=v9,k10=v10,k11=v11,k12=v12");
+	/* A nil map and an empty one: no labels. */
+	set_labels(f, t.g, map_cell(f, 0));
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	assert_null(r.labels);
+	assert_int_equal(r.flags, 0);
+	set_labels(f, t.g, map_cell(f, hmap_at(f, halloc(f, 48), 0, 0, 0, 1, 0, 0)));
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	assert_null(r.labels);
+	assert_int_equal(r.flags, 0);
+	fake_free(f);
+}
+
+/* A map caught growing (WithLabels inserts into a map made with the parent's size): the
+ * old array holds the cells not yet evacuated; evacuated cells (tophash 2, 3, 4) still
+ * hold their keys and must not be counted twice. */
+static void test_map_growth(void **state)
+{
+	struct fake *f = fake_new("go1.21.13");
+	struct gort_result r;
+	struct fthread t;
+	uint64_t nb = bucket_new(f, 4), ob = bucket_new(f, 2), h;
+
+	make_thread(f, &t, 1, 2);
+	/* old bucket 0: evacuated (its cells live on in the new array). */
+	bucket_put(f, ob, 0, 2, S("a"), S("1"));
+	bucket_put(f, ob, 1, 3, S("b"), S("2"));
+	w8(f, ob + 2, 4);
+	bucket_put(f, nb, 0, 50, S("a"), S("1"));
+	bucket_put(f, nb + 2 * f->o->bucket_size, 4, 60, S("b"), S("2"));
+	/* old bucket 1: not evacuated yet. */
+	bucket_put(f, ob + f->o->bucket_size, 0, 70, S("c"), S("3"));
+	bucket_put(f, ob + f->o->bucket_size, 5, 80, S("d"), S("4"));
+	/* inserted after the growth started */
+	bucket_put(f, nb + 3 * f->o->bucket_size, 1, 90, S("e"), S("5"));
+	h = hmap_at(f, halloc(f, 48), 5, 2, 0, 7, nb, ob);
+	set_labels(f, t.g, map_cell(f, h));
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	assert_labels(r.labels, "a=1,b=2,c=3,d=4,e=5");
+	/* Same-size growth: the old array has 2^B buckets too. */
+	{
+		uint64_t nb2 = bucket_new(f, 2), ob2 = bucket_new(f, 2);
+
+		bucket_put(f, ob2 + f->o->bucket_size, 3, 9, S("x"), S("old"));
+		bucket_put(f, nb2, 1, 9, S("y"), S("new"));
+		h = hmap_at(f, halloc(f, 48), 2, 1, 8, 8, nb2, ob2);
+		set_labels(f, t.g, map_cell(f, h));
+		assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+		assert_labels(r.labels, "x=old,y=new");
+	}
+	fake_free(f);
+}
+
+static void test_map_garbage(void **state)
+{
+	struct fake *f = fake_new("go1.19.8");
+	struct gort_result r;
+	struct fthread t;
+	uint64_t b = bucket_new(f, 2), h = halloc(f, 48), c;
+
+	make_thread(f, &t, 1, 2);
+	bucket_put(f, b, 0, 9, S("a"), S("1"));
+	bucket_put(f, b + f->o->bucket_size, 0, 9, S("b"), S("2"));
+	hmap_at(f, h, 2, 1, 0, 5, b, 0);
+	c = map_cell(f, h);
+	set_labels(f, t.g, c);
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	assert_labels(r.labels, "a=1,b=2");
+	/* count disagreeing with the cells (torn or garbage) */
+	w64(f, h + f->o->hmap_count, 3);
+	BAD();
+	w64(f, h + f->o->hmap_count, 2);
+	/* huge B */
+	w8(f, h + f->o->hmap_b, 40);
+	BAD();
+	w8(f, h + f->o->hmap_b, 1);
+	/* a cycle in an overflow chain */
+	bucket_link(f, b, b);
+	BAD();
+	bucket_link(f, b, 0x7f0000000000ULL); /* unmapped overflow */
+	BAD();
+	bucket_link(f, b, 0);
+	/* B = 0 with old buckets but no same-size flag: nonsense */
+	w8(f, h + f->o->hmap_b, 0);
+	w64(f, h + f->o->hmap_oldbuckets, b);
+	BAD();
+	w8(f, h + f->o->hmap_b, 1);
+	w64(f, h + f->o->hmap_oldbuckets, 0);
+	/* buckets unmapped; hmap unmapped */
+	w64(f, h + f->o->hmap_buckets, 0x7f0000000000ULL);
+	BAD();
+	w64(f, h + f->o->hmap_buckets, b);
+	w64(f, c, 0x7f0000000000ULL);
+	BAD();
+	w64(f, c, h);
+	/* huge string in a cell */
+	w64(f, b + f->o->bucket_values + 8, 1ULL << 50);
+	BAD();
+	fake_free(f);
+}
+
+/* ---------------------------------------------------------------- cache */
+
+static void test_cache_and_interning(void **state)
+{
+	struct fake *f = fake_new("go1.24.4");
+	struct gort_result r, r2;
+	struct gort_stats st;
+	struct fthread t, u;
+	struct str kv[] = { S("handler"), S("alpha") };
+	uint64_t l1, l2;
+
+	make_thread(f, &t, 1, 2);
+	make_thread(f, &u, 3, 4);
+	l1 = slice_labels(f, kv, 1, false);
+	l2 = slice_labels(f, kv, 1, true);
+	set_labels(f, t.g, l1);
+	set_labels(f, u.g, l2);
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	assert_int_equal(rd(f, &u, u.g, u.sp, &r2), 0);
+	/* Two label objects, equal content: one interned set, comparable by pointer. */
+	assert_ptr_equal(r.labels, r2.labels);
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r2), 0);
+	assert_ptr_equal(r.labels, r2.labels);
+	gort_get_stats(f->gr, &st);
+	assert_int_equal(st.label_decodes, 2);
+	assert_int_equal(st.label_hits_checked, 1);
+	assert_int_equal(st.interned_sets, 1);
+	/* More label objects than cache entries: evicted ones are decoded again, correctly. */
+	{
+		int i;
+		char v[16];
+
+		for (i = 0; i < 6000; i++) {
+			struct str p[2] = { S("i"), { v, 0 } };
+
+			p[1].n = (size_t)snprintf(v, sizeof(v), "%d", i % 50);
+			set_labels(f, t.g, slice_labels(f, p, 1, false));
+			assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+			assert_int_equal(r.labels->pairs[0].vlen, strlen(v));
+			assert_memory_equal(r.labels->pairs[0].value, v, strlen(v));
+			if (f->top > HEAP_SIZE - (64u << 10))
+				f->top = 1u << 20; /* reuse memory: stale entries everywhere */
+		}
+		gort_get_stats(f->gr, &st);
+		assert_int_equal(st.interned_sets, 51);
+	}
+	fake_free(f);
+}
+
+/* The same labels pointer, new contents (the GC freed the object and reused it). */
+static void test_cache_invalidation_slice(void **state)
+{
+	struct fake *f = fake_new("go1.24.4");
+	struct gort_result r;
+	struct gort_stats st;
+	struct fthread t;
+	struct str kv[] = { S("req"), S("1001"), S("route"), S("/a") };
+	struct str kv2[] = { S("req"), S("1002"), S("route"), S("/b") };
+	uint64_t l, val;
+
+	make_thread(f, &t, 1, 2);
+	l = slice_labels(f, kv, 2, false);
+	set_labels(f, t.g, l);
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	assert_labels(r.labels, "req=1001,route=/a");
+	/* 1. A heap string rewritten in place: same pointers, same lengths. */
+	val = r64(f, r64(f, l) + 16);
+	memcpy(where(f, val, 4), "1009", 4);
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	assert_labels(r.labels, "req=1009,route=/a");
+	/* 2. A new array behind the same header address. */
+	slice_labels_at(f, l, kv2, 2, false);
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	assert_labels(r.labels, "req=1002,route=/b");
+	/* 3. Fewer labels. */
+	w64(f, l + 8, 1);
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	assert_labels(r.labels, "req=1002");
+	gort_get_stats(f->gr, &st);
+	assert_int_equal(st.label_stale, 3);
+	assert_int_equal(st.label_decodes, 4);
+	fake_free(f);
+}
+
+static void test_cache_invalidation_map(void **state)
+{
+	struct fake *f = fake_new("go1.22.12");
+	struct gort_result r;
+	struct gort_stats st;
+	struct fthread t;
+	uint64_t b = bucket_new(f, 1), h = halloc(f, 48), c;
+
+	make_thread(f, &t, 1, 2);
+	bucket_put(f, b, 0, 9, S("a"), S("1"));
+	c = map_cell(f, hmap_at(f, h, 1, 0, 0, 111, b, 0));
+	set_labels(f, t.g, c);
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	assert_labels(r.labels, "a=1");
+	/* Iterating the map (WithLabels copies the parent) sets flag bits: still a hit. */
+	w8(f, h + f->o->hmap_flags, 3);
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	gort_get_stats(f->gr, &st);
+	assert_int_equal(st.label_hits_checked, 1);
+	/* A new map at the same address: a new hash0 (makemap: fastrand). */
+	bucket_put(f, b, 0, 9, S("a"), S("2"));
+	hmap_at(f, h, 1, 0, 0, 222, b, 0);
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	assert_labels(r.labels, "a=2");
+	/* A new map elsewhere behind the same cell. */
+	{
+		uint64_t b2 = bucket_new(f, 1);
+
+		bucket_put(f, b2, 4, 9, S("z"), S("26"));
+		w64(f, c, hmap_at(f, halloc(f, 48), 1, 0, 0, 222, b2, 0));
+	}
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	assert_labels(r.labels, "z=26");
+	gort_get_stats(f->gr, &st);
+	assert_int_equal(st.label_stale, 2);
+	fake_free(f);
+}
+
+/* With runtime.mheap_ known: an unchanged sweep generation proves the object unchanged
+ * (nothing is freed before the next GC cycle ends), a new one forces the fingerprint. */
+static void test_cache_epoch(void **state)
+{
+	struct fake *f = fake_new("go1.24.4");
+	struct gort_result r;
+	struct gort_stats st;
+	struct fthread t;
+	struct str kv[] = { S("req"), S("1001") };
+	uint64_t l, sg = MHEAP_BASE + f->o->mheap_sweepgen;
+
+	assert_true(f->o->mheap_sweepgen > 0);
+	gort_set_runtime_vars(f->gr, 0, MHEAP_BASE);
+	make_thread(f, &t, 1, 2);
+	w32(f, sg, 10);
+	l = slice_labels(f, kv, 1, false);
+	set_labels(f, t.g, l);
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	assert_labels(r.labels, "req=1001");
+	/* Warm: the read of g and one of sweepgen, nothing else. */
+	f->reads = 0;
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	assert_int_equal(f->reads, 2);
+	gort_get_stats(f->gr, &st);
+	assert_int_equal(st.label_hits_epoch, 1);
+	/* A GC cycle ends and the object is reused with other contents. */
+	w32(f, sg, 12);
+	slice_labels_at(f, l, (struct str[]){ S("req"), S("1002") }, 1, false);
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	assert_labels(r.labels, "req=1002");
+	/* Another cycle, nothing changed: the fingerprint re-arms the entry. */
+	w32(f, sg, 14);
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	assert_labels(r.labels, "req=1002");
+	gort_get_stats(f->gr, &st);
+	assert_int_equal(st.label_stale, 1);
+	assert_int_equal(st.label_hits_checked, 1);
+	assert_int_equal(st.label_hits_epoch, 2);
+	/* sweepgen unreadable: falls back to fingerprints. */
+	gort_set_runtime_vars(f->gr, 0, 0x7f0000000000ULL);
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	assert_labels(r.labels, "req=1002");
+	fake_free(f);
+}
+
+/* Static strings (the binary's read-only image) are not re-read on validation. */
+static void test_static_strings(void **state)
+{
+	struct fake *f = fake_new("go1.24.4");
+	struct gort_result r;
+	struct fthread t;
+	struct str kv[] = { S("handler"), S("alpha"), S("tenant"), S("acme") };
+	uint64_t reads_heap, reads_ro;
+
+	make_thread(f, &t, 1, 2);
+	set_labels(f, t.g, slice_labels(f, kv, 2, false));
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	f->reads = 0;
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	reads_heap = f->reads;
+	gort_add_static_range(f->gr, RO_BASE, RO_BASE + RO_SIZE);
+	set_labels(f, t.g, slice_labels(f, kv, 2, true));
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	f->reads = 0;
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	reads_ro = f->reads;
+	assert_labels(r.labels, "handler=alpha,tenant=acme");
+	/* g, header, array; plus one chunk for the four neighbouring heap strings. */
+	assert_int_equal(reads_ro, 3);
+	assert_int_equal(reads_heap, 4);
+	fake_free(f);
+}
+
+/* ---------------------------------------------------------------- garbage everywhere */
+
+static uint64_t xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void test_random_memory(void **state)
+{
+	const char *versions[] = { "go1.19.8", "go1.24.4" };
+	uint64_t seed = 0x9e3779b97f4a7c15ULL;
+	size_t vi;
+
+	for (vi = 0; vi < 2; vi++) {
+		struct fake *f = fake_new(versions[vi]);
+		struct fthread t;
+		struct gort_result r;
+		size_t i;
+		int n;
+
+		make_thread(f, &t, 1, 2);
+		/* Random bytes with many plausible pointers into the heap. */
+		for (i = 1u << 20; i + 8 <= HEAP_SIZE; i += 8) {
+			uint64_t v = xorshift(&seed);
+
+			if (v & 1)
+				v = HEAP_BASE + (v >> 8) % HEAP_SIZE;
+			if ((v & 6) == 2)
+				v = (v >> 40) & 0xff;
+			memcpy(f->heap + i, &v, 8);
+		}
+		gort_set_runtime_vars(f->gr, HEAP_BASE + (1u << 20), MHEAP_BASE);
+		for (n = 0; n < 20000; n++) {
+			uint64_t g = HEAP_BASE + (1u << 20) + (xorshift(&seed) % (HEAP_SIZE - (1u << 20)));
+			int rc;
+
+			rc = gort_read(f->gr, f->mem, 1 + (uint32_t)(xorshift(&seed) % 3), g & ~7ULL,
+				       g, &r);
+			assert_true(rc == 0 || rc == -ENOENT || rc == -EFAULT);
+			if (rc == 0)
+				assert_true(r.goid == 2); /* only the real thread 1 can be found */
+		}
+		/* The real goroutine with garbage labels. */
+		for (n = 0; n < 2000; n++) {
+			uint64_t l = HEAP_BASE + (1u << 20) + (xorshift(&seed) % (HEAP_SIZE - (1u << 20)));
+
+			set_labels(f, t.g, l & ~7ULL);
+			assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+			assert_int_equal(r.goid, 2);
+		}
+		fake_free(f);
+	}
+}
+
+/* ---------------------------------------------------------------- cost */
+
+static double bench(struct fake *f, const struct fthread *t, uint64_t greg, uint64_t sp, int n)
+{
+	struct timespec a, b;
+	struct gort_result r;
+	int i;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+	for (i = 0; i < n; i++)
+		if (gort_read(f->gr, f->mem, t->tid, greg, sp, &r) != 0)
+			fail();
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+	return ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / n;
+}
+
+/* Prints the CPU cost of a warm gort_read in fake memory (no system calls): the
+ * decoding and cache work only. No assertion on time. */
+static void test_cost(void **state)
+{
+	struct str kv[] = { S("handler"), S("alpha"), S("tenant"), S("acme"), S("route"), S("/api/v1/users") };
+	const int n = 200000;
+	struct fake *f;
+	struct fthread t;
+	uint64_t b, h;
+	double epoch, checked, ro, map, g0;
+
+	f = fake_new("go1.24.4");
+	make_thread(f, &t, 1, 2);
+	set_labels(f, t.g, slice_labels(f, kv, 3, false));
+	checked = bench(f, &t, t.g, t.sp, n);
+	gort_set_runtime_vars(f->gr, 0, MHEAP_BASE);
+	epoch = bench(f, &t, t.g, t.sp, n);
+	g0 = bench(f, &t, t.g0, t.g0sp, n);
+	gort_set_runtime_vars(f->gr, 0, 0);
+	gort_add_static_range(f->gr, RO_BASE, RO_BASE + RO_SIZE);
+	set_labels(f, t.g, slice_labels(f, kv, 3, true));
+	ro = bench(f, &t, t.g, t.sp, n);
+	fake_free(f);
+
+	f = fake_new("go1.23.5");
+	make_thread(f, &t, 1, 2);
+	b = bucket_new(f, 1);
+	bucket_put(f, b, 0, 9, kv[0], kv[1]);
+	bucket_put(f, b, 1, 9, kv[2], kv[3]);
+	bucket_put(f, b, 2, 9, kv[4], kv[5]);
+	h = hmap_at(f, halloc(f, 48), 3, 0, 0, 5, b, 0);
+	set_labels(f, t.g, map_cell(f, h));
+	map = bench(f, &t, t.g, t.sp, n);
+	fake_free(f);
+	printf("# warm gort_read in fake memory, ns: slice+GC epoch %.0f, slice+fingerprint "
+	       "(heap strings) %.0f, slice+fingerprint (static strings) %.0f, map+fingerprint %.0f, "
+	       "g0->curg+epoch %.0f\n", epoch, checked, ro, map, g0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_versions),
+		cmocka_unit_test(test_table_history),
+		cmocka_unit_test(test_user_g),
+		cmocka_unit_test(test_procid_mismatch),
+		cmocka_unit_test(test_system_stack),
+		cmocka_unit_test(test_bad_register),
+		cmocka_unit_test(test_allm),
+		cmocka_unit_test(test_slice_labels),
+		cmocka_unit_test(test_raw_bytes_and_truncation),
+		cmocka_unit_test(test_slice_garbage),
+		cmocka_unit_test(test_map_buckets_overflow),
+		cmocka_unit_test(test_map_growth),
+		cmocka_unit_test(test_map_garbage),
+		cmocka_unit_test(test_cache_and_interning),
+		cmocka_unit_test(test_cache_invalidation_slice),
+		cmocka_unit_test(test_cache_invalidation_map),
+		cmocka_unit_test(test_cache_epoch),
+		cmocka_unit_test(test_static_strings),
+		cmocka_unit_test(test_random_memory),
+		cmocka_unit_test(test_cost),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
