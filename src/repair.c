@@ -1,0 +1,312 @@
+/* repair.c: frame-pointer callchain repair. An exact unwind of the first frames (Go's pcsp
+ * table or the CFI, read against the sample's stack copy) is spliced into the kernel's
+ * FP chain where both name the same return-address slot. */
+#include "config.h"
+#include "gotop/repair.h"
+#include "gotop/gopclntab.h"
+#include "gotop/sampler.h"
+#include "gotop/symbolizer.h"
+#include "gotop/symtab.h"
+#include "gotop/util.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* How many frames the exact unwind follows before it must have met the kernel chain. */
+#define UNWIND_MAX 8
+/* A frame pointer this far from SP is not a frame of this stack (garbage from asm). */
+#define FP_RANGE (64ULL << 20)
+
+static int stack_word(const struct repair_input *in, uint64_t addr, uint64_t *v)
+{
+	if (addr < in->sp || addr - in->sp > in->stack_len || in->stack_len - (addr - in->sp) < 8)
+		return -1;
+	memcpy(v, in->stack + (addr - in->sp), 8);
+	return 0;
+}
+
+static size_t emit(uint64_t *out, size_t n, size_t max, uint64_t v)
+{
+	if (n < max)
+		out[n++] = v;
+	return n;
+}
+
+int repair_core(const struct repair_input *in, uint64_t *out, size_t *nout, size_t max)
+{
+	/* The exact unwind: t_slot[j] is where frame j's return address lives (0: in
+	 * the link register), t_ra[j] its value when the stack copy holds it. */
+	uint64_t t_slot[UNWIND_MAX], t_ra[UNWIND_MAX], k_slot[UNWIND_MAX + 2];
+	int t_have[UNWIND_MAX];
+	size_t nt = 0, nk = 0, i, j, n = 0;
+	struct repair_frame f;
+	uint64_t pc = in->pc, sp = in->sp, fpv;
+	int garbage_fp;
+
+	*nout = 0;
+	if (in->n == 0 || max == 0)
+		return REPAIR_UNCHANGED;
+	in->frame(in->ctx, in->pc, 1, &f);
+	if (!f.known || f.fp_based || f.top) {
+		for (i = 0; i < in->n && i < max; i++)
+			out[i] = in->chain[i];
+		*nout = i;
+		return f.known ? REPAIR_UNCHANGED : REPAIR_UNKNOWN;
+	}
+
+	for (j = 0; j < UNWIND_MAX; j++) {
+		uint64_t slot, ra = 0, next_sp;
+		int have;
+
+		if (j > 0) {
+			in->frame(in->ctx, pc, 0, &f);
+			if (!f.known || f.fp_based || f.top)
+				break;
+		}
+		if (f.sp_delta < 0)
+			break;
+		if (in->arch == REPAIR_AMD64) {
+			/* RA at SP+pcsp; the caller's SP is just above it (go1.24
+			 * runtime/traceback.go: fp = sp + spdelta + 8 on x86). */
+			slot = sp + (uint64_t)f.sp_delta;
+			have = stack_word(in, slot, &ra) == 0;
+			next_sp = slot + 8;
+		} else if (f.sp_delta == 0) {
+			/* arm64 frameless (or before the prologue's store): the return
+			 * address is still in LR; valid for the innermost frame only. */
+			if (j > 0)
+				break;
+			slot = 0;
+			ra = in->lr;
+			have = 1;
+			next_sp = sp;
+		} else {
+			/* arm64: LR saved at [SP] by MOVD.W R30,-F(RSP). */
+			slot = sp;
+			have = stack_word(in, slot, &ra) == 0;
+			next_sp = sp + (uint64_t)f.sp_delta;
+		}
+		t_slot[nt] = slot;
+		t_ra[nt] = ra;
+		t_have[nt] = have;
+		nt++;
+		if (!have || ra == 0)
+			break;
+		pc = ra;
+		sp = next_sp;
+	}
+
+	/* The kernel's chain: chain[i] (i >= 1) was read from k_slot[i-1] = fp_i + 8
+	 * (amd64 frame: saved BP at fp, RA at fp+8; arm64 frame record {x29, x30}). */
+	fpv = in->fp;
+	garbage_fp = fpv == 0 || (fpv & 7) || fpv + FP_RANGE < in->sp || fpv > in->sp + FP_RANGE;
+	if (!garbage_fp) {
+		for (i = 1; i < in->n && nk < UNWIND_MAX + 2; i++) {
+			k_slot[nk++] = fpv + 8;
+			if (stack_word(in, fpv, &fpv))
+				break;
+		}
+	}
+
+	/* Splice at the first true frame whose slot the kernel also read. */
+	for (j = 0; j < nt; j++) {
+		if (!t_slot[j])
+			continue;
+		for (i = 0; i < nk; i++) {
+			if (k_slot[i] != t_slot[j] || (t_have[j] && in->chain[i + 1] != t_ra[j]))
+				continue;
+			n = emit(out, 0, max, in->pc);
+			for (size_t k = 0; k < j; k++)
+				n = emit(out, n, max, t_ra[k]);
+			for (size_t k = i + 1; k < in->n; k++)
+				n = emit(out, n, max, in->chain[k]);
+			*nout = n;
+			if (i == j)
+				return i == 0 || !memcmp(t_ra, in->chain + 1, j * 8) ? REPAIR_UNCHANGED
+										    : REPAIR_INSERTED | REPAIR_DROPPED;
+			return i < j ? REPAIR_INSERTED : REPAIR_DROPPED;
+		}
+	}
+
+	/* amd64 duffzero/duffcopy: the caller set BP to a fake frame below SP
+	 * (cmd/compile amd64 ssa.go, "dummy frame pointer" before DUFFCOPY); the
+	 * kernel read one stale slot from it, then continued with the real frame. */
+	if (in->arch == REPAIR_AMD64 && !garbage_fp && in->fp < in->sp && nt > 0 && t_have[0]) {
+		for (i = 2; i < in->n && i < 4; i++) {
+			if (in->chain[i] != t_ra[0])
+				continue;
+			n = emit(out, 0, max, in->pc);
+			for (size_t k = i; k < in->n; k++)
+				n = emit(out, n, max, in->chain[k]);
+			*nout = n;
+			return REPAIR_DROPPED;
+		}
+	}
+
+	/* BP clobbered (assembly using it as a scratch register): the kernel chain is
+	 * nonsense; keep what the exact unwind proved, truncated there. */
+	if (garbage_fp && nt > 0 && t_have[0]) {
+		n = emit(out, 0, max, in->pc);
+		for (j = 0; j < nt && t_have[j] && t_ra[j]; j++)
+			n = emit(out, n, max, t_ra[j]);
+		*nout = n;
+		return REPAIR_DROPPED | REPAIR_INSERTED | REPAIR_NOMATCH;
+	}
+
+	for (i = 0; i < in->n && i < max; i++)
+		out[i] = in->chain[i];
+	*nout = i;
+	return REPAIR_NOMATCH;
+}
+
+/* --- live targets: frame layouts from the symbolizer's files --- */
+
+#define FCACHE 4096
+
+struct fcache_ent {
+	uint64_t key; /* pc << 1 | innermost (pc and pc|1 are different pcs) */
+	struct repair_frame f;
+};
+
+struct repair {
+	struct symbolizer *sym;
+	struct fcache_ent cache[FCACHE];
+	struct repair_stats st;
+	int arch_ok;
+};
+
+struct repair *repair_new(struct symbolizer *sym)
+{
+	struct repair *r = xcalloc(1, sizeof(*r));
+
+	r->sym = sym;
+	return r;
+}
+
+void repair_free(struct repair *r)
+{
+	free(r);
+}
+
+void repair_get_stats(const struct repair *r, struct repair_stats *st)
+{
+	*st = r->st;
+}
+
+/* CFI (C and C++ code, .eh_frame/.debug_frame through libdw): where is the CFA? */
+static void cfi_frame(Dwarf_CFI *cfi, uint64_t vaddr, struct repair_frame *out)
+{
+	Dwarf_Frame *frame = NULL;
+	Dwarf_Op *ops;
+	size_t nops;
+
+	if (dwarf_cfi_addrframe(cfi, vaddr, &frame) != 0)
+		return;
+	if (dwarf_frame_cfa(frame, &ops, &nops) == 0 && nops == 1) {
+		/* x86-64 DWARF registers: 6 rbp, 7 rsp (System V psABI, table 3.36). */
+		if (ops[0].atom == DW_OP_breg7 || (ops[0].atom == DW_OP_bregx && ops[0].number == 7)) {
+			int64_t off = ops[0].atom == DW_OP_bregx ? (int64_t)ops[0].number2
+								 : (int64_t)ops[0].number;
+
+			out->known = 1;
+			out->sp_delta = (int32_t)(off - 8); /* RA at CFA-8 */
+		} else if (ops[0].atom == DW_OP_breg6 ||
+			   (ops[0].atom == DW_OP_bregx && ops[0].number == 6)) {
+			out->known = 1;
+			out->fp_based = 1;
+		}
+	}
+	free(frame);
+}
+
+static void live_frame(void *ctx, uint64_t pc, int innermost, struct repair_frame *out)
+{
+	struct repair *r = ctx;
+	uint64_t key = (pc << 1) | (innermost ? 1 : 0), look = innermost ? pc : pc - 1, vaddr;
+	struct fcache_ent *e = &r->cache[util_mix64(key) & (FCACHE - 1)];
+	const struct sym_module *mod = NULL;
+	struct gopcln *g;
+
+	if (e->key == key && key) {
+		*out = e->f;
+		return;
+	}
+	memset(out, 0, sizeof(*out));
+	symbolizer_lookup(r->sym, look, 0, &mod, NULL, 0);
+	if (mod && mod->sf && symfile_file_vaddr(mod->sf, mod->start, mod->pgoff, look, &vaddr) == 0) {
+		g = symfile_gopcln(mod->sf);
+		if (g) {
+			struct gopcln_func fn;
+			int32_t d;
+
+			if (gopcln_find_func(g, vaddr, &fn) == 0 && gopcln_pcsp(g, vaddr, &d) == 0) {
+				out->known = 1;
+				out->sp_delta = d;
+				out->top = (fn.flag & GOPCLN_FLAG_TOPFRAME) != 0;
+				/* SP-writing functions (morestack, systemstack, gogo) switch
+				 * stacks: their callers' frames are elsewhere. */
+				if (!innermost && (fn.flag & GOPCLN_FLAG_SPWRITE))
+					out->known = 0;
+			}
+		}
+		if (!out->known) {
+			Dwarf_CFI *cfi = symfile_cfi(mod->sf);
+
+			if (cfi)
+				cfi_frame(cfi, vaddr, out);
+		}
+	}
+	e->key = key;
+	e->f = *out;
+}
+
+int repair_chain(struct repair *r, const struct perf_sample *s, uint64_t *chain, size_t *n,
+		 size_t max)
+{
+	struct repair_input in;
+	uint64_t out[256];
+	size_t nout = 0;
+	int ip = sampler_reg(SREG_IP), sp = sampler_reg(SREG_SP), fp = sampler_reg(SREG_FP);
+	int lr = sampler_reg(SREG_LR), res;
+
+	if (*n == 0 || ip < 0 || sp < 0 || fp < 0 || !(s->regs_mask & (1ULL << sp)))
+		return 0;
+	memset(&in, 0, sizeof(in));
+#if defined(__aarch64__)
+	in.arch = REPAIR_ARM64;
+#else
+	in.arch = REPAIR_AMD64;
+#endif
+	in.pc = chain[0];
+	in.sp = s->regs[sp];
+	in.fp = s->regs[fp];
+	in.lr = lr >= 0 ? s->regs[lr] : 0;
+	/* Only a sample taken in user mode has registers that belong to chain[0]. */
+	if (s->regs[ip] != chain[0])
+		return 0;
+	in.stack = s->stack;
+	in.stack_len = s->stack ? s->stack_dyn : 0;
+	in.chain = chain;
+	in.n = *n;
+	in.frame = live_frame;
+	in.ctx = r;
+	r->st.chains++;
+	res = repair_core(&in, out, &nout, GP_MIN(max, GP_ARRAY_SIZE(out)));
+	if (res & REPAIR_UNKNOWN)
+		r->st.unknown++;
+	if (res & REPAIR_NOMATCH)
+		r->st.nomatch++;
+	if (res & REPAIR_INSERTED)
+		r->st.inserted++;
+	if (res & REPAIR_DROPPED)
+		r->st.dropped++;
+	if (!(res & (REPAIR_INSERTED | REPAIR_DROPPED)))
+		return 0;
+	r->st.changed++;
+	memcpy(chain, out, nout * sizeof(*chain));
+	*n = nout;
+	return 1;
+}

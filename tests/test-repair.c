@@ -1,0 +1,263 @@
+/* test-repair.c: frame-pointer repair on synthetic stacks: amd64 (Go <=1.20 and >=1.21
+ * prologues, frameless leaf, epilogue, duff fake frame, clobbered BP) and arm64. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "gotop/repair.h"
+
+/* A tiny program: functions [lo, hi) with a pcsp per pc range. */
+struct fn {
+	uint64_t lo, hi;
+	/* pcsp by pc: sp_delta for pc < mark, sp_delta2 from mark on (prologue done) */
+	uint64_t mark;
+	int32_t d1, d2;
+	int top;
+};
+
+static const struct fn *prog;
+static size_t nprog;
+
+static void frame_fn(void *ctx, uint64_t pc, int innermost, struct repair_frame *out)
+{
+	size_t i;
+	uint64_t look = innermost ? pc : pc - 1;
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < nprog; i++) {
+		if (look >= prog[i].lo && look < prog[i].hi) {
+			out->known = 1;
+			out->sp_delta = look < prog[i].mark ? prog[i].d1 : prog[i].d2;
+			out->top = prog[i].top;
+			return;
+		}
+	}
+}
+
+/* main.main 0x1000 (frame 0x28), main.work 0x2000 (frame 0x38), main.leaf 0x3000
+ * (frameless). Return addresses: into main at 0x1010, into work at 0x2020.
+ * amd64 layouts: RA at SP+pcsp, saved BP just below it. */
+static const struct fn amd64_prog[] = {
+	{ 0x1000, 0x1100, 0x1004, 0, 0x28, 0 },  /* main.main: prologue done at 0x1004 */
+	{ 0x2000, 0x2100, 0x2004, 0, 0x38, 0 },  /* main.work */
+	{ 0x3000, 0x3010, 0x3000, 0, 0, 0 },     /* main.leaf: frameless */
+	{ 0x4000, 0x4100, 0x4004, 8, 8, 0 },     /* >=1.21 after PUSHQ BP: pcsp 8 */
+	{ 0x9000, 0x9100, 0x9000, 0, 0, 1 },     /* goexit: top frame */
+};
+
+struct stack {
+	uint64_t w[64];
+	uint64_t sp;
+};
+
+static void put(struct stack *s, uint64_t addr, uint64_t v)
+{
+	s->w[(addr - s->sp) / 8] = v;
+}
+
+/* Builds the stack of main -> work -> (callee) with SP at sp_callee. Returns work's
+ * BP (its frame set up) and fills the kernel-visible memory. */
+static uint64_t build_amd64(struct stack *s, uint64_t callee_sp, uint64_t ra_into_work)
+{
+	/* callee_sp: the callee's SP at entry, RA into work at [callee_sp]. */
+	uint64_t work_sp = callee_sp + 8;              /* work's SP after its prologue */
+	uint64_t work_bp = work_sp + 0x38 - 8;         /* saved BP slot */
+	uint64_t main_sp = work_sp + 0x38 + 8;
+	uint64_t main_bp = main_sp + 0x28 - 8;
+
+	s->sp = callee_sp;
+	memset(s->w, 0, sizeof(s->w));
+	put(s, callee_sp, ra_into_work);
+	put(s, work_bp, main_bp);      /* work's saved BP = main's BP */
+	put(s, work_bp + 8, 0x1010);   /* RA into main */
+	put(s, main_bp, 0);            /* end of the chain */
+	put(s, main_bp + 8, 0x9008);   /* RA into goexit */
+	return work_bp;
+}
+
+static int run(enum repair_arch arch, uint64_t pc, uint64_t sp, uint64_t fp, uint64_t lr,
+	       const struct stack *st, const uint64_t *chain, size_t n, uint64_t *out, size_t *nout)
+{
+	struct repair_input in = { arch, pc, sp, fp, lr, (const uint8_t *)st->w + (sp - st->sp),
+				   sizeof(st->w) - (sp - st->sp), chain, n, frame_fn, NULL };
+
+	return repair_core(&in, out, nout, 64);
+}
+
+static void test_amd64_leaf(void **state)
+{
+	struct stack st;
+	uint64_t sp = 0x7000, out[64];
+	size_t n;
+	uint64_t work_bp = build_amd64(&st, sp, 0x2020);
+	/* Kernel: pc, then *(BP+8) with BP = work's frame: skips work. */
+	uint64_t chain[] = { 0x3004, 0x1010, 0x9008 };
+	uint64_t want[] = { 0x3004, 0x2020, 0x1010, 0x9008 };
+
+	prog = amd64_prog;
+	nprog = 5;
+	assert_int_equal(run(REPAIR_AMD64, 0x3004, sp, work_bp, 0, &st, chain, 3, out, &n),
+			 REPAIR_INSERTED);
+	assert_int_equal(n, 4);
+	assert_memory_equal(out, want, sizeof(want));
+}
+
+static void test_amd64_established(void **state)
+{
+	struct stack st;
+	uint64_t out[64];
+	size_t n;
+	/* Sample in work itself after its prologue: SP = work's SP, BP = work's frame. */
+	uint64_t work_bp = build_amd64(&st, 0x7000, 0x2020);
+	uint64_t work_sp = 0x7008;
+	uint64_t chain[] = { 0x2040, 0x1010, 0x9008 };
+
+	prog = amd64_prog;
+	nprog = 5;
+	assert_int_equal(run(REPAIR_AMD64, 0x2040, work_sp, work_bp, 0, &st, chain, 3, out, &n),
+			 REPAIR_UNCHANGED);
+	assert_int_equal(n, 3);
+	assert_memory_equal(out, chain, sizeof(chain));
+}
+
+static void test_amd64_prologue(void **state)
+{
+	struct stack st;
+	uint64_t out[64];
+	size_t n;
+	/* work at its entry (pcsp 0): RA into main at [SP], BP still main's frame. */
+	uint64_t work_bp = build_amd64(&st, 0x7000, 0x2020);
+	uint64_t main_bp;
+	uint64_t sp = work_bp + 8; /* SP at work's entry points at the RA into main */
+	uint64_t chain[] = { 0x2000, 0x9008 };
+	uint64_t want[] = { 0x2000, 0x1010, 0x9008 };
+
+	memcpy(&main_bp, (uint8_t *)st.w + (work_bp - st.sp), 8);
+	prog = amd64_prog;
+	nprog = 5;
+	assert_int_equal(run(REPAIR_AMD64, 0x2000, sp, main_bp, 0, &st, chain, 2, out, &n),
+			 REPAIR_INSERTED);
+	assert_memory_equal(out, want, sizeof(want));
+}
+
+static void test_amd64_duff(void **state)
+{
+	struct stack st;
+	uint64_t out[64];
+	size_t n;
+	/* In work between LEAQ -16(SP),BP and the call to duffcopy: BP is a fake frame
+	 * below SP; the kernel read a stale RA into work from it, then work's frame. */
+	uint64_t work_bp = build_amd64(&st, 0x7000, 0x2020);
+	uint64_t work_sp = 0x7008;
+	uint64_t chain[] = { 0x2050, 0x2060, 0x1010, 0x9008 };
+	uint64_t want[] = { 0x2050, 0x1010, 0x9008 };
+
+	(void)work_bp;
+	prog = amd64_prog;
+	nprog = 5;
+	assert_int_equal(run(REPAIR_AMD64, 0x2050, work_sp, work_sp - 16, 0, &st, chain, 4, out, &n),
+			 REPAIR_DROPPED);
+	assert_int_equal(n, 3);
+	assert_memory_equal(out, want, sizeof(want));
+}
+
+static void test_amd64_garbage_bp(void **state)
+{
+	struct stack st;
+	uint64_t out[64];
+	size_t n;
+	uint64_t sp = 0x7000;
+	/* Assembly used BP as a scratch register: the kernel chain is nonsense. */
+	uint64_t chain[] = { 0x3004, 0xdeadbeef, 0x12345 };
+
+	build_amd64(&st, sp, 0x2020);
+	prog = amd64_prog;
+	nprog = 5;
+	assert_true(run(REPAIR_AMD64, 0x3004, sp, 0x4141414141414141ULL, 0, &st, chain, 3, out, &n) &
+		    REPAIR_NOMATCH);
+	/* What the exact unwind proved, nothing of the garbage. */
+	assert_true(n >= 2);
+	assert_int_equal(out[0], 0x3004);
+	assert_int_equal(out[1], 0x2020);
+	for (size_t i = 0; i < n; i++)
+		assert_true(out[i] != 0xdeadbeef && out[i] != 0x12345);
+}
+
+static void test_amd64_unknown(void **state)
+{
+	struct stack st;
+	uint64_t out[64];
+	size_t n;
+	uint64_t chain[] = { 0x5555, 0x1010 };
+
+	build_amd64(&st, 0x7000, 0x2020);
+	prog = amd64_prog;
+	nprog = 5;
+	assert_int_equal(run(REPAIR_AMD64, 0x5555, 0x7000, 0x7100, 0, &st, chain, 2, out, &n),
+			 REPAIR_UNKNOWN);
+	assert_memory_equal(out, chain, sizeof(chain));
+}
+
+/* arm64 (go1.24 prologue MOVD.W R30,-F(RSP); MOVD R29,-8(RSP); SUB $8,RSP,R29): LR at
+ * [SP], the frame record {x29, x30} at SP-8; established iff x29 == SP-8. */
+static const struct fn arm64_prog[] = {
+	{ 0x1000, 0x1100, 0x1008, 0, 0x30, 0 }, /* main: frame 0x30 after the MOVD.W */
+	{ 0x2000, 0x2100, 0x2008, 0, 0x40, 0 }, /* work: frame 0x40 */
+	{ 0x3000, 0x3010, 0x3000, 0, 0, 0 },    /* leaf: frameless, RA in LR */
+};
+
+static void test_arm64(void **state)
+{
+	struct stack st;
+	uint64_t out[64];
+	size_t n;
+	uint64_t work_sp = 0x7000, main_sp = work_sp + 0x40;
+	uint64_t work_fp = work_sp - 8, main_fp = main_sp - 8;
+
+	prog = arm64_prog;
+	nprog = 3;
+	st.sp = work_sp - 8;
+	memset(st.w, 0, sizeof(st.w));
+	put(&st, work_fp, main_fp);     /* work's frame record */
+	put(&st, work_fp + 8, 0x1010);  /* LR saved at work's [SP]: RA into main */
+	put(&st, main_fp, 0);
+	put(&st, main_fp + 8, 0x9008);
+
+	/* Frameless leaf: x29 is work's frame record; the kernel skips work. */
+	{
+		uint64_t chain[] = { 0x3004, 0x1010, 0x9008 };
+		uint64_t want[] = { 0x3004, 0x2020, 0x1010, 0x9008 };
+
+		assert_int_equal(run(REPAIR_ARM64, 0x3004, work_sp, work_fp, 0x2020, &st, chain, 3, out, &n),
+				 REPAIR_INSERTED);
+		assert_int_equal(n, 4);
+		assert_memory_equal(out, want, sizeof(want));
+	}
+	/* In work with its frame set up: unchanged, LR never added (no duplicate). */
+	{
+		uint64_t chain[] = { 0x2040, 0x1010, 0x9008 };
+
+		assert_int_equal(run(REPAIR_ARM64, 0x2040, work_sp, work_fp, 0x2044, &st, chain, 3, out, &n),
+				 REPAIR_UNCHANGED);
+		assert_int_equal(n, 3);
+		assert_memory_equal(out, chain, sizeof(chain));
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_amd64_leaf),
+		cmocka_unit_test(test_amd64_established),
+		cmocka_unit_test(test_amd64_prologue),
+		cmocka_unit_test(test_amd64_duff),
+		cmocka_unit_test(test_amd64_garbage_bp),
+		cmocka_unit_test(test_amd64_unknown),
+		cmocka_unit_test(test_arm64),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
