@@ -1,0 +1,54 @@
+/* agg.h: the aggregator: decodes sample batches, symbolizes, adds Go goroutines and
+ * labels, repairs frame-pointer stacks, and folds everything into one profile per event. */
+#ifndef GOTOP_AGG_H
+#define GOTOP_AGG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "gotop/profile.h"
+#include "gotop/sampler.h"
+
+struct agg;
+
+struct agg_opts {
+	pid_t pid;
+	int repair;        /* repair frame-pointer chains (on by default) */
+	int go;            /* read goroutine ids and pprof labels of Go targets */
+	int kernel;        /* keep kernel frames */
+};
+
+struct agg_stats {
+	uint64_t samples;      /* samples folded */
+	uint64_t lost;         /* from PERF_RECORD_LOST in the stream */
+	uint64_t bad;          /* records that failed to decode */
+	uint64_t go_samples;   /* samples whose leaf is in Go code */
+	uint64_t with_goid;    /* ... for which a goroutine was found */
+	uint64_t labelled;     /* ... which carried pprof labels */
+	uint64_t repaired;     /* stacks changed by the repair */
+	uint64_t addrs;        /* distinct addresses symbolized */
+	uint64_t unresolved;   /* of which without a symbol */
+};
+
+/* Never fails (out of memory is fatal). */
+struct agg *agg_new(const struct agg_opts *o);
+void agg_free(struct agg *a);
+
+/* Folds every record of the batch into the profile of the batch's event. */
+void agg_feed(struct agg *a, const struct sample_batch *b);
+
+/* Profiles by event, in the order events were first seen. Borrowed, valid until
+ * agg_free; agg_feed may change them (the UI works on copies). */
+size_t agg_nprofiles(const struct agg *a);
+struct prof *agg_profile_at(struct agg *a, size_t i, const char **event_name);
+/* The profile of an event by name, or NULL. */
+struct prof *agg_profile(struct agg *a, const char *event_name);
+
+void agg_get_stats(const struct agg *a, struct agg_stats *st);
+/* The Go version of the target's executable ("go1.24.4"), or NULL if not Go. */
+const char *agg_go_version(struct agg *a);
+/* Sets the time and duration of every profile. */
+void agg_set_times(struct agg *a, int64_t start_wall_ns, int64_t duration_ns);
+
+#endif

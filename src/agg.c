@@ -1,0 +1,440 @@
+/* agg.c: the aggregator: sample batches -> symbolized, repaired, labelled stacks -> one
+ * pprof profile per event. Runs on one thread (record's main loop or the UI's worker). */
+#include "config.h"
+#include "gotop/agg.h"
+#include "gotop/goruntime.h"
+#include "gotop/mem.h"
+#include "gotop/perfrec.h"
+#include "gotop/repair.h"
+#include "gotop/symbolizer.h"
+#include "gotop/symtab.h"
+#include "gotop/util.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_FRAMES 256
+#define MAX_INLINE 32
+
+/* Open-addressing map from a 64-bit key to a 64-bit value; key 0 is reserved. */
+struct u64map {
+	uint64_t *keys, *vals;
+	size_t cap, n;
+};
+
+static uint64_t *u64map_slot(struct u64map *m, uint64_t key, int insert)
+{
+	size_t i;
+
+	if (insert && (m->n + 1) * 4 > m->cap * 3) {
+		struct u64map old = *m;
+		size_t j;
+
+		m->cap = old.cap ? old.cap * 2 : 1024;
+		m->keys = xcalloc(m->cap, sizeof(uint64_t));
+		m->vals = xcalloc(m->cap, sizeof(uint64_t));
+		m->n = 0;
+		for (j = 0; j < old.cap; j++)
+			if (old.keys[j])
+				*u64map_slot(m, old.keys[j], 1) = old.vals[j];
+		free(old.keys);
+		free(old.vals);
+	}
+	if (!m->cap)
+		return NULL;
+	for (i = util_mix64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (m->keys[i] == key)
+			return &m->vals[i];
+		if (!m->keys[i]) {
+			if (!insert)
+				return NULL;
+			m->keys[i] = key;
+			m->n++;
+			return &m->vals[i];
+		}
+	}
+}
+
+static void u64map_free(struct u64map *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+/* Label sets converted to prof labels, by the goruntime's interned pointer. */
+struct labelset {
+	const void *key;
+	size_t n;
+	struct prof_label *labels;
+};
+
+struct evprof {
+	char name[32];
+	struct prof *prof;
+	struct u64map locs;     /* address (| 1 << 63 for "is return address") -> location id */
+	struct u64map mappings; /* sym_module id + 1 -> mapping id */
+	struct labelset *lsets;
+	size_t nlsets, caplsets;
+	uint32_t k_thread, k_goroutine;
+	int main_mapped; /* the main executable's mapping is mapping 1 (pprof's "File:") */
+};
+
+struct agg {
+	struct agg_opts o;
+	struct symbolizer *sym;
+	struct gp_mem *mem;
+	struct gort *gort;
+	int go_checked;
+	char *go_version;
+	struct repair *repair;
+	struct evprof **evs;
+	size_t nevs;
+	struct agg_stats st;
+};
+
+struct agg *agg_new(const struct agg_opts *o)
+{
+	struct agg *a = xcalloc(1, sizeof(*a));
+
+	a->o = *o;
+	a->sym = symbolizer_new(o->pid);
+	a->mem = mem_pid_new(o->pid);
+	return a;
+}
+
+void agg_free(struct agg *a)
+{
+	size_t i, j;
+
+	if (!a)
+		return;
+	for (i = 0; i < a->nevs; i++) {
+		struct evprof *e = a->evs[i];
+
+		prof_free(e->prof);
+		u64map_free(&e->locs);
+		u64map_free(&e->mappings);
+		for (j = 0; j < e->nlsets; j++)
+			free(e->lsets[j].labels);
+		free(e->lsets);
+		free(e);
+	}
+	free(a->evs);
+	repair_free(a->repair);
+	gort_free(a->gort);
+	free(a->go_version);
+	mem_pid_free(a->mem);
+	symbolizer_free(a->sym);
+	free(a);
+}
+
+static struct evprof *evprof_get(struct agg *a, const struct event_spec *ev)
+{
+	struct evprof *e;
+	struct prof_value_type vt[2];
+	const char *type, *unit;
+	size_t i;
+
+	for (i = 0; i < a->nevs; i++)
+		if (!strcmp(a->evs[i]->name, ev->name))
+			return a->evs[i];
+	e = xcalloc(1, sizeof(*e));
+	snprintf(e->name, sizeof(e->name), "%s", ev->name);
+	e->prof = prof_new();
+	/* Like Go's CPU profiles: samples/count and cpu/nanoseconds for cpu-clock;
+	 * otherwise samples/count and <event>/count. */
+	events_value_type(ev, &type, &unit);
+	vt[0].type = prof_str(e->prof, "samples");
+	vt[0].unit = prof_str(e->prof, "count");
+	vt[1].type = prof_str(e->prof, type);
+	vt[1].unit = prof_str(e->prof, unit);
+	prof_set_sample_types(e->prof, vt, 2);
+	prof_set_default_sample_type(e->prof, vt[1].type);
+	e->k_thread = prof_str(e->prof, "thread");
+	e->k_goroutine = prof_str(e->prof, "goroutine");
+	a->evs = xrealloc(a->evs, (a->nevs + 1) * sizeof(*a->evs));
+	a->evs[a->nevs++] = e;
+	return e;
+}
+
+static void go_init(struct agg *a)
+{
+	struct symfile *sf;
+	const char *ver;
+
+	if (a->go_checked)
+		return;
+	a->go_checked = 1;
+	sf = symbolizer_main_file(a->sym);
+	if (!sf)
+		return;
+	ver = symfile_go_version(sf);
+	if (!ver)
+		return;
+	a->go_version = xstrdup(ver);
+	if (a->o.go)
+		a->gort = gort_new(ver, symfile_dwarf(sf),
+				   symfile_machine(sf) == EM_AARCH64 ? GORT_ARCH_ARM64 : GORT_ARCH_AMD64);
+}
+
+const char *agg_go_version(struct agg *a)
+{
+	go_init(a);
+	return a->go_version;
+}
+
+static uint64_t mapping_for(struct evprof *e, const struct sym_module *mod)
+{
+	uint64_t *slot = u64map_slot(&e->mappings, (uint64_t)mod->id + 1, 1);
+
+	if (!*slot) {
+		struct prof_mapping m;
+
+		memset(&m, 0, sizeof(m));
+		m.start = mod->start;
+		m.limit = mod->limit;
+		m.offset = mod->pgoff;
+		m.filename = prof_str(e->prof, mod->path ? mod->path : "");
+		m.build_id = mod->build_id ? prof_str(e->prof, mod->build_id) : 0;
+		m.has_functions = 1;
+		m.has_filenames = 1;
+		m.has_line_numbers = 1;
+		m.has_inline_frames = 1;
+		*slot = prof_add_mapping(e->prof, &m);
+	}
+	return *slot;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = path ? strrchr(path, '/') : NULL;
+
+	return s ? s + 1 : path ? path : "";
+}
+
+/* The location of one address (symbolized once per address and event). */
+static uint64_t location_for(struct agg *a, struct evprof *e, uint64_t addr, int is_return)
+{
+	uint64_t key = (addr & ~(1ULL << 63)) | ((uint64_t)(is_return != 0) << 63), *slot;
+	struct sym_frame fr[MAX_INLINE];
+	struct prof_line lines[MAX_INLINE];
+	const struct sym_module *mod = NULL;
+	uint64_t mapping = 0;
+	int n, i;
+
+	if (key == 0)
+		key = 1ULL << 62; /* address 0 must not collide with the empty slot */
+	slot = u64map_slot(&e->locs, key, 1);
+	if (*slot)
+		return *slot;
+	a->st.addrs++;
+	n = symbolizer_lookup(a->sym, addr, is_return, &mod, fr, MAX_INLINE);
+	if (mod)
+		mapping = mapping_for(e, mod);
+	if (n > 0) {
+		for (i = 0; i < n; i++) {
+			uint32_t name = prof_str(e->prof, fr[i].func ? fr[i].func : "??");
+
+			lines[i].function = prof_add_function(e->prof, name, name,
+							      fr[i].file ? prof_str(e->prof, fr[i].file) : 0,
+							      fr[i].start_line);
+			lines[i].line = fr[i].line;
+		}
+	} else {
+		char buf[512];
+
+		/* No symbol: keep the address visible as module+offset. */
+		a->st.unresolved++;
+		if (mod)
+			snprintf(buf, sizeof(buf), "%s+0x%llx", base_name(mod->path),
+				 (unsigned long long)(addr - mod->start + mod->pgoff));
+		else
+			snprintf(buf, sizeof(buf), "[unknown] 0x%llx", (unsigned long long)addr);
+		lines[0].function = prof_add_function(e->prof, prof_str(e->prof, buf),
+						      prof_str(e->prof, buf), 0, 0);
+		lines[0].line = 0;
+		n = 1;
+	}
+	*slot = prof_add_location(e->prof, mapping, addr, lines, (size_t)n);
+	return *slot;
+}
+
+static const struct prof_label *labels_for(struct evprof *e, const struct gort_labels *gl,
+					   size_t *n)
+{
+	struct labelset *ls;
+	size_t i;
+
+	for (i = 0; i < e->nlsets; i++)
+		if (e->lsets[i].key == gl) {
+			*n = e->lsets[i].n;
+			return e->lsets[i].labels;
+		}
+	xgrow((void **)&e->lsets, &e->caplsets, e->nlsets + 1, sizeof(*e->lsets));
+	ls = &e->lsets[e->nlsets++];
+	ls->key = gl;
+	ls->n = gl->n;
+	ls->labels = xcalloc(gl->n ? gl->n : 1, sizeof(struct prof_label));
+	for (i = 0; i < gl->n; i++) {
+		ls->labels[i].key = prof_strn(e->prof, gl->pairs[i].key, gl->pairs[i].klen);
+		ls->labels[i].str = prof_strn(e->prof, gl->pairs[i].value, gl->pairs[i].vlen);
+		if (!ls->labels[i].str) /* an empty value must stay a string label */
+			ls->labels[i].str = prof_str(e->prof, "\"\"");
+	}
+	*n = ls->n;
+	return ls->labels;
+}
+
+static void fold_sample(struct agg *a, struct evprof *e, const struct perf_sample *s)
+{
+	uint64_t user[MAX_FRAMES], kern[MAX_FRAMES], locs[2 * MAX_FRAMES];
+	struct prof_label labels[64 + 2];
+	size_t nu, nk = 0, nl = 0, i, nlabels = 0;
+	int64_t values[2];
+	int ip = sampler_reg(SREG_IP), sp = sampler_reg(SREG_SP), g = sampler_reg(SREG_G);
+
+	nu = perfrec_split_chain(s, user, MAX_FRAMES, kern, MAX_FRAMES, &nk);
+	if (!a->o.kernel)
+		nk = 0;
+	go_init(a);
+
+	/* The user part of the chain starts at the sampled user pc. */
+	if (a->o.repair && nu > 0 && s->regs_abi) {
+		if (!a->repair)
+			a->repair = repair_new(a->sym);
+		if (repair_chain(a->repair, s, user, &nu, MAX_FRAMES) > 0)
+			a->st.repaired++;
+	}
+
+	/* pprof takes the first mapping for the main binary: add the executable's
+	 * mapping before any other (kernel, libraries). */
+	if (!e->main_mapped) {
+		struct symfile *mainf = symbolizer_main_file(a->sym);
+
+		for (i = 0; i < nu && !e->main_mapped; i++) {
+			const struct sym_module *mod = NULL;
+
+			symbolizer_lookup(a->sym, user[i], 0, &mod, NULL, 0);
+			if (mod && (!mainf || mod->sf == mainf)) {
+				mapping_for(e, mod);
+				e->main_mapped = 1;
+			}
+		}
+		if (!mainf)
+			e->main_mapped = 1;
+	}
+	for (i = 0; i < nk; i++)
+		locs[nl++] = location_for(a, e, kern[i], i > 0);
+	for (i = 0; i < nu; i++)
+		locs[nl++] = location_for(a, e, user[i], i > 0 || nk > 0);
+
+	labels[nlabels].key = e->k_thread;
+	labels[nlabels].str = 0;
+	labels[nlabels].num = s->tid;
+	labels[nlabels++].num_unit = 0;
+	if (a->gort && s->regs_abi && ip >= 0 && (s->regs_mask & (1ULL << ip))) {
+		struct gort_result r;
+
+		a->st.go_samples++;
+		if (gort_read(a->gort, a->mem, s->tid, g >= 0 ? s->regs[g] : 0,
+			      sp >= 0 ? s->regs[sp] : 0, &r) == 0) {
+			a->st.with_goid++;
+			labels[nlabels].key = e->k_goroutine;
+			labels[nlabels].str = 0;
+			labels[nlabels].num = (int64_t)r.goid;
+			labels[nlabels++].num_unit = 0;
+			if (r.labels && r.labels->n) {
+				size_t n, k;
+				const struct prof_label *pl = labels_for(e, r.labels, &n);
+
+				a->st.labelled++;
+				for (k = 0; k < n && nlabels < GP_ARRAY_SIZE(labels); k++)
+					labels[nlabels++] = pl[k];
+			}
+		}
+	}
+	values[0] = 1;
+	values[1] = (int64_t)s->period;
+	prof_add_sample(e->prof, locs, nl, values, labels, nlabels);
+	a->st.samples++;
+}
+
+void agg_feed(struct agg *a, const struct sample_batch *b)
+{
+	struct evprof *e = evprof_get(a, b->event);
+	size_t off = 0;
+
+	while (off + sizeof(struct perf_event_header) <= b->len) {
+		const struct perf_event_header *h = (const void *)(b->data + off);
+		struct perf_sample s;
+
+		if (h->size < sizeof(*h) || off + h->size > b->len) {
+			a->st.bad++;
+			break;
+		}
+		switch (h->type) {
+		case PERF_RECORD_SAMPLE:
+			if (perfrec_parse_sample(b->layout, h, &s) == 0)
+				fold_sample(a, e, &s);
+			else
+				a->st.bad++;
+			break;
+		case PERF_RECORD_LOST:
+			if (h->size >= sizeof(*h) + 16) {
+				uint64_t lost;
+
+				memcpy(&lost, (const uint8_t *)(h + 1) + 8, 8);
+				a->st.lost += lost;
+			}
+			break;
+		case PERF_RECORD_MMAP:
+		case PERF_RECORD_MMAP2:
+			symbolizer_invalidate_maps(a->sym);
+			break;
+		default:
+			break;
+		}
+		off += ((size_t)h->size + 7u) & ~(size_t)7u;
+	}
+}
+
+size_t agg_nprofiles(const struct agg *a)
+{
+	return a->nevs;
+}
+
+struct prof *agg_profile_at(struct agg *a, size_t i, const char **event_name)
+{
+	if (i >= a->nevs)
+		return NULL;
+	if (event_name)
+		*event_name = a->evs[i]->name;
+	return a->evs[i]->prof;
+}
+
+struct prof *agg_profile(struct agg *a, const char *event_name)
+{
+	size_t i;
+
+	for (i = 0; i < a->nevs; i++)
+		if (!strcmp(a->evs[i]->name, event_name))
+			return a->evs[i]->prof;
+	return NULL;
+}
+
+void agg_get_stats(const struct agg *a, struct agg_stats *st)
+{
+	*st = a->st;
+}
+
+void agg_set_times(struct agg *a, int64_t start_wall_ns, int64_t duration_ns)
+{
+	size_t i;
+
+	for (i = 0; i < a->nevs; i++)
+		prof_set_time(a->evs[i]->prof, start_wall_ns, duration_ns);
+}

@@ -1,0 +1,43 @@
+#!/bin/sh
+# cli.sh: --help, --version, list, man page, and command-line errors with their exit codes.
+. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
+
+plan 12
+out=$T/out
+"$GOTOP_PERF" --help >"$out" 2>&1
+check "--help exits 0 and shows record usage" grep -q 'gotop-perf record (-p PID' "$out"
+check "--help documents exit codes" grep -q 'Exit codes' "$out"
+"$GOTOP_PERF" --version >"$out" 2>&1
+check "--version prints the version" grep -Eq '^gotop-perf [0-9]+\.[0-9]+' "$out"
+
+"$GOTOP_PERF" list >"$out" 2>&1
+rc=$?
+check "list exits 0" [ $rc -eq 0 ]
+# Every event named in the issue is listed with a yes/no verdict.
+missing=""
+for e in cpu-clock task-clock page-faults minor-faults major-faults context-switches \
+	cpu-migrations cycles instructions cache-references cache-misses branch-instructions \
+	branch-misses bus-cycles ref-cycles; do
+	grep -Eq "^$e +(software|hardware) +(yes|no) " "$out" || missing="$missing $e"
+done
+check "list shows every event with a verdict${missing:+ (missing:$missing)}" [ -z "$missing" ]
+# A hardware event this machine cannot count says why, naming the event.
+if grep -Eq '^cycles +hardware +no ' "$out"; then
+	check "list says why cycles cannot be counted" grep -Eq '^cycles .*cycles: not supported' "$out"
+else
+	ok "cycles can be counted on this machine"
+fi
+
+"$GOTOP_PERF" record >"$out" 2>&1
+rc=$?
+check "record without a target exits 2" [ $rc -eq 2 ]
+check "... and says what is missing" grep -q 'nothing to profile' "$out"
+"$GOTOP_PERF" record -p 1 -F 0 >"$out" 2>&1
+check "record -F 0 is a usage error (exit 2)" [ $? -eq 2 ]
+"$GOTOP_PERF" record -e bogus-event -p 1 >"$out" 2>&1
+rc=$?
+check "unknown event exits 5 with a clear message" sh -c "[ $rc -eq 5 ] && grep -q \"unknown event 'bogus-event'\" '$out'"
+"$GOTOP_PERF" record --nope >"$out" 2>&1
+check "unknown option exits 2" [ $? -eq 2 ]
+check "man page exists and names the commands" grep -q 'record' "$TOP_SRCDIR/doc/gotop-perf.1"
+finish

@@ -1,0 +1,133 @@
+# tests/lib.sh: TAP helpers and shared setup for gotop-perf's shell tests (sourced, POSIX sh).
+
+: "${TOP_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${TOP_BUILDDIR:=$TOP_SRCDIR}"
+: "${GOTOP_PERF:=$TOP_BUILDDIR/gotop-perf}"
+
+tap_n=0
+tap_failed=0
+T=$(mktemp -d "${TMPDIR:-/tmp}/gotop-test.XXXXXX")
+bg_pids=""
+
+cleanup() {
+	for p in $bg_pids; do
+		kill -9 "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+plan() { echo "1..$1"; }
+ok() { tap_n=$((tap_n + 1)); echo "ok $tap_n - $*"; }
+not_ok() { tap_n=$((tap_n + 1)); echo "not ok $tap_n - $*"; tap_failed=1; }
+skip() { tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP $*"; }
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+diag() { echo "# $*"; }
+# check DESCRIPTION COMMAND...: ok when the command succeeds.
+check() {
+	d=$1
+	shift
+	if "$@"; then ok "$d"; else not_ok "$d"; fi
+}
+# diag_file FILE: show a file's first lines as TAP comments (on failure).
+diag_file() { sed -n '1,40p' "$1" | sed 's/^/#   /'; }
+
+# A background process we must not leave behind.
+track() { bg_pids="$bg_pids $1"; }
+
+# Needs perf_event_open on our own children with the kernel included or not.
+need_perf() {
+	if ! "$GOTOP_PERF" list >"$T/list.txt" 2>&1; then
+		skip_all "gotop-perf list failed: $(head -1 "$T/list.txt")"
+	fi
+	if ! grep -q '^cpu-clock .* yes ' "$T/list.txt"; then
+		skip_all "cpu-clock cannot be sampled here: $(grep '^cpu-clock' "$T/list.txt")"
+	fi
+}
+
+# go_root VERSION: prints the GOROOT of a toolchain (installing it), or nothing.
+go_root() { "$TOP_SRCDIR/tests/go-toolchain.sh" "$1" 2>"$T/go-toolchain.err"; }
+
+# The pprof used to check our output: Go's own, from any available toolchain.
+pprof_setup() {
+	for v in ${GOTOP_PPROF_GO:-1.23 1.19 1.27}; do
+		r=$(go_root "$v") || continue
+		if [ -x "$r/bin/go" ]; then
+			PPROF_GOROOT=$r
+			return 0
+		fi
+	done
+	return 1
+}
+pprof() {
+	GOROOT=$PPROF_GOROOT GOTOOLCHAIN=local GOCACHE="$T/gocache" HOME="$T" \
+		PPROF_TMPDIR="$T" "$PPROF_GOROOT/bin/go" tool pprof "$@"
+}
+
+# go_build VERSION VARIANT SRC OUT: builds a Go workload; 77 when no toolchain.
+go_build() { "$TOP_SRCDIR/tests/go-build.sh" "$@"; }
+
+# wait_for_threads PID N: until the process has at least N threads (max ~5 s).
+wait_for_threads() {
+	i=0
+	while [ $i -lt 50 ]; do
+		n=$(ls "/proc/$1/task" 2>/dev/null | wc -l)
+		[ "$n" -ge "$2" ] && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+finish() { exit $tap_failed; }
+
+# pprof_total FILE [COLUMN]: sum of sample value COLUMN (1-based, default 2) from
+# `go tool pprof -raw` (an independent decoder of our output).
+pprof_total() {
+	pprof -raw "$1" 2>/dev/null | awk -v col="${2:-2}" '
+		/^Samples:/ { s = 1; getline; next }
+		/^Locations/ { s = 0 }
+		s && /^ *[0-9]+ +[0-9]+:/ { sub(":", "", $col); t += $col }
+		END { printf "%.0f\n", t }'
+}
+
+# pprof_flat FILE [OPTIONS...]: "function flat%" lines from `go tool pprof -top`.
+pprof_flat() {
+	f=$1
+	shift
+	pprof -top -nodecount=100000 "$@" "$f" 2>/dev/null | awk '
+		/^ *flat +flat%/ { s = 1; next }
+		s && NF >= 6 { p = $2; sub("%", "", p); print $6, p }'
+}
+
+# pprof_stacks FILE [OPTIONS...]: one line per trace of `go tool pprof -traces`:
+# "WEIGHT leaf;caller;...;root" with WEIGHT in the profile's unit (ns for cpu).
+pprof_stacks() {
+	f=$1
+	shift
+	pprof -traces "$@" "$f" 2>/dev/null | awk '
+		function val(v,   n) {
+			n = v; sub(/[a-z]+$/, "", n)
+			if (v ~ /ns$/) return n; if (v ~ /us$/) return n * 1e3
+			if (v ~ /ms$/) return n * 1e6; if (v ~ /s$/) return n * 1e9
+			return n
+		}
+		/^-+\+/ { if (s != "") print w, s; s = ""; next }
+		/^ +[0-9.]+[a-z]* +[^ ]/ && $1 ~ /^[0-9.]+[a-z]*$/ { w = val($1); s = $2; next }
+		/^             [^ ]/ && s != "" { s = s ";" $1 }
+		END { if (s != "") print w, s }'
+}
+
+# parent_share STACKS FUNC PARENT: percent of FUNC's weight (FUNC as the first non-kernel
+# frame) whose next frame is PARENT; runtime.duffcopy/duffzero under FUNC count as FUNC.
+parent_share() {
+	awk -v fn="$2" -v parent="$3" '
+		{ n = split($2, fr, ";"); i = 1
+		  while (i <= n && fr[i] !~ /^(main|runtime)\./) i++    # skip kernel frames
+		  if (fr[i] == "runtime.duffcopy" || fr[i] == "runtime.duffzero") i++
+		  if (fr[i] != fn) next
+		  tot += $1; if (fr[i + 1] == parent) good += $1 }
+		END { if (tot == 0) print "0 0"; else printf "%.2f %d\n", 100 * good / tot, tot }' "$1"
+}

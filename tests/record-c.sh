@@ -1,0 +1,49 @@
+#!/bin/sh
+# record-c.sh: profile a C workload with known call chains (frame pointers) and check with
+# `go tool pprof` that the exact chains appear, with the right split, labels and metadata.
+. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
+
+need_perf
+pprof_setup || skip_all "no Go toolchain for go tool pprof: $(cat "$T/go-toolchain.err")"
+plan 14
+W=$TOP_BUILDDIR/tests/workloads/cchains
+P=$T/c.pb.gz
+
+"$GOTOP_PERF" record -d 3 -o "$P" -- "$W" 4 >"$T/out" 2>&1
+rc=$?
+check "record -- cchains exits 0" [ $rc -eq 0 ]
+[ $rc -eq 0 ] || diag_file "$T/out"
+check "the summary reports samples and no loss" grep -Eq 'cpu-clock: [1-9][0-9]* samples, 0 lost' "$T/out"
+
+for mode in raw traces top; do
+	pprof -$mode "$P" >"$T/$mode" 2>"$T/$mode.err"
+	rc=$?
+	check "go tool pprof -$mode reads it without warnings" sh -c "[ $rc -eq 0 ] && [ ! -s '$T/$mode.err' ]"
+	[ -s "$T/$mode.err" ] && diag_file "$T/$mode.err"
+done
+
+# The traces, one stack per block, as "leaf;caller;...".
+awk '/^-+\+/ { if (s != "") print s; s = ""; next }
+     /^ +[0-9.]+[mun]?s +/ { s = $2; next }
+     /^             [^ ]/ && s != "" { s = s ";" $1 }
+     END { if (s != "") print s }' "$T/traces" >"$T/stacks"
+check "hot_ab appears under chain_b under chain_a under main" grep -q '^hot_ab;chain_b;chain_a;main' "$T/stacks"
+check "hot_c appears under chain_c under main" grep -q '^hot_c;chain_c;main' "$T/stacks"
+bad=$(grep -E '^hot_(ab|c)' "$T/stacks" | grep -Ecv '^hot_ab;chain_b;chain_a;main|^hot_c;chain_c;main')
+check "no hot_ab/hot_c stack has another chain ($bad do)" [ "$bad" -eq 0 ]
+
+# The split is ~2:1 by construction (iteration counts).
+pprof_flat "$P" >"$T/flat"
+ab=$(awk '$1 == "hot_ab" { print $2 }' "$T/flat")
+c=$(awk '$1 == "hot_c" { print $2 }' "$T/flat")
+diag "hot_ab ${ab}%  hot_c ${c}%"
+check "hot_ab : hot_c is about 2:1 (1.6 to 2.5)" awk -v a="$ab" -v c="$c" 'BEGIN { exit !(c > 0 && a / c >= 1.6 && a / c <= 2.5) }'
+
+check "samples carry the thread label" grep -q 'thread:' "$T/traces"
+check "sample types are samples/count and cpu/nanoseconds" grep -q '^samples/count cpu/nanoseconds' "$T/raw"
+check "the period type is cpu nanoseconds, 1 ms at 1 kHz" sh -c "grep -q '^PeriodType: cpu nanoseconds' '$T/raw' && grep -q '^Period: 1000000' '$T/raw'"
+check "the mapping has the GNU build id of the binary" \
+	grep -q "$(eu-readelf -n "$W" 2>/dev/null | awk '/Build ID:/ { print $3 }')" "$T/raw"
+pprof -traces -lines "$P" >"$T/lines" 2>&1
+check "functions have file:line (cchains.c)" grep -q 'hot_ab .*cchains.c:[0-9]' "$T/lines"
+finish

@@ -1,0 +1,27 @@
+#!/bin/sh
+# threadchurn.sh: a workload that keeps creating threads: the samples must account for at
+# least 99% of the CPU time the target used (kernel accounting from /proc/PID/stat).
+. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
+
+need_perf
+pprof_setup || skip_all "no Go toolchain for go tool pprof: $(cat "$T/go-toolchain.err")"
+plan 4
+W=$TOP_BUILDDIR/tests/workloads/threadchurn
+clk=$(getconf CLK_TCK)
+
+# sh runs the workload and then records its child's CPU time (cutime + cstime, fields 16
+# and 17 of its own /proc/self/stat: waited-for children) before exiting; gotop-perf
+# follows sh and every process and thread it creates.
+"$GOTOP_PERF" record -F 1000 -o "$T/churn.pb.gz" -v -- \
+	sh -c "'$W' 4; cat /proc/\$\$/stat > '$T/stat'" >"$T/out" 2>&1
+rc=$?
+check "record of the thread-churn workload exits 0" [ $rc -eq 0 ]
+[ $rc -eq 0 ] || diag_file "$T/out"
+used=$(awk -v clk="$clk" '{ sub(/.*\) /, ""); print ($12 + $13 + $14 + $15) * 1e9 / clk }' "$T/stat")
+got=$(pprof_total "$T/churn.pb.gz" 2)
+diag "CPU used by the workload: $used ns; in samples: $got ns"
+grep 'gotop-perf: cpu-clock' "$T/out" | sed 's/^/# /'
+check "the workload used CPU (> 1 s)" awk -v u="$used" 'BEGIN { exit !(u > 1e9) }'
+check "samples cover >= 99% of its CPU time" awk -v u="$used" -v g="$got" 'BEGIN { exit !(g >= 0.99 * u) }'
+check "... and not more than 101% (nothing counted twice)" awk -v u="$used" -v g="$got" 'BEGIN { exit !(g <= 1.01 * u) }'
+finish

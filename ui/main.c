@@ -1,0 +1,213 @@
+/* main.c: gotop-perf's entry point: dispatches to the live UI, record and list. */
+#include "config.h"
+#include "cli.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "gotop/procinfo.h"
+
+volatile int cli_stop_signal;
+
+static void on_signal(int sig)
+{
+	cli_stop_signal = sig;
+}
+
+void cli_install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("gotop-perf: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int cli_parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end || v == 0)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int cli_parse_seconds(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return -1;
+	v = strtod(s, &end);
+	if (*end == 's' && end[1] == 0)
+		end++;
+	if (*end || !(v > 0) || v > 1e9)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int cli_check_pid(pid_t pid)
+{
+	int k;
+
+	if (pid <= 0) {
+		cli_error("invalid PID %d", (int)pid);
+		return EXIT_USAGE;
+	}
+	if (kill(pid, 0) != 0 && errno == ESRCH) {
+		cli_error("no process with PID %d", (int)pid);
+		return EXIT_TARGET;
+	}
+	k = procinfo_is_kthread(pid);
+	if (k == -ENOENT || k == -ESRCH) {
+		cli_error("no process with PID %d", (int)pid);
+		return EXIT_TARGET;
+	}
+	if (k == 1) {
+		cli_error("PID %d is a kernel thread: gotop-perf profiles user processes", (int)pid);
+		return EXIT_TARGET;
+	}
+	return 0;
+}
+
+int cli_target_spawn(struct cli_target *t, char **argv)
+{
+	int p[2], e[2];
+	pid_t pid;
+	char c;
+
+	memset(t, 0, sizeof(*t));
+	t->go_fd = t->err_fd = -1;
+	/* p: the parent says "exec now"; e: the child reports an exec failure
+	 * (close-on-exec, so EOF means the exec worked). */
+	if (pipe2(p, O_CLOEXEC) || pipe2(e, O_CLOEXEC)) {
+		cli_error("pipe: %s", strerror(errno));
+		return EXIT_FAIL;
+	}
+	pid = fork();
+	if (pid < 0) {
+		cli_error("fork: %s", strerror(errno));
+		return EXIT_FAIL;
+	}
+	if (pid == 0) {
+		int err;
+
+		close(p[1]);
+		close(e[0]);
+		if (read(p[0], &c, 1) != 1)
+			_exit(127);
+		execvp(argv[0], argv);
+		err = errno;
+		if (write(e[1], &err, sizeof(err)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(p[0]);
+	close(e[1]);
+	t->pid = pid;
+	t->spawned = 1;
+	t->go_fd = p[1];
+	t->err_fd = e[0];
+	return 0;
+}
+
+void cli_target_go(struct cli_target *t)
+{
+	char c = 'g';
+	int err = 0;
+
+	if (t->go_fd < 0)
+		return;
+	if (write(t->go_fd, &c, 1) != 1) {
+		/* the child is gone; reaped later */
+	}
+	close(t->go_fd);
+	t->go_fd = -1;
+	if (read(t->err_fd, &err, sizeof(err)) == (ssize_t)sizeof(err) && err)
+		t->exit_status = -err;
+	close(t->err_fd);
+	t->err_fd = -1;
+}
+
+void cli_target_reap(struct cli_target *t, int wait)
+{
+	int status;
+
+	if (!t->spawned)
+		return;
+	if (waitpid(t->pid, &status, wait ? 0 : WNOHANG) == t->pid) {
+		t->spawned = 0;
+		if (t->exit_status >= 0)
+			t->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	}
+}
+
+static void usage(FILE *f)
+{
+	fputs("Usage: gotop-perf [OPTIONS] (-p PID | -- COMMAND [ARGS...])   live profiler\n"
+	      "       gotop-perf record (-p PID | -- COMMAND [ARGS...]) [-e EVENT]... [-F HZ | -c PERIOD]\n"
+	      "                         [-d SECONDS] [-o FILE] [-t TID]... [--stack-size BYTES]\n"
+	      "                         [--no-repair] [--no-go] [-v] [-q]\n"
+	      "       gotop-perf list\n"
+	      "       gotop-perf --help | --version\n"
+	      "\n"
+	      "record writes a gzipped pprof profile (default gotop-perf.pb.gz) for `go tool pprof`;\n"
+	      "without -d it runs until Ctrl-C or until the target exits.\n"
+	      "list prints every event gotop-perf knows and whether this machine can count it.\n"
+	      "\n"
+	      "Exit codes: 0 success (also when the target exits during the run), 1 failure,\n"
+	      "2 usage error, 3 no such target, 4 permission denied, 5 event not available.\n"
+	      "See gotop-perf(1).\n", f);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2 && !strcmp(argv[1], "record"))
+		return cmd_record(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "list"))
+		return cmd_list(argc - 1, argv + 1);
+	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (argc >= 2 && (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))) {
+		printf("%s %s\n", PACKAGE_NAME, PACKAGE_VERSION);
+		return EXIT_OK;
+	}
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	cli_error("the live UI is not built yet: use `gotop-perf record` (see --help)");
+	return EXIT_USAGE;
+}
