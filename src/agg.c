@@ -2,8 +2,8 @@
  * pprof profile per event. Runs on one thread (record's main loop or the UI's worker). */
 #include "config.h"
 #include "gotop/agg.h"
+#include "gotop/goread.h"
 #include "gotop/goruntime.h"
-#include "gotop/mem.h"
 #include "gotop/perfrec.h"
 #include "gotop/repair.h"
 #include "gotop/symbolizer.h"
@@ -86,8 +86,7 @@ struct evprof {
 struct agg {
 	struct agg_opts o;
 	struct symbolizer *sym;
-	struct gp_mem *mem;
-	struct gort *gort;
+	struct goread_slot *goslot; /* the sampling threads read goroutines through it */
 	int go_checked;
 	char *go_version;
 	struct repair *repair;
@@ -102,7 +101,7 @@ struct agg *agg_new(const struct agg_opts *o)
 
 	a->o = *o;
 	a->sym = symbolizer_new(o->pid);
-	a->mem = mem_pid_new(o->pid);
+	a->goslot = goread_slot_new();
 	return a;
 }
 
@@ -125,9 +124,8 @@ void agg_free(struct agg *a)
 	}
 	free(a->evs);
 	repair_free(a->repair);
-	gort_free(a->gort);
+	goread_slot_free(a->goslot);
 	free(a->go_version);
-	mem_pid_free(a->mem);
 	symbolizer_free(a->sym);
 	free(a);
 }
@@ -177,8 +175,14 @@ static void go_init(struct agg *a)
 		return;
 	a->go_version = xstrdup(ver);
 	if (a->o.go)
-		a->gort = gort_new(ver, symfile_dwarf(sf),
-				   symfile_machine(sf) == EM_AARCH64 ? GORT_ARCH_ARM64 : GORT_ARCH_AMD64);
+		goread_publish(a->goslot, a->o.pid, ver, symfile_dwarf(sf),
+			       symfile_machine(sf) == EM_AARCH64 ? GORT_ARCH_ARM64 : GORT_ARCH_AMD64);
+}
+
+void agg_sampler_hook(struct agg *a, sampler_hook_fn *fn, void **arg)
+{
+	*fn = a->o.go ? goread_hook : NULL;
+	*arg = a->o.go ? a->goslot : NULL;
 }
 
 const char *agg_go_version(struct agg *a)
@@ -289,13 +293,13 @@ static const struct prof_label *labels_for(struct evprof *e, const struct gort_l
 	return ls->labels;
 }
 
-static void fold_sample(struct agg *a, struct evprof *e, const struct perf_sample *s)
+static void fold_sample(struct agg *a, struct evprof *e, const struct perf_sample *s,
+			const struct goread_extra *gx)
 {
 	uint64_t user[MAX_FRAMES], kern[MAX_FRAMES], locs[2 * MAX_FRAMES];
 	struct prof_label labels[64 + 2];
 	size_t nu, nk = 0, nl = 0, i, nlabels = 0;
 	int64_t values[2];
-	int ip = sampler_reg(SREG_IP), sp = sampler_reg(SREG_SP), g = sampler_reg(SREG_G);
 
 	nu = perfrec_split_chain(s, user, MAX_FRAMES, kern, MAX_FRAMES, &nk);
 	if (!a->o.kernel)
@@ -336,20 +340,19 @@ static void fold_sample(struct agg *a, struct evprof *e, const struct perf_sampl
 	labels[nlabels].str = 0;
 	labels[nlabels].num = s->tid;
 	labels[nlabels++].num_unit = 0;
-	if (a->gort && s->regs_abi && ip >= 0 && (s->regs_mask & (1ULL << ip))) {
-		struct gort_result r;
-
+	/* The goroutine and its labels were read right after the sample, on the
+	 * sampling thread (goread.c): reading them now would see later labels. */
+	if (gx) {
 		a->st.go_samples++;
-		if (gort_read(a->gort, a->mem, s->tid, g >= 0 ? s->regs[g] : 0,
-			      sp >= 0 ? s->regs[sp] : 0, &r) == 0) {
+		if (gx->rc == 0) {
 			a->st.with_goid++;
 			labels[nlabels].key = e->k_goroutine;
 			labels[nlabels].str = 0;
-			labels[nlabels].num = (int64_t)r.goid;
+			labels[nlabels].num = (int64_t)gx->goid;
 			labels[nlabels++].num_unit = 0;
-			if (r.labels && r.labels->n) {
+			if (gx->labels && gx->labels->n) {
 				size_t n, k;
-				const struct prof_label *pl = labels_for(e, r.labels, &n);
+				const struct prof_label *pl = labels_for(e, gx->labels, &n);
 
 				a->st.labelled++;
 				for (k = 0; k < n && nlabels < GP_ARRAY_SIZE(labels); k++)
@@ -377,12 +380,25 @@ void agg_feed(struct agg *a, const struct sample_batch *b)
 			break;
 		}
 		switch (h->type) {
-		case PERF_RECORD_SAMPLE:
+		case PERF_RECORD_SAMPLE: {
+			const struct perf_event_header *nx = (const void *)(b->data + off +
+								  (((size_t)h->size + 7u) & ~(size_t)7u));
+			const struct goread_extra *gx = NULL;
+			struct goread_extra gxv;
+
+			/* The sampler puts the hook's record right after its sample. */
+			if ((const uint8_t *)nx + sizeof(*nx) <= b->data + b->len &&
+			    nx->type == SAMPLER_RECORD_EXTRA && nx->size >= sizeof(*nx) + sizeof(gxv) &&
+			    (const uint8_t *)nx + nx->size <= b->data + b->len) {
+				memcpy(&gxv, nx + 1, sizeof(gxv));
+				gx = &gxv;
+			}
 			if (perfrec_parse_sample(b->layout, h, &s) == 0)
-				fold_sample(a, e, &s);
+				fold_sample(a, e, &s, gx);
 			else
 				a->st.bad++;
 			break;
+		}
 		case PERF_RECORD_LOST:
 			if (h->size >= sizeof(*h) + 16) {
 				uint64_t lost;
@@ -428,7 +444,12 @@ struct prof *agg_profile(struct agg *a, const char *event_name)
 
 void agg_get_stats(const struct agg *a, struct agg_stats *st)
 {
+	struct goread_stats gs;
+
 	*st = a->st;
+	goread_get_stats(a->goslot, &gs);
+	st->label_delay_p50_ns = goread_delay_quantile(&gs, 0.5);
+	st->label_delay_p99_ns = goread_delay_quantile(&gs, 0.99);
 }
 
 void agg_set_times(struct agg *a, int64_t start_wall_ns, int64_t duration_ns)

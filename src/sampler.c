@@ -160,7 +160,11 @@ static void fill_attr(struct perf_event_attr *a, const struct sampler_opts *o,
 	a->mmap2 = 1;
 	a->task = 1;
 	a->sample_id_all = 1;
+	/* Woken at half a ring (the kernel's default for wakeup_watermark 0); the
+	 * drain interval (poll timeout) bounds the delay between a sample and the
+	 * hook's read, whatever the number of threads and the rate. */
 	a->watermark = 1;
+	a->wakeup_watermark = 0;
 	a->use_clockid = 1;
 	a->clockid = CLOCK_MONOTONIC;
 	a->enable_on_exec = o->enable_on_exec ? 1 : 0;
@@ -422,11 +426,14 @@ static void batch_publish(struct sampler *s)
 	pthread_mutex_unlock(&s->qlock);
 }
 
-static void batch_append(struct sampler *s, struct evset *es, const struct perf_event_header *h)
+/* Appends a record; `reserve` more bytes must fit after it in the same batch (a
+ * sample and its extra record are never split between batches). */
+static void batch_append_r(struct sampler *s, struct evset *es, const struct perf_event_header *h,
+			   size_t reserve)
 {
 	size_t sz = ((size_t)h->size + 7u) & ~(size_t)7u;
 
-	if (s->fill && (s->fill->gen != es->gen || s->fill->len + sz > s->fill->cap))
+	if (s->fill && (s->fill->gen != es->gen || s->fill->len + sz + reserve > s->fill->cap))
 		batch_publish(s);
 	if (!s->fill) {
 		s->fill = batch_get(s);
@@ -440,6 +447,11 @@ static void batch_append(struct sampler *s, struct evset *es, const struct perf_
 	}
 	memcpy(s->fill->data + s->fill->len, h, h->size);
 	s->fill->len += sz;
+}
+
+static void batch_append(struct sampler *s, struct evset *es, const struct perf_event_header *h)
+{
+	batch_append_r(s, es, h, 0);
 }
 
 /* --- the thread --- */
@@ -459,6 +471,20 @@ static void on_record(const struct perf_event_header *h, void *arg)
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
 		s->st.samples++;
+		if (s->o.hook) {
+			uint64_t buf[(sizeof(struct perf_event_header) + SAMPLER_EXTRA_MAX) / 8 + 1];
+			struct perf_event_header *x = (struct perf_event_header *)buf;
+			size_t n = s->o.hook(s->o.hook_arg, h, &d->es->layout, x + 1);
+
+			if (n > 0 && n <= SAMPLER_EXTRA_MAX) {
+				x->type = SAMPLER_RECORD_EXTRA;
+				x->misc = 0;
+				x->size = (uint16_t)((sizeof(*x) + n + 7) & ~(size_t)7);
+				batch_append_r(s, d->es, h, x->size);
+				batch_append(s, d->es, x);
+				break;
+			}
+		}
 		batch_append(s, d->es, h);
 		break;
 	case PERF_RECORD_LOST:
@@ -612,7 +638,7 @@ static void *sampler_main(void *arg)
 		}
 		pthread_mutex_unlock(&s->lock);
 
-		poll(pfd, np, 100);
+		poll(pfd, np, s->o.drain_ms ? (int)s->o.drain_ms : 100);
 		free(pfd);
 		{
 			uint64_t v;

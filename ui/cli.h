@@ -35,6 +35,10 @@ void cli_target_go(struct cli_target *t);
 /* Reaps a spawned child if it exited (non-blocking unless wait). */
 void cli_target_reap(struct cli_target *t, int wait);
 
+/* Whether the program is a Go binary: path (searched in PATH when it has no '/'), or
+ * /proc/PID/exe when path is NULL. */
+int cli_is_go_binary(const char *path, pid_t pid);
+
 /* Prints "gotop-perf: <message>" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Parses a positive number with an optional unit-less suffix check; 0 or -1. */
@@ -47,5 +51,7 @@ void cli_install_signals(void);
 
 int cmd_record(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+/* The live UI (and --batch). */
+int cmd_live(int argc, char **argv);
 
 #endif

@@ -33,9 +33,10 @@ struct record_opts {
 	size_t ntids;
 	uint32_t stack_size;
 	int repair, go, verbose, quiet;
+	unsigned drain_ms;
 };
 
-enum { OPT_STACK = 256, OPT_NO_REPAIR, OPT_NO_GO, OPT_HELP };
+enum { OPT_STACK = 256, OPT_NO_REPAIR, OPT_NO_GO, OPT_LATENCY, OPT_HELP };
 
 static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -48,6 +49,7 @@ static const struct option long_opts[] = {
 	{ "stack-size", required_argument, NULL, OPT_STACK },
 	{ "no-repair", no_argument, NULL, OPT_NO_REPAIR },
 	{ "no-go", no_argument, NULL, OPT_NO_GO },
+	{ "label-latency", required_argument, NULL, OPT_LATENCY },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -68,6 +70,9 @@ static void record_usage(FILE *f)
 	      "      --stack-size BYTES user stack bytes copied per sample (default 1024)\n"
 	      "      --no-repair        keep the kernel's frame-pointer chains as they are\n"
 	      "      --no-go            do not read goroutine ids and pprof labels\n"
+	      "      --label-latency MS (Go) read each sample's goroutine and labels at most about\n"
+	      "                         MS ms after the sample (default 4); shorter is more exact,\n"
+	      "                         at one wakeup per MS\n"
 	      "  -v, --verbose          print statistics at the end\n"
 	      "  -q, --quiet            print errors only\n", f);
 }
@@ -97,6 +102,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	o->stack_size = 1024;
 	o->repair = 1;
 	o->go = 1;
+	o->drain_ms = 4;
 	optind = 1;
 	/* "+" stops at the first non-option so that -- COMMAND args stay intact. */
 	while ((c = getopt_long(argc, argv, "+p:e:F:c:d:o:t:vq", long_opts, NULL)) != -1) {
@@ -165,6 +171,13 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case OPT_NO_GO:
 			o->go = 0;
+			break;
+		case OPT_LATENCY:
+			if (cli_parse_u64(optarg, &v) || v > 1000) {
+				cli_error("invalid label latency '%s' (1 to 1000 ms)", optarg);
+				return EXIT_USAGE;
+			}
+			o->drain_ms = (unsigned)v;
 			break;
 		case 'v':
 			o->verbose = 1;
@@ -238,7 +251,7 @@ int cmd_record(int argc, char **argv)
 	struct agg_opts ao;
 	char why[512], kwhy[256], *cmdline = NULL;
 	uint64_t start_ns, start_wall;
-	int rc, kernel, exited = 0, i, nev;
+	int rc, kernel, exited = 0, i, nev, go_target;
 	size_t e;
 
 	rc = parse_args(argc, argv, &o);
@@ -282,6 +295,14 @@ int cmd_record(int argc, char **argv)
 	if (!kernel && !o.quiet)
 		cli_error("%s", kwhy);
 
+	memset(&ao, 0, sizeof(ao));
+	ao.pid = target.pid;
+	ao.repair = o.repair;
+	ao.go = o.go;
+	ao.kernel = kernel;
+	agg = agg_new(&ao);
+	go_target = o.go && cli_is_go_binary(o.pid ? NULL : o.command[0], target.pid);
+
 	for (e = 0; e < o.nevents; e++) {
 		struct sampler_opts so;
 
@@ -296,6 +317,11 @@ int cmd_record(int argc, char **argv)
 		so.stack_size = o.stack_size;
 		so.kernel = kernel;
 		so.enable_on_exec = target.spawned;
+		if (go_target) {
+			/* Goroutines and labels are read right after each sample. */
+			agg_sampler_hook(agg, &so.hook, &so.hook_arg);
+			so.drain_ms = o.drain_ms;
+		}
 		samplers[e] = sampler_new(&so, why, sizeof(why));
 		if (!samplers[e]) {
 			int err = errno;
@@ -306,13 +332,6 @@ int cmd_record(int argc, char **argv)
 			goto out;
 		}
 	}
-
-	memset(&ao, 0, sizeof(ao));
-	ao.pid = target.pid;
-	ao.repair = o.repair;
-	ao.go = o.go;
-	ao.kernel = kernel;
-	agg = agg_new(&ao);
 
 	cli_install_signals();
 	start_ns = util_now_ns();
@@ -334,6 +353,8 @@ int cmd_record(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (go_target)
+		agg_go_version(agg); /* starts the goroutine reads now, not at the first batch */
 	cmdline = procinfo_cmdline(target.pid, 1024);
 	if (!o.quiet)
 		fprintf(stderr, "gotop-perf: recording PID %d (%s)%s\n", (int)target.pid,
@@ -409,12 +430,14 @@ int cmd_record(int argc, char **argv)
 			fprintf(stderr,
 				"gotop-perf: sampler cpu %.1f ms, %u fds, %llu bytes, %llu throttled, %llu bad\n"
 				"gotop-perf: aggregated %llu samples; %llu addresses (%llu without symbol); "
-				"go: %llu samples, %llu with goroutine, %llu labelled; %llu repaired\n",
+				"go: %llu samples, %llu with goroutine, %llu labelled, read delay p50 %.0f us "
+				"p99 %.0f us; %llu repaired\n",
 				(double)st.self_cpu_ns / 1e6, st.fds, (unsigned long long)st.bytes,
 				(unsigned long long)st.throttled, (unsigned long long)st.bad,
 				(unsigned long long)as.samples, (unsigned long long)as.addrs,
 				(unsigned long long)as.unresolved, (unsigned long long)as.go_samples,
 				(unsigned long long)as.with_goid, (unsigned long long)as.labelled,
+				(double)as.label_delay_p50_ns / 1e3, (double)as.label_delay_p99_ns / 1e3,
 				(unsigned long long)as.repaired);
 		}
 		free(path);

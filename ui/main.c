@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "gotop/procinfo.h"
+#include "gotop/symtab.h"
 
 volatile int cli_stop_signal;
 
@@ -172,14 +173,66 @@ void cli_target_reap(struct cli_target *t, int wait)
 	}
 }
 
+int cli_is_go_binary(const char *path, pid_t pid)
+{
+	char buf[4096];
+	struct symfile *sf;
+	int go, err;
+
+	if (!path) {
+		snprintf(buf, sizeof(buf), "/proc/%d/exe", (int)pid);
+	} else if (strchr(path, '/')) {
+		snprintf(buf, sizeof(buf), "%s", path);
+	} else {
+		const char *p = getenv("PATH");
+
+		buf[0] = 0;
+		while (p && *p) {
+			size_t l = strcspn(p, ":");
+
+			snprintf(buf, sizeof(buf), "%.*s/%s", (int)l, p, path);
+			if (access(buf, X_OK) == 0)
+				break;
+			buf[0] = 0;
+			p += l + (p[l] == ':');
+		}
+	}
+	if (!buf[0] || !(sf = symfile_open(buf, &err)))
+		return 0;
+	go = symfile_go_version(sf) != NULL;
+	symfile_free(sf);
+	return go;
+}
+
 static void usage(FILE *f)
 {
 	fputs("Usage: gotop-perf [OPTIONS] (-p PID | -- COMMAND [ARGS...])   live profiler\n"
+	      "                  [-e EVENT] [-F HZ | -c PERIOD] [-d SECONDS] [-w SECONDS] [-o DIR]\n"
+	      "                  [--focus FUNC] [--ignore FUNC] [--tag KEY=VALUE] [--thread TID]\n"
+	      "                  [--no-repair] [--no-go] [--no-color] [--ascii]\n"
+	      "                  [--batch [-n N] [--view LIST] [--rows N] [--sort KEY]]\n"
 	      "       gotop-perf record (-p PID | -- COMMAND [ARGS...]) [-e EVENT]... [-F HZ | -c PERIOD]\n"
 	      "                         [-d SECONDS] [-o FILE] [-t TID]... [--stack-size BYTES]\n"
 	      "                         [--no-repair] [--no-go] [-v] [-q]\n"
 	      "       gotop-perf list\n"
 	      "       gotop-perf --help | --version\n"
+	      "\n"
+	      "The live profiler opens a terminal UI (h or ? shows the keys); --batch prints the same\n"
+	      "views as text every refresh, like top -b. Its options:\n"
+	      "  -p PID            an existing process (every thread, also new ones)\n"
+	      "  -- COMMAND        start COMMAND (stdin/stdout/stderr: /dev/null; SIGTERM on quit)\n"
+	      "  -e EVENT          first event to sample (default cpu-clock); the e key switches live\n"
+	      "  -F HZ, -c PERIOD  samples per second per thread (default 1000), or every PERIOD events\n"
+	      "  -d SECONDS        refresh interval (default 1; also --refresh)\n"
+	      "  -w SECONDS        start with a decaying window of the last SECONDS (w key toggles)\n"
+	      "  -o DIR            where snapshots (S key) are saved (default: the current directory)\n"
+	      "  --focus FUNC, --ignore FUNC, --tag KEY=VALUE, --thread TID   start focused\n"
+	      "  --no-color        no colours (NO_COLOR is respected too); --ascii: no UTF-8\n"
+	      "  --batch           text on stdout every refresh; -n N stops after N updates;\n"
+	      "                    --view top,tree,callers,labels,goroutines,threads,events,help\n"
+	      "                    (default top,tree,labels); --rows N (default 25, 0: all);\n"
+	      "                    --sort self|total|name; --callers FUNC; --min-pct PCT (tree);\n"
+	      "                    --save FILE (the last update's data, gzipped pprof)\n"
 	      "\n"
 	      "record writes a gzipped pprof profile (default gotop-perf.pb.gz) for `go tool pprof`;\n"
 	      "without -d it runs until Ctrl-C or until the target exits.\n"
@@ -208,6 +261,5 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	cli_error("the live UI is not built yet: use `gotop-perf record` (see --help)");
-	return EXIT_USAGE;
+	return cmd_live(argc, argv);
 }

@@ -29,11 +29,17 @@ struct agg_stats {
 	uint64_t repaired;     /* stacks changed by the repair */
 	uint64_t addrs;        /* distinct addresses symbolized */
 	uint64_t unresolved;   /* of which without a symbol */
+	uint64_t label_delay_p50_ns, label_delay_p99_ns; /* sample -> goroutine read */
 };
 
 /* Never fails (out of memory is fatal). */
 struct agg *agg_new(const struct agg_opts *o);
 void agg_free(struct agg *a);
+
+/* The hook to give the samplers (sampler_opts.hook, hook_arg) so that goroutines
+ * and labels are read on the sampling thread right after each sample. The samplers
+ * must be stopped before agg_free. fn is NULL when Go reading is off. */
+void agg_sampler_hook(struct agg *a, sampler_hook_fn *fn, void **arg);
 
 /* Folds every record of the batch into the profile of the batch's event. */
 void agg_feed(struct agg *a, const struct sample_batch *b);

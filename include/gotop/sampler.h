@@ -12,6 +12,16 @@
 
 struct sampler;
 
+/* A hook called on the sampling thread for every sample right after it is drained,
+ * for reads that must happen close to the sample (the goroutine and its labels). It
+ * may write up to SAMPLER_EXTRA_MAX bytes into extra; they follow the sample in its
+ * batch as a record of type SAMPLER_RECORD_EXTRA. Returns the byte count (0: no
+ * record). It must not block; several samplers may call it concurrently. */
+#define SAMPLER_RECORD_EXTRA 0x7f000001u
+#define SAMPLER_EXTRA_MAX 256
+typedef size_t (*sampler_hook_fn)(void *arg, const struct perf_event_header *h,
+				  const struct perfrec_layout *layout, void *extra);
+
 struct sampler_opts {
 	pid_t pid;             /* target process */
 	const pid_t *tids;     /* sample only these threads (no inheritance) when ntids > 0 */
@@ -23,6 +33,10 @@ struct sampler_opts {
 	unsigned ring_pages;   /* data pages per CPU ring (power of two); 0 = sized from the rate */
 	int kernel;            /* sample kernel callchains too (needs permission) */
 	int enable_on_exec;    /* the target has not exec'd yet: start counting at exec */
+	sampler_hook_fn hook;  /* optional, see above */
+	void *hook_arg;
+	unsigned drain_ms;     /* drain the rings at least this often (0: 100 ms); short intervals
+	                          keep the hook's reads close to the samples, at a wakeup each */
 };
 
 /* A batch of raw records (each a struct perf_event_header and body, 8-byte aligned,

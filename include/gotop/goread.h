@@ -1,0 +1,54 @@
+/* goread.h: goroutine ids and pprof labels of samples, read from the target on the
+ * sampling thread right after each sample (labels change as goroutines run on). */
+#ifndef GOTOP_GOREAD_H
+#define GOTOP_GOREAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <elfutils/libdw.h>
+
+#include "gotop/goruntime.h"
+#include "gotop/perfrec.h"
+
+/* What the hook appends after a sample (a SAMPLER_RECORD_EXTRA payload). */
+struct goread_extra {
+	uint64_t goid;
+	const struct gort_labels *labels; /* interned: valid until goread_free */
+	int32_t rc;                       /* gort_read's result: 0 found */
+	uint32_t flags;                   /* GORT_* */
+	uint64_t delay_ns;                /* from the sample's time to the read */
+};
+
+/* The reader for one target; the hook does nothing until a reader is published. */
+struct goread;
+struct goread_slot;
+
+/* A slot to hand to the sampler as hook_arg (never fails). Free it after every
+ * sampler using it has stopped. */
+struct goread_slot *goread_slot_new(void);
+void goread_slot_free(struct goread_slot *slot); /* frees the published reader too */
+/* Creates the reader for a Go target and publishes it to the slot (release
+ * ordering: the sampling threads start using it at their next sample). Returns 0,
+ * -EEXIST if one is already published, or -errno from gort_new (e.g. -ENOTSUP for
+ * an unknown Go version without DWARF). */
+int goread_publish(struct goread_slot *slot, pid_t pid, const char *go_version, Dwarf *dwarf,
+		   int arch);
+/* Whether a reader is published. */
+int goread_active(const struct goread_slot *slot);
+
+/* The sampler hook (sampler_hook_fn) with a goread_slot as its argument. */
+size_t goread_hook(void *slot, const struct perf_event_header *h,
+		   const struct perfrec_layout *layout, void *extra);
+
+struct goread_stats {
+	uint64_t reads;     /* gort_read calls */
+	uint64_t coalesced; /* samples served by the same thread's read of the same drain */
+	uint64_t found, labelled;
+	uint64_t delay_hist[32]; /* read delays: bucket k holds [2^k, 2^(k+1)) ns */
+};
+void goread_get_stats(const struct goread_slot *slot, struct goread_stats *st);
+/* The delay (ns) below which a fraction q (0..1) of reads happened. */
+uint64_t goread_delay_quantile(const struct goread_stats *st, double q);
+
+#endif

@@ -1,0 +1,664 @@
+/* cmd-live.c: `gotop-perf [-p PID | -- COMMAND]`: options, the target, the live session,
+ * and the plain-text batch mode (like top -b); the curses UI is in tui.c. */
+#include "config.h"
+#include "cli.h"
+#include "ui.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gotop/events.h"
+#include "gotop/live.h"
+#include "gotop/pprof.h"
+#include "gotop/procinfo.h"
+#include "gotop/util.h"
+
+#define MAX_OPT_FILTERS 8
+
+struct live_cli {
+	pid_t pid;
+	char **command;
+	struct event_spec event;
+	int use_freq;
+	uint64_t freq, period;
+	double refresh;
+	unsigned window;
+	int batch;
+	uint64_t iterations;
+	const char *views;
+	long rows;
+	const char *sort;
+	double min_pct;
+	const char *callers;
+	const char *out_dir;
+	const char *save;
+	uint32_t stack_size;
+	int repair, go, no_color, ascii;
+	struct { enum model_filter_kind kind; const char *key, *str; int64_t num; } filters[MAX_OPT_FILTERS];
+	size_t nfilters;
+};
+
+enum {
+	OPT_REFRESH = 300, OPT_BATCH, OPT_VIEW, OPT_ROWS, OPT_SORT, OPT_MIN_PCT, OPT_CALLERS, OPT_FOCUS,
+	OPT_IGNORE, OPT_TAG, OPT_THREAD, OPT_STACK, OPT_NO_REPAIR, OPT_NO_GO, OPT_NO_COLOR,
+	OPT_ASCII, OPT_SAVE, OPT_HELP,
+};
+
+static const struct option long_opts[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "event", required_argument, NULL, 'e' },
+	{ "freq", required_argument, NULL, 'F' },
+	{ "count", required_argument, NULL, 'c' },
+	{ "refresh", required_argument, NULL, OPT_REFRESH },
+	{ "delay", required_argument, NULL, 'd' },
+	{ "window", required_argument, NULL, 'w' },
+	{ "batch", no_argument, NULL, OPT_BATCH },
+	{ "iterations", required_argument, NULL, 'n' },
+	{ "view", required_argument, NULL, OPT_VIEW },
+	{ "rows", required_argument, NULL, OPT_ROWS },
+	{ "sort", required_argument, NULL, OPT_SORT },
+	{ "min-pct", required_argument, NULL, OPT_MIN_PCT },
+	{ "callers", required_argument, NULL, OPT_CALLERS },
+	{ "focus", required_argument, NULL, OPT_FOCUS },
+	{ "ignore", required_argument, NULL, OPT_IGNORE },
+	{ "tag", required_argument, NULL, OPT_TAG },
+	{ "thread", required_argument, NULL, OPT_THREAD },
+	{ "output-dir", required_argument, NULL, 'o' },
+	{ "stack-size", required_argument, NULL, OPT_STACK },
+	{ "no-repair", no_argument, NULL, OPT_NO_REPAIR },
+	{ "no-go", no_argument, NULL, OPT_NO_GO },
+	{ "no-color", no_argument, NULL, OPT_NO_COLOR },
+	{ "ascii", no_argument, NULL, OPT_ASCII },
+	{ "save", required_argument, NULL, OPT_SAVE },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void live_usage(FILE *f)
+{
+	fputs("Usage: gotop-perf [OPTIONS] (-p PID | -- COMMAND [ARGS...])\n"
+	      "The live profiler: a terminal UI (press h for the keys), or text with --batch.\n"
+	      "  -p, --pid PID          profile an existing process (every thread, also new ones)\n"
+	      "  -e, --event EVENT      event to sample first (default cpu-clock; see `gotop-perf list`)\n"
+	      "  -F, --freq HZ          samples per second per thread (default 1000)\n"
+	      "  -c, --count PERIOD     a sample every PERIOD events instead of -F\n"
+	      "  -d, --refresh SECONDS  time between updates (default 1)\n"
+	      "  -w, --window SECONDS   start with a decaying window of the last SECONDS\n"
+	      "                         (default: cumulative; the w key toggles)\n"
+	      "  -o, --output-dir DIR   where snapshots (S key) are saved (default: current dir)\n"
+	      "      --focus FUNC       keep samples with a function containing FUNC (repeatable)\n"
+	      "      --ignore FUNC      drop samples with a function containing FUNC (repeatable)\n"
+	      "      --tag KEY=VALUE    keep samples with this pprof label (repeatable)\n"
+	      "      --thread TID       keep samples of this thread\n"
+	      "      --stack-size BYTES user stack bytes copied per sample (default 1024)\n"
+	      "      --no-repair        keep the kernel's frame-pointer chains as they are\n"
+	      "      --no-go            do not read goroutine ids and pprof labels\n"
+	      "      --no-color         no colours (also when NO_COLOR is set)\n"
+	      "      --ascii            ASCII only, even on a UTF-8 terminal\n"
+	      "Batch mode (plain text on stdout, every refresh, like top -b):\n"
+	      "      --batch            no terminal UI\n"
+	      "  -n, --iterations N     stop after N updates (default: until the target exits)\n"
+	      "      --view LIST        views to print, comma separated: top, tree, callers, labels,\n"
+	      "                         goroutines, threads, events, help (default top,tree,labels)\n"
+	      "      --rows N           rows per view (default 25; 0: all)\n"
+	      "      --sort KEY         Top order: self, total or name (default self)\n"
+	      "      --callers FUNC     the function of the callers view (default: the hottest)\n"
+	      "      --min-pct PCT      tree nodes below PCT% are left out (default 1)\n"
+	      "      --save FILE        at the end, save what the last update showed (gzipped pprof)\n"
+	      "A command started with -- gets /dev/null as stdin, stdout and stderr and is stopped\n"
+	      "(SIGTERM) when gotop-perf quits.\n", f);
+}
+
+static int add_filter(struct live_cli *o, enum model_filter_kind kind, const char *key,
+		      const char *str, int64_t num)
+{
+	if (o->nfilters == MAX_OPT_FILTERS) {
+		cli_error("at most %d focus options", MAX_OPT_FILTERS);
+		return EXIT_USAGE;
+	}
+	o->filters[o->nfilters].kind = kind;
+	o->filters[o->nfilters].key = key;
+	o->filters[o->nfilters].str = str;
+	o->filters[o->nfilters].num = num;
+	o->nfilters++;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct live_cli *o)
+{
+	int c, r;
+
+	memset(o, 0, sizeof(*o));
+	o->use_freq = 1;
+	o->freq = 1000;
+	o->refresh = 1.0;
+	o->rows = 25;
+	o->min_pct = 1.0;
+	o->stack_size = 1024;
+	o->repair = 1;
+	o->go = 1;
+	o->views = "top,tree,labels";
+	events_parse("cpu-clock", &o->event);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+p:e:F:c:d:w:n:o:", long_opts, NULL)) != -1) {
+		uint64_t v;
+		double d;
+
+		switch (c) {
+		case 'p':
+			if (cli_parse_u64(optarg, &v) || v > 0x7fffffff) {
+				cli_error("invalid PID '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			o->pid = (pid_t)v;
+			break;
+		case 'e':
+			if (events_parse(optarg, &o->event)) {
+				cli_error("unknown event '%s' (see `gotop-perf list`)", optarg);
+				return EXIT_EVENT;
+			}
+			break;
+		case 'F':
+			if (cli_parse_u64(optarg, &v) || v > 1000000) {
+				cli_error("invalid frequency '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			o->use_freq = 1;
+			o->freq = v;
+			break;
+		case 'c':
+			if (cli_parse_u64(optarg, &v)) {
+				cli_error("invalid period '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			o->use_freq = 0;
+			o->period = v;
+			break;
+		case 'd':
+		case OPT_REFRESH:
+			if (cli_parse_seconds(optarg, &o->refresh) || o->refresh < 0.05 || o->refresh > 3600) {
+				cli_error("invalid refresh '%s' (0.05 to 3600 seconds)", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'w':
+			if (cli_parse_seconds(optarg, &d) || d < 1 || d > LIVE_MAX_WINDOW) {
+				cli_error("invalid window '%s' (1 to %d seconds)", optarg, LIVE_MAX_WINDOW);
+				return EXIT_USAGE;
+			}
+			o->window = (unsigned)d;
+			break;
+		case OPT_BATCH:
+			o->batch = 1;
+			break;
+		case 'n':
+			if (cli_parse_u64(optarg, &o->iterations)) {
+				cli_error("invalid number of iterations '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_VIEW:
+			o->views = optarg;
+			break;
+		case OPT_ROWS: {
+			char *end;
+
+			errno = 0;
+			o->rows = strtol(optarg, &end, 10);
+			if (errno || *end || o->rows < 0) {
+				cli_error("invalid number of rows '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		}
+		case OPT_SORT:
+			if (strcmp(optarg, "self") && strcmp(optarg, "total") && strcmp(optarg, "name")) {
+				cli_error("invalid sort '%s' (self, total or name)", optarg);
+				return EXIT_USAGE;
+			}
+			o->sort = optarg;
+			break;
+		case OPT_MIN_PCT: {
+			char *end;
+
+			o->min_pct = strtod(optarg, &end);
+			if (*end || !(o->min_pct >= 0) || o->min_pct > 100) {
+				cli_error("invalid percentage '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		}
+		case OPT_CALLERS:
+			o->callers = optarg;
+			break;
+		case OPT_FOCUS:
+		case OPT_IGNORE:
+			r = add_filter(o, c == OPT_FOCUS ? MODEL_FOCUS : MODEL_IGNORE, NULL, optarg, 0);
+			if (r)
+				return r;
+			break;
+		case OPT_TAG: {
+			char *eq = strchr(optarg, '=');
+
+			if (!eq || eq == optarg) {
+				cli_error("invalid --tag '%s' (KEY=VALUE)", optarg);
+				return EXIT_USAGE;
+			}
+			*eq = 0;
+			/* thread and goroutine labels are numbers */
+			if (!strcmp(optarg, "thread") || !strcmp(optarg, "goroutine")) {
+				if (cli_parse_u64(eq + 1, &v)) {
+					cli_error("invalid %s '%s'", optarg, eq + 1);
+					return EXIT_USAGE;
+				}
+				r = add_filter(o, MODEL_LABEL, optarg, NULL, (int64_t)v);
+			} else {
+				r = add_filter(o, MODEL_LABEL, optarg, eq + 1, 0);
+			}
+			if (r)
+				return r;
+			break;
+		}
+		case OPT_THREAD:
+			if (cli_parse_u64(optarg, &v) || v > 0x7fffffff) {
+				cli_error("invalid thread id '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			r = add_filter(o, MODEL_LABEL, "thread", NULL, (int64_t)v);
+			if (r)
+				return r;
+			break;
+		case 'o':
+			o->out_dir = optarg;
+			break;
+		case OPT_STACK:
+			if (cli_parse_u64(optarg, &v) || v > 65528) {
+				cli_error("invalid stack size '%s' (1 to 65528 bytes)", optarg);
+				return EXIT_USAGE;
+			}
+			o->stack_size = (uint32_t)((v + 7) & ~7ULL);
+			break;
+		case OPT_NO_REPAIR:
+			o->repair = 0;
+			break;
+		case OPT_NO_GO:
+			o->go = 0;
+			break;
+		case OPT_NO_COLOR:
+			o->no_color = 1;
+			break;
+		case OPT_ASCII:
+			o->ascii = 1;
+			break;
+		case OPT_SAVE:
+			o->save = optarg;
+			break;
+		case OPT_HELP:
+			live_usage(stdout);
+			exit(EXIT_OK);
+		default:
+			live_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		/* Without "--" a word here is a mistyped command, not something to run. */
+		if (strcmp(argv[optind - 1], "--") != 0) {
+			cli_error("unknown command '%s' (see --help)", argv[optind]);
+			return EXIT_USAGE;
+		}
+		o->command = argv + optind;
+	}
+	if (!o->pid == !o->command) {
+		cli_error(o->pid ? "give either -p PID or a command, not both"
+				 : "nothing to profile: give -p PID or -- COMMAND");
+		return EXIT_USAGE;
+	}
+	if (!o->batch && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
+		cli_error("the live UI needs a terminal; use --batch for text output");
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* The command's stdin, stdout and stderr are /dev/null: the screen is ours. */
+static int spawn_quiet(struct cli_target *t, char **argv)
+{
+	int saved[3], i, null, r;
+
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null < 0) {
+		cli_error("/dev/null: %s", strerror(errno));
+		return EXIT_FAIL;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	for (i = 0; i < 3; i++) {
+		saved[i] = fcntl(i, F_DUPFD_CLOEXEC, 10);
+		dup2(null, i);
+	}
+	r = cli_target_spawn(t, argv);
+	for (i = 0; i < 3; i++) {
+		if (saved[i] >= 0) {
+			dup2(saved[i], i);
+			close(saved[i]);
+		}
+	}
+	close(null);
+	if (r)
+		cli_error("cannot start %s", argv[0]);
+	return r;
+}
+
+static void stop_target(struct cli_target *t)
+{
+	int i;
+
+	if (!t->spawned)
+		return;
+	if (t->go_fd >= 0) {
+		close(t->go_fd); /* the child sees EOF and exits without exec */
+		t->go_fd = -1;
+	}
+	cli_target_reap(t, 0);
+	if (!t->spawned)
+		return;
+	kill(t->pid, SIGTERM);
+	for (i = 0; i < 100 && t->spawned; i++) {
+		struct timespec ts = { 0, 10000000L };
+
+		nanosleep(&ts, NULL);
+		cli_target_reap(t, 0);
+	}
+	if (t->spawned) {
+		kill(t->pid, SIGKILL);
+		cli_target_reap(t, 1);
+	}
+}
+
+/* --- batch --- */
+
+static size_t view_by_name(const char *name)
+{
+	static const struct view_ops *const ops[VIEW_COUNT] = {
+		&view_top_ops, &view_tree_ops, &view_callers_ops, &view_labels_ops,
+		&view_goroutines_ops, &view_threads_ops, &view_events_ops, &view_help_ops,
+	};
+	size_t i;
+
+	for (i = 0; i < VIEW_COUNT; i++)
+		if (!strcmp(name, ops[i]->batch_name))
+			return i;
+	return VIEW_COUNT;
+}
+
+static int check_views(const char *list)
+{
+	char buf[256], *save = NULL, *tok;
+
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		if (view_by_name(tok) == VIEW_COUNT) {
+			cli_error("unknown view '%s' (top, tree, callers, labels, goroutines, threads, events, help)", tok);
+			return EXIT_USAGE;
+		}
+	return 0;
+}
+
+static void print_line(const struct tline *l)
+{
+	/* Trailing blanks are padding, not content. */
+	size_t n = l->len;
+
+	while (n && l->buf[n - 1] == ' ')
+		n--;
+	fwrite(l->buf, 1, n, stdout);
+	fputc('\n', stdout);
+}
+
+static void print_rows(struct ui *ui, struct view *v)
+{
+	struct tline l;
+	size_t n, i;
+
+	ui_update_view(ui, v);
+	n = v->ops->nrows(ui, v);
+	v->ops->title(ui, v, &l);
+	print_line(&l);
+	if (!n && v->ops->empty) {
+		printf("  (%s)\n", v->ops->empty(ui, v));
+		return;
+	}
+	for (i = 0; i < n && (!ui->batch_rows || i < ui->batch_rows); i++) {
+		v->ops->row(ui, v, i, &l);
+		print_line(&l);
+	}
+	if (i < n)
+		printf("  ... %zu more rows\n", n - i);
+}
+
+static void print_iteration(struct ui *ui, const char *views, uint64_t iter, int callers_fixed)
+{
+	struct tline l1, l2;
+	char buf[256], *save = NULL, *tok;
+
+	ui_header(ui, &l1, &l2);
+	printf("=== iteration %llu ===\n", (unsigned long long)iter);
+	print_line(&l1);
+	print_line(&l2);
+	ui_info_line(ui, &l1);
+	print_line(&l1);
+	snprintf(buf, sizeof(buf), "%s", views);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		size_t id = view_by_name(tok);
+		struct view *v = &ui->views[id];
+
+		if (id == VIEW_LABELS) {
+			const struct model_key *keys;
+			size_t nk, k;
+			char **names;
+
+			/* Every key, one section each. */
+			ui_update_view(ui, v);
+			nk = view_labels_keys(v, &keys);
+			if (!nk) {
+				printf("\n== Labels ==\n");
+				print_rows(ui, v);
+				continue;
+			}
+			names = xcalloc(nk, sizeof(*names));
+			for (k = 0; k < nk; k++)
+				names[k] = xstrndup(keys[k].key, keys[k].len);
+			for (k = 0; k < nk; k++) {
+				char e[300];
+
+				util_escape(e, sizeof(e), names[k], strlen(names[k]), tl_utf8);
+				printf("\n== Labels: %s ==\n", e);
+				view_labels_set_key(v, names[k]);
+				print_rows(ui, v);
+			}
+			for (k = 0; k < nk; k++)
+				free(names[k]);
+			free(names);
+			continue;
+		}
+		if (id == VIEW_CALLERS && !callers_fixed) {
+			/* Without --callers: the hottest function of this iteration. */
+			long fn = ui_hottest_fn(ui);
+
+			if (fn >= 0) {
+				const struct model_fn *f = model_fn(ui->model, (uint32_t)fn);
+
+				ui_set_callers_fn(ui, f->name, f->name_len);
+			}
+		}
+		printf("\n== %s ==\n", v->ops->name);
+		print_rows(ui, v);
+	}
+	printf("\n");
+	fflush(stdout);
+}
+
+static int run_batch(struct ui *ui, struct live_cli *o, struct cli_target *t)
+{
+	uint64_t iter = 0;
+	struct pollfd p = { live_fd(ui->live), POLLIN, 0 };
+
+	while (!cli_stop_signal) {
+		uint64_t v;
+		int r;
+
+		poll(&p, 1, 200);
+		if (read(p.fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			break;
+		cli_target_reap(t, 0);
+		if (!t->spawned && t->pid && t->exit_status >= 0 && o->command)
+			ui->target_status = t->exit_status;
+		r = ui_refresh(ui);
+		/* One iteration per refresh (not for the answers to requests). */
+		if (!(r & R_REDRAW) || !ui->snap || !(ui->snap->periodic || ui->snap->exited))
+			continue;
+		print_iteration(ui, o->views, ++iter, o->callers != NULL);
+		if (ui->snap->exited || (o->iterations && iter >= o->iterations))
+			break;
+	}
+	if (o->save) {
+		/* The data of the last iteration printed: the same snapshot. */
+		if (ui_save(ui, o->save)) {
+			cli_error("%s", ui->status);
+			return EXIT_FAIL;
+		}
+		fprintf(stderr, "gotop-perf: %s\n", ui->status);
+	}
+	return EXIT_OK;
+}
+
+/* --- entry --- */
+
+int cmd_live(int argc, char **argv)
+{
+	struct live_cli o;
+	struct cli_target target;
+	struct live_opts lo;
+	struct live *live = NULL;
+	struct ui ui;
+	char why[512], kwhy[256];
+	int rc, kernel;
+	size_t i;
+
+	rc = parse_args(argc, argv, &o);
+	if (rc)
+		return rc;
+	if (o.batch && (rc = check_views(o.views)))
+		return rc;
+	if (o.save && (rc = pprof_check_writable(o.save))) {
+		cli_error("cannot write %s: %s", o.save, strerror(-rc));
+		return EXIT_FAIL;
+	}
+	setlocale(LC_ALL, "");
+	tl_utf8 = !o.ascii && !strcmp(nl_langinfo(CODESET), "UTF-8");
+
+	memset(&target, 0, sizeof(target));
+	target.go_fd = target.err_fd = -1;
+	if (o.pid) {
+		rc = cli_check_pid(o.pid);
+		if (rc)
+			return rc;
+		target.pid = o.pid;
+	} else {
+		rc = spawn_quiet(&target, o.command);
+		if (rc)
+			return rc;
+	}
+	kernel = events_kernel_allowed(kwhy, sizeof(kwhy));
+
+	memset(&lo, 0, sizeof(lo));
+	lo.pid = target.pid;
+	lo.event = o.event;
+	lo.use_freq = o.use_freq;
+	lo.freq = o.freq;
+	lo.period = o.period;
+	lo.stack_size = o.stack_size;
+	lo.kernel = kernel;
+	lo.enable_on_exec = target.spawned;
+	lo.repair = o.repair;
+	lo.go = o.go;
+	lo.go_hook = o.go && cli_is_go_binary(o.pid ? NULL : o.command[0], target.pid);
+	lo.drain_ms = 4;
+	lo.refresh_ns = (uint64_t)(o.refresh * 1e9);
+	lo.window_s = o.window;
+	live = live_new(&lo, why, sizeof(why));
+	if (!live) {
+		int err = errno;
+
+		cli_error("%s", why);
+		rc = (err == EACCES || err == EPERM) ? EXIT_PERM : (err == ESRCH) ? EXIT_TARGET : EXIT_EVENT;
+		stop_target(&target);
+		return rc;
+	}
+	cli_install_signals();
+	rc = live_start(live);
+	if (rc) {
+		cli_error("cannot start sampling: %s", strerror(-rc));
+		live_free(live);
+		stop_target(&target);
+		return EXIT_FAIL;
+	}
+	if (target.spawned) {
+		cli_target_go(&target);
+		if (target.exit_status < 0) {
+			cli_error("cannot run %s: %s", o.command[0], strerror(-target.exit_status));
+			live_free(live);
+			stop_target(&target);
+			return EXIT_TARGET;
+		}
+		live_request(live, LIVE_REQ_TARGET_READY, NULL, 0);
+	}
+
+	ui_init(&ui, o.batch);
+	ui.live = live;
+	ui.kernel = kernel;
+	ui.freq_default = o.freq;
+	ui.save_dir = o.out_dir;
+	ui.spawned = target.spawned;
+	ui.batch_rows = (size_t)o.rows;
+	ui.batch_min_pct = o.min_pct;
+	ui.color = !o.no_color && !(getenv("NO_COLOR") && *getenv("NO_COLOR"));
+	if (o.window)
+		ui.window_len = o.window;
+	if (o.sort)
+		view_top_set_sort(&ui.views[VIEW_TOP], o.sort);
+	if (o.callers)
+		ui_set_callers_fn(&ui, o.callers, strlen(o.callers));
+	for (i = 0; i < o.nfilters; i++)
+		ui_add_filter(&ui, o.filters[i].kind, o.filters[i].kind == MODEL_LABEL, o.filters[i].key,
+			      o.filters[i].str, o.filters[i].str ? strlen(o.filters[i].str) : 0,
+			      o.filters[i].num);
+	if (!kernel)
+		ui_set_status(&ui, UA_DIM, "%s", kwhy);
+
+	if (o.batch) {
+		ui.width = 200;
+		ui.rows = 1000000;
+		rc = run_batch(&ui, &o, &target);
+	} else {
+		ui.target_status = -1;
+		rc = tui_run(&ui, &target);
+	}
+	ui_fini(&ui);
+	live_stop(live);
+	stop_target(&target);
+	live_free(live);
+	return rc;
+}

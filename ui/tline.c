@@ -1,0 +1,205 @@
+/* tline.c: lines of text with attribute segments, measured in display columns, shared by
+ * the curses screen and the plain-text batch output. */
+#include "config.h"
+#include "ui.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <wchar.h>
+
+#include "gotop/util.h"
+
+int tl_utf8;
+
+void tl_reset(struct tline *l)
+{
+	l->len = 0;
+	l->buf[0] = 0;
+	l->cols = 0;
+	l->nseg = 0;
+}
+
+static void set_attr(struct tline *l, int attr)
+{
+	if (l->nseg && l->seg[l->nseg - 1].attr == attr)
+		return;
+	if (l->nseg && l->seg[l->nseg - 1].start == l->len) {
+		l->seg[l->nseg - 1].attr = (uint8_t)attr;
+		return;
+	}
+	if (l->nseg == TL_SEGS)
+		return; /* the rest keeps the last attribute */
+	l->seg[l->nseg].start = (uint16_t)l->len;
+	l->seg[l->nseg].attr = (uint8_t)attr;
+	l->nseg++;
+}
+
+/* Columns of one character starting at s (n bytes left); *clen gets its byte length. */
+static int char_cols(const char *s, size_t n, size_t *clen)
+{
+	wchar_t wc;
+	mbstate_t st;
+	size_t r;
+	int w;
+
+	if ((unsigned char)*s < 0x80 || !tl_utf8) {
+		*clen = 1;
+		return 1;
+	}
+	memset(&st, 0, sizeof(st));
+	r = mbrtowc(&wc, s, n, &st);
+	if (r == (size_t)-1 || r == (size_t)-2 || r == 0) {
+		*clen = 1;
+		return 1;
+	}
+	*clen = r;
+	w = wcwidth(wc);
+	return w < 0 ? 1 : w;
+}
+
+int tl_width(const char *s)
+{
+	size_t n = strlen(s), i = 0, cl;
+	int cols = 0;
+
+	while (i < n) {
+		cols += char_cols(s + i, n - i, &cl);
+		i += cl;
+	}
+	return cols;
+}
+
+static void append(struct tline *l, const char *s, size_t n, int cols)
+{
+	if (l->len + n >= TL_MAX)
+		n = 0; /* a line never exceeds the buffer; the caller cut it before */
+	memcpy(l->buf + l->len, s, n);
+	l->len += n;
+	l->buf[l->len] = 0;
+	l->cols += cols;
+}
+
+void tl_put(struct tline *l, int attr, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (l->len + n >= TL_MAX)
+		n = TL_MAX - 1 - l->len;
+	set_attr(l, attr);
+	/* Cut at a character boundary. */
+	while (n && ((unsigned char)s[n] & 0xc0) == 0x80 && s[n])
+		n--;
+	{
+		char tmp[TL_MAX];
+
+		memcpy(tmp, s, n);
+		tmp[n] = 0;
+		append(l, tmp, n, tl_width(tmp));
+	}
+}
+
+void tl_printf(struct tline *l, int attr, const char *fmt, ...)
+{
+	char buf[TL_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	tl_put(l, attr, buf);
+}
+
+void tl_pad(struct tline *l, int cols)
+{
+	static const char spaces[] = "                                                                ";
+
+	while (l->cols < cols && l->len + 1 < TL_MAX) {
+		int k = GP_MIN(cols - l->cols, (int)sizeof(spaces) - 1);
+
+		append(l, spaces, (size_t)k, k);
+	}
+}
+
+void tl_field(struct tline *l, int attr, const char *s, int width, int flags)
+{
+	size_t n = strlen(s), i, cl;
+	int cols = tl_width(s);
+	const char *mark = tl_utf8 ? "\xe2\x80\xa6" : "~";
+
+	set_attr(l, attr);
+	if (width < 0)
+		width = 0;
+	if (cols <= width || (flags & TL_NOCUT)) {
+		if ((flags & TL_RIGHT) && cols < width) {
+			int start = l->cols;
+
+			tl_pad(l, start + width - cols);
+		}
+		if (l->len + n < TL_MAX)
+			append(l, s, n, cols);
+		if (!(flags & TL_RIGHT))
+			tl_pad(l, l->cols + (width > cols ? width - cols : 0));
+		return;
+	}
+	if (width == 0)
+		return;
+	if (flags & TL_CUT_LEFT) {
+		/* Keep the end: skip characters until the rest fits after the marker. */
+		int skip = cols - (width - 1);
+
+		for (i = 0; i < n && skip > 0;) {
+			skip -= char_cols(s + i, n - i, &cl);
+			i += cl;
+		}
+		append(l, mark, strlen(mark), 1);
+		append(l, s + i, n - i, tl_width(s + i));
+		tl_pad(l, l->cols); /* no-op; keeps columns exact when a wide char was split */
+		return;
+	}
+	{
+		int used = 0;
+
+		for (i = 0; i < n;) {
+			int w = char_cols(s + i, n - i, &cl);
+
+			if (used + w > width - 1)
+				break;
+			used += w;
+			i += cl;
+		}
+		append(l, s, i, used);
+		append(l, mark, strlen(mark), 1);
+		if (used + 1 < width) {
+			int target = l->cols + (width - used - 1);
+
+			tl_pad(l, target);
+		}
+	}
+}
+
+void tl_untrusted(struct tline *l, int attr, const char *s, size_t len, int width, int flags)
+{
+	char buf[1024];
+
+	util_escape(buf, sizeof(buf), s ? s : "", s ? len : 0, tl_utf8);
+	tl_field(l, attr, buf, width, flags);
+}
+
+size_t tl_fit(const char *s, size_t n, int maxcols, int *cols)
+{
+	size_t i = 0, cl;
+	int used = 0;
+
+	while (i < n) {
+		int w = char_cols(s + i, n - i, &cl);
+
+		if (used + w > maxcols)
+			break;
+		used += w;
+		i += cl;
+	}
+	if (cols)
+		*cols = used;
+	return i;
+}

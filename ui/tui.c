@@ -1,0 +1,515 @@
+/* tui.c: the curses front end: the event loop (keys, snapshots, signals), drawing once
+ * per turn with erase/wnoutrefresh/doupdate, prompts, colours, and restoring the
+ * terminal on every way out (htop CRT.c, tmux server_client_loop). */
+#include "config.h"
+#include "cli.h"
+#include "ui.h"
+
+#include <curses.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gotop/util.h"
+
+#define MIN_COLS 80
+#define MIN_LINES 24
+#define CHROME_LINES 7           /* header 2, tabs, info, title, status, key bar */
+#define STATUS_NS (10ULL * 1000000000ULL)
+
+static int curses_on;
+static int sig_pipe[2] = { -1, -1 };
+static chtype attrs[UA_COUNT];
+static chtype sel_attr, titlebar_attr;
+
+static void tui_restore(void)
+{
+	if (curses_on) {
+		curses_on = 0;
+		endwin();
+	}
+}
+
+static void on_stop_signal(int sig)
+{
+	int e = errno;
+
+	cli_stop_signal = sig;
+	if (sig_pipe[1] >= 0 && write(sig_pipe[1], "s", 1) < 0) {
+		/* the pipe is full: the loop wakes anyway */
+	}
+	errno = e;
+}
+
+#ifndef __SANITIZE_ADDRESS__
+static void on_crash(int sig)
+{
+	/* Not async-signal-safe, but the process is going down: a usable terminal
+	 * matters more (htop CRT.c does the same). */
+	tui_restore();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+#endif
+
+static void install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+#ifndef __SANITIZE_ADDRESS__
+	sa.sa_handler = on_crash;
+	sa.sa_flags = SA_RESETHAND;
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+	sigaction(SIGFPE, &sa, NULL);
+	sigaction(SIGILL, &sa, NULL);
+	sigaction(SIGABRT, &sa, NULL);
+#endif
+}
+
+enum { P_NORMAL = 1, P_DIM, P_TITLE, P_HOT, P_WARM, P_MATCH, P_MARK, P_TREE, P_OK, P_ERR, P_TAB,
+       P_TAB_ON, P_KEY, P_STATE, P_SEL, P_TITLEBAR };
+
+static void setup_colors(struct ui *ui)
+{
+	int i;
+
+	for (i = 0; i < UA_COUNT; i++)
+		attrs[i] = A_NORMAL;
+	/* Without colour: bold, reverse and underline carry the meaning. */
+	attrs[UA_HEAD] = A_BOLD;
+	attrs[UA_TITLE] = A_BOLD;
+	attrs[UA_HOT] = A_BOLD;
+	attrs[UA_MATCH] = A_BOLD | A_UNDERLINE;
+	attrs[UA_MARK] = A_BOLD;
+	attrs[UA_ERR] = A_BOLD;
+	attrs[UA_TAB] = A_REVERSE;
+	attrs[UA_TAB_ON] = A_BOLD;
+	attrs[UA_KEY] = A_BOLD;
+	attrs[UA_STATE] = A_REVERSE | A_BOLD;
+	attrs[UA_DIM] = A_DIM;
+	sel_attr = A_REVERSE;
+	titlebar_attr = A_REVERSE;
+	if (!ui->color || !has_colors())
+		return;
+	start_color();
+	use_default_colors();
+	init_pair(P_DIM, COLOR_CYAN, -1);
+	init_pair(P_TITLE, COLOR_GREEN, -1);
+	init_pair(P_HOT, COLOR_RED, -1);
+	init_pair(P_WARM, COLOR_YELLOW, -1);
+	init_pair(P_MATCH, COLOR_BLACK, COLOR_YELLOW);
+	init_pair(P_MARK, COLOR_MAGENTA, -1);
+	init_pair(P_TREE, COLOR_BLUE, -1);
+	init_pair(P_OK, COLOR_GREEN, -1);
+	init_pair(P_ERR, COLOR_RED, -1);
+	init_pair(P_TAB, COLOR_BLACK, COLOR_CYAN);
+	init_pair(P_TAB_ON, COLOR_BLACK, COLOR_GREEN);
+	init_pair(P_KEY, -1, -1);
+	init_pair(P_STATE, COLOR_BLACK, COLOR_YELLOW);
+	init_pair(P_SEL, COLOR_BLACK, COLOR_CYAN);
+	init_pair(P_TITLEBAR, COLOR_BLACK, COLOR_GREEN);
+	attrs[UA_DIM] = COLOR_PAIR(P_DIM);
+	attrs[UA_TITLE] = COLOR_PAIR(P_TITLE) | A_BOLD;
+	attrs[UA_HOT] = COLOR_PAIR(P_HOT) | A_BOLD;
+	attrs[UA_WARM] = COLOR_PAIR(P_WARM);
+	attrs[UA_MATCH] = COLOR_PAIR(P_MATCH);
+	attrs[UA_MARK] = COLOR_PAIR(P_MARK) | A_BOLD;
+	attrs[UA_TREE] = COLOR_PAIR(P_TREE);
+	attrs[UA_OK] = COLOR_PAIR(P_OK);
+	attrs[UA_ERR] = COLOR_PAIR(P_ERR) | A_BOLD;
+	attrs[UA_TAB] = COLOR_PAIR(P_TAB);
+	attrs[UA_TAB_ON] = COLOR_PAIR(P_TAB_ON) | A_BOLD;
+	attrs[UA_KEY] = A_BOLD;
+	attrs[UA_STATE] = COLOR_PAIR(P_STATE) | A_BOLD;
+	sel_attr = COLOR_PAIR(P_SEL);
+	titlebar_attr = COLOR_PAIR(P_TITLEBAR);
+}
+
+/* Draws a line at row y, never past the right edge; base replaces the colours of a
+ * highlighted line (the selection, the title bar). */
+static void draw_line(int y, const struct tline *l, int highlight, chtype base)
+{
+	int s, used = 0;
+
+	move(y, 0);
+	for (s = 0; s < l->nseg && used < COLS; s++) {
+		size_t a = l->seg[s].start, b = s + 1 < l->nseg ? l->seg[s + 1].start : l->len, fit;
+		int cols;
+		chtype at = attrs[l->seg[s].attr];
+
+		if (highlight)
+			at = base | (at & (A_BOLD | A_UNDERLINE));
+		fit = tl_fit(l->buf + a, b - a, COLS - used, &cols);
+		attrset(at);
+		addnstr(l->buf + a, (int)fit);
+		used += cols;
+	}
+	if (highlight) {
+		attrset(base);
+		while (used < COLS) {
+			addch(' ');
+			used++;
+		}
+	}
+	attrset(A_NORMAL);
+}
+
+/* --- prompts --- */
+
+enum prompt_kind { PR_NONE, PR_SEARCH, PR_SAVE, PR_FREQ, PR_WINDOW, PR_EVENT };
+
+struct prompt {
+	enum prompt_kind kind;
+	const char *label;
+	char buf[512];
+	size_t len;
+};
+
+static struct prompt prompt;
+
+static void prompt_open(enum prompt_kind kind, const char *label, const char *init)
+{
+	prompt.kind = kind;
+	prompt.label = label;
+	snprintf(prompt.buf, sizeof(prompt.buf), "%s", init ? init : "");
+	prompt.len = strlen(prompt.buf);
+	curs_set(1);
+}
+
+static void prompt_close(void)
+{
+	prompt.kind = PR_NONE;
+	curs_set(0);
+}
+
+static int prompt_accept(struct ui *ui)
+{
+	enum prompt_kind k = prompt.kind;
+	char *text = prompt.buf;
+	uint64_t v;
+	int r = R_REDRAW;
+
+	prompt_close();
+	switch (k) {
+	case PR_SEARCH:
+		snprintf(ui->search, sizeof(ui->search), "%s", text);
+		if (ui->search[0]) {
+			struct view *cv = &ui->views[ui->cur];
+
+			/* Find from the row above so that a matching selected row stays. */
+			if (cv->sel > 0)
+				cv->sel--;
+			r |= ui_action(ui, ACT_FIND_NEXT);
+		}
+		break;
+	case PR_SAVE:
+		if (*text)
+			ui_save(ui, text);
+		break;
+	case PR_FREQ:
+		if (cli_parse_u64(text, &v) || v > 1000000)
+			ui_set_status(ui, UA_ERR, "invalid frequency '%s'", text);
+		else {
+			ui_request(ui, LIVE_REQ_FREQ, NULL, v);
+			ui_set_status(ui, UA_NORMAL, "setting %llu Hz...", (unsigned long long)v);
+		}
+		break;
+	case PR_WINDOW:
+		if (cli_parse_u64(text, &v) || v > LIVE_MAX_WINDOW)
+			ui_set_status(ui, UA_ERR, "invalid window '%s' (1 to %d seconds)", text, LIVE_MAX_WINDOW);
+		else {
+			ui->window_len = (unsigned)v;
+			ui_request(ui, LIVE_REQ_WINDOW, NULL, v);
+		}
+		break;
+	case PR_EVENT:
+		if (*text) {
+			ui_switch_event(ui, text);
+			if (ui->cur == VIEW_EVENTS)
+				ui->cur = ui->back;
+			r |= R_UPDATE;
+		}
+		break;
+	case PR_NONE:
+		break;
+	}
+	return r;
+}
+
+static int prompt_key(struct ui *ui, int ch)
+{
+	switch (ch) {
+	case '\n':
+	case '\r':
+	case KEY_ENTER:
+		return prompt_accept(ui);
+	case 27:
+	case 7: /* Ctrl-G */
+		prompt_close();
+		return R_REDRAW;
+	case KEY_BACKSPACE:
+	case 127:
+	case 8:
+		/* Remove one character (its UTF-8 continuation bytes too). */
+		while (prompt.len && ((unsigned char)prompt.buf[prompt.len - 1] & 0xc0) == 0x80)
+			prompt.len--;
+		if (prompt.len)
+			prompt.len--;
+		prompt.buf[prompt.len] = 0;
+		return R_REDRAW;
+	case 21: /* Ctrl-U */
+		prompt.len = 0;
+		prompt.buf[0] = 0;
+		return R_REDRAW;
+	case KEY_RESIZE:
+		return R_UPDATE | R_REDRAW;
+	default:
+		if (ch >= 32 && ch < 256 && ch != 127 && prompt.len + 1 < sizeof(prompt.buf)) {
+			prompt.buf[prompt.len++] = (char)ch;
+			prompt.buf[prompt.len] = 0;
+		}
+		return R_REDRAW;
+	}
+}
+
+/* --- drawing --- */
+
+static void draw(struct ui *ui)
+{
+	struct tline l, l2;
+	struct view *v = &ui->views[ui->cur];
+	size_t n, i;
+	int y;
+
+	erase();
+	if (COLS < MIN_COLS || LINES < MIN_LINES) {
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "gotop-perf needs at least %dx%d (this is %dx%d); q quits",
+			 MIN_COLS, MIN_LINES, COLS, LINES);
+		mvaddnstr(LINES / 2, 0, msg, COLS);
+		wnoutrefresh(stdscr);
+		doupdate();
+		return;
+	}
+	ui_header(ui, &l, &l2);
+	draw_line(0, &l, 0, 0);
+	draw_line(1, &l2, 0, 0);
+	ui_tabs(ui, &l);
+	draw_line(2, &l, 0, 0);
+	ui_info_line(ui, &l);
+	draw_line(3, &l, 0, 0);
+	v->ops->title(ui, v, &l);
+	draw_line(4, &l, 1, titlebar_attr);
+
+	n = v->ops->nrows(ui, v);
+	if (!n && v->ops->empty) {
+		tl_reset(&l);
+		tl_put(&l, UA_DIM, "  ");
+		tl_put(&l, UA_DIM, v->ops->empty(ui, v));
+		draw_line(5, &l, 0, 0);
+	}
+	for (i = v->top, y = 5; i < n && y < 5 + ui->rows; i++, y++) {
+		v->ops->row(ui, v, i, &l);
+		draw_line(y, &l, i == v->sel, sel_attr);
+	}
+
+	tl_reset(&l);
+	if (prompt.kind != PR_NONE) {
+		char shown[1100];
+
+		tl_put(&l, UA_KEY, prompt.label);
+		util_escape(shown, sizeof(shown), prompt.buf, prompt.len, tl_utf8);
+		tl_put(&l, UA_NORMAL, shown);
+		draw_line(LINES - 2, &l, 0, 0);
+	} else {
+		if (ui->status[0])
+			tl_put(&l, ui->status_attr, ui->status);
+		if (n) {
+			char pos[48];
+			int w;
+
+			snprintf(pos, sizeof(pos), "%zu/%zu", v->sel + 1, n);
+			w = (int)strlen(pos);
+			if (l.cols + w + 2 <= COLS) {
+				tl_pad(&l, COLS - w);
+				tl_put(&l, UA_DIM, pos);
+			}
+		}
+		draw_line(LINES - 2, &l, 0, 0);
+	}
+	ui_key_bar(ui, &l);
+	draw_line(LINES - 1, &l, 0, 0);
+	if (prompt.kind != PR_NONE) {
+		char shown[1100];
+		int x;
+
+		util_escape(shown, sizeof(shown), prompt.buf, prompt.len, tl_utf8);
+		x = tl_width(prompt.label) + tl_width(shown);
+		move(LINES - 2, GP_MIN(x, COLS - 1));
+	}
+	wnoutrefresh(stdscr);
+	doupdate();
+}
+
+static void layout(struct ui *ui)
+{
+	ui->width = COLS;
+	ui->rows = GP_MAX(LINES - CHROME_LINES, 1);
+}
+
+static int handle_key(struct ui *ui, int ch)
+{
+	enum ui_action a;
+	char *def;
+
+	if (ch == KEY_RESIZE) {
+		layout(ui);
+		ui_clamp(ui, &ui->views[ui->cur]);
+		return R_REDRAW;
+	}
+	if (prompt.kind != PR_NONE)
+		return prompt_key(ui, ch);
+	a = ui_key_action(ch, ui->cur);
+	switch (a) {
+	case ACT_SEARCH:
+		prompt_open(PR_SEARCH, "Search functions: ", ui->search);
+		return R_REDRAW;
+	case ACT_SAVE:
+		def = ui_default_save_path(ui);
+		prompt_open(PR_SAVE, "Save snapshot to: ", def);
+		free(def);
+		return R_REDRAW;
+	case ACT_FREQ: {
+		char cur[32];
+
+		snprintf(cur, sizeof(cur), "%llu", ui->snap && ui->snap->use_freq
+				? (unsigned long long)ui->snap->freq : (unsigned long long)ui->freq_default);
+		prompt_open(PR_FREQ, "Samples per second per thread (Hz): ", cur);
+		return R_REDRAW;
+	}
+	case ACT_WINDOW_LEN: {
+		char cur[32];
+
+		snprintf(cur, sizeof(cur), "%u", ui->window_len);
+		prompt_open(PR_WINDOW, "Decaying window, seconds: ", cur);
+		return R_REDRAW;
+	}
+	case ACT_EVENT_NAME:
+		prompt_open(PR_EVENT, "Event (perf name or rNNNN): ", "");
+		return R_REDRAW;
+	case ACT_REDRAW:
+		clearok(curscr, TRUE);
+		return R_REDRAW;
+	case ACT_NONE:
+		if (ch >= 32 && ch < 127) {
+			ui_set_status(ui, UA_DIM, "'%c' does nothing here: h for help", ch);
+			return R_REDRAW;
+		}
+		return R_NONE;
+	default:
+		return ui_action(ui, a);
+	}
+}
+
+int tui_run(struct ui *ui, struct cli_target *t)
+{
+	struct pollfd pfd[3];
+	int need = R_UPDATE | R_REDRAW, rc = EXIT_OK;
+
+	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK)) {
+		cli_error("pipe: %s", strerror(errno));
+		return EXIT_FAIL;
+	}
+	/* fatal() (out of memory) restores the terminal before it prints. */
+	util_set_fatal_hook(tui_restore);
+	if (!initscr()) {
+		cli_error("cannot initialise the terminal (TERM=%s)", getenv("TERM") ? getenv("TERM") : "");
+		return EXIT_FAIL;
+	}
+	curses_on = 1;
+	install_signals();
+	cbreak();
+	noecho();
+	nonl();
+	intrflush(stdscr, FALSE);
+	keypad(stdscr, TRUE);
+	nodelay(stdscr, TRUE);
+	set_escdelay(25);
+	curs_set(0);
+	setup_colors(ui);
+	layout(ui);
+	ui_refresh(ui);
+
+	pfd[0].fd = STDIN_FILENO;
+	pfd[0].events = POLLIN;
+	pfd[1].fd = live_fd(ui->live);
+	pfd[1].events = POLLIN;
+	pfd[2].fd = sig_pipe[0];
+	pfd[2].events = POLLIN;
+	for (;;) {
+		int ch, pr;
+
+		if ((need & R_QUIT) || cli_stop_signal)
+			break;
+		if (need & R_MODEL)
+			ui_rebuild(ui);
+		if (need & (R_MODEL | R_UPDATE))
+			ui_update_view(ui, &ui->views[ui->cur]);
+		if (need)
+			draw(ui);
+		need = 0;
+
+		pr = poll(pfd, 3, 1000);
+		if (pr < 0 && errno != EINTR)
+			break;
+		if (pr > 0 && (pfd[2].revents & POLLIN))
+			break;
+		if (pr > 0 && (pfd[1].revents & POLLIN)) {
+			uint64_t v;
+
+			if (read(pfd[1].fd, &v, sizeof(v)) < 0) {
+				/* spurious wake-up */
+			}
+			need |= ui_refresh(ui);
+		}
+		while ((ch = getch()) != ERR) {
+			need |= handle_key(ui, ch);
+			if (need & R_QUIT)
+				break;
+		}
+		if (t->spawned) {
+			cli_target_reap(t, 0);
+			if (!t->spawned) {
+				ui->target_status = t->exit_status;
+				need |= R_REDRAW;
+			}
+		}
+		if (ui->status[0] && util_now_ns() - ui->status_ns > STATUS_NS && !ui->wait_seq) {
+			ui->status[0] = 0;
+			need |= R_REDRAW;
+		}
+	}
+	tui_restore();
+	util_set_fatal_hook(NULL);
+	close(sig_pipe[0]);
+	close(sig_pipe[1]);
+	sig_pipe[0] = sig_pipe[1] = -1;
+	if (cli_stop_signal)
+		rc = EXIT_OK;
+	return rc;
+}

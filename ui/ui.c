@@ -1,0 +1,783 @@
+/* ui.c: the UI state both front ends share: snapshots, the model of the viewed event,
+ * focus filters, selection keeping, header lines, generic actions and snapshot saving. */
+#include "config.h"
+#include "ui.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gotop/pprof.h"
+#include "gotop/util.h"
+
+static const struct view_ops *const all_ops[VIEW_COUNT] = {
+	[VIEW_TOP] = &view_top_ops,
+	[VIEW_TREE] = &view_tree_ops,
+	[VIEW_CALLERS] = &view_callers_ops,
+	[VIEW_LABELS] = &view_labels_ops,
+	[VIEW_GOROUTINES] = &view_goroutines_ops,
+	[VIEW_THREADS] = &view_threads_ops,
+	[VIEW_EVENTS] = &view_events_ops,
+	[VIEW_HELP] = &view_help_ops,
+};
+
+void ui_init(struct ui *ui, int batch)
+{
+	int i;
+
+	memset(ui, 0, sizeof(*ui));
+	ui->batch = batch;
+	ui->width = 80;
+	ui->rows = 20;
+	ui->target_status = -1;
+	ui->window_len = 10;
+	ui->batch_rows = 25;
+	ui->batch_min_pct = 1.0;
+	for (i = 0; i < VIEW_COUNT; i++) {
+		ui->views[i].ops = all_ops[i];
+		ui->views[i].id = (enum ui_view_id)i;
+		ui->views[i].stale = 1;
+	}
+	ui->cur = ui->back = VIEW_TOP;
+}
+
+void ui_fini(struct ui *ui)
+{
+	int i;
+
+	for (i = 0; i < VIEW_COUNT; i++)
+		if (ui->views[i].ops->free)
+			ui->views[i].ops->free(&ui->views[i]);
+	model_free(ui->model);
+	ui->model = NULL;
+	ui_clear_filters(ui);
+	free(ui->callers_fn);
+	live_snapshot_put(ui->snap);
+	ui->snap = NULL;
+}
+
+const char *ui_viewed_event(const struct ui *ui)
+{
+	if (ui->viewed[0])
+		return ui->viewed;
+	return ui->snap ? ui->snap->event : "";
+}
+
+void ui_set_status(struct ui *ui, int attr, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ui->status, sizeof(ui->status), fmt, ap);
+	va_end(ap);
+	ui->status_attr = attr;
+	ui->status_ns = util_now_ns();
+}
+
+const char *ui_esc(struct ui *ui, char *buf, size_t bufsz, const char *s, size_t len)
+{
+	util_escape(buf, bufsz, s ? s : "", s ? len : 0, tl_utf8);
+	return buf;
+}
+
+void ui_pct(char *buf, size_t n, int64_t part, int64_t total)
+{
+	double p = total > 0 ? 100.0 * (double)part / (double)total : 0.0;
+
+	snprintf(buf, n, "%5.1f%%", p);
+}
+
+int ui_pct_attr(int64_t part, int64_t total)
+{
+	double p = total > 0 ? 100.0 * (double)part / (double)total : 0.0;
+
+	return p >= 10.0 ? UA_HOT : p >= 1.0 ? UA_WARM : UA_NORMAL;
+}
+
+/* --- model and views --- */
+
+static void apply_filters(struct ui *ui)
+{
+	struct model_filter f[UI_MAX_FILTERS];
+	size_t i;
+
+	if (!ui->model)
+		return;
+	for (i = 0; i < ui->nfilters; i++) {
+		f[i].kind = ui->filters[i].kind;
+		f[i].exact = ui->filters[i].exact;
+		f[i].key = ui->filters[i].key;
+		f[i].str = ui->filters[i].str;
+		f[i].num = ui->filters[i].num;
+	}
+	model_set_filters(ui->model, f, ui->nfilters);
+}
+
+void ui_rebuild(struct ui *ui)
+{
+	int i;
+
+	model_free(ui->model);
+	ui->model = NULL;
+	ui->model_prof = NULL;
+	if (ui->ev) {
+		ui->model = model_new(ui->ev->prof, ui->by_line);
+		ui->model_prof = ui->ev->prof;
+		apply_filters(ui);
+	}
+	for (i = 0; i < VIEW_COUNT; i++)
+		ui->views[i].stale = 1;
+}
+
+int ui_refresh(struct ui *ui)
+{
+	struct live_snapshot *s, *old;
+	const struct live_event *ev;
+	int r = R_NONE;
+
+	if (!ui->live)
+		return R_NONE;
+	s = live_snapshot_get(ui->live);
+	if (!s)
+		return R_NONE;
+	if (ui->snap && s->seq == ui->snap_seq) {
+		live_snapshot_put(s);
+		return R_NONE;
+	}
+	old = ui->snap;
+	ui->snap = s;
+	ui->snap_seq = s->seq;
+	r |= R_REDRAW;
+	if (ui->wait_seq && s->reply_seq >= ui->wait_seq) {
+		if (s->reply_seq == ui->wait_seq && s->reply[0])
+			ui_set_status(ui, s->reply_err ? UA_ERR : UA_OK, "%s", s->reply);
+		ui->wait_seq = 0;
+	}
+	ev = live_snapshot_event(s, ui_viewed_event(ui));
+	ui->ev = ev;
+	if ((ev ? ev->prof : NULL) != ui->model_prof) {
+		/* Rebuilt here (not by the caller): the model may point into the old
+		 * snapshot's data. */
+		ui_rebuild(ui);
+		r |= R_UPDATE;
+	}
+	live_snapshot_put(old);
+	return r;
+}
+
+void ui_clamp(struct ui *ui, struct view *v)
+{
+	size_t n = v->ops->nrows(ui, v);
+	size_t page = ui->rows > 0 ? (size_t)ui->rows : 1;
+
+	if (n == 0) {
+		v->sel = v->top = 0;
+		return;
+	}
+	if (v->sel >= n)
+		v->sel = n - 1;
+	if (v->top > v->sel)
+		v->top = v->sel;
+	if (v->sel >= v->top + page)
+		v->top = v->sel - page + 1;
+	if (v->top + page > n)
+		v->top = n > page ? n - page : 0;
+}
+
+void ui_remember_sel(struct ui *ui, struct view *v)
+{
+	size_t n = v->stale ? 0 : v->ops->nrows(ui, v);
+
+	if (n && v->sel < n && v->ops->row_id) {
+		v->sel_id = v->ops->row_id(ui, v, v->sel);
+		v->have_sel_id = 1;
+	}
+}
+
+void ui_restore_sel(struct ui *ui, struct view *v)
+{
+	size_t n = v->ops->nrows(ui, v), i;
+
+	if (!v->have_sel_id || !v->ops->row_id)
+		return;
+	for (i = 0; i < n; i++) {
+		if (v->ops->row_id(ui, v, i) == v->sel_id) {
+			/* Keep the row where it was on the screen. */
+			size_t off = v->sel >= v->top ? v->sel - v->top : 0;
+
+			v->sel = i;
+			v->top = i >= off ? i - off : 0;
+			return;
+		}
+	}
+}
+
+void ui_update_view(struct ui *ui, struct view *v)
+{
+	v->ops->update(ui, v);
+	v->stale = 0;
+	ui_restore_sel(ui, v);
+	ui_clamp(ui, v);
+	ui_remember_sel(ui, v);
+}
+
+/* --- filters --- */
+
+static void filter_free(struct ui_filter *f)
+{
+	free(f->key);
+	free(f->str);
+	memset(f, 0, sizeof(*f));
+}
+
+void ui_clear_filters(struct ui *ui)
+{
+	size_t i;
+
+	for (i = 0; i < ui->nfilters; i++)
+		filter_free(&ui->filters[i]);
+	ui->nfilters = 0;
+}
+
+static void filter_remove(struct ui *ui, size_t i)
+{
+	filter_free(&ui->filters[i]);
+	memmove(&ui->filters[i], &ui->filters[i + 1], (ui->nfilters - i - 1) * sizeof(ui->filters[0]));
+	ui->nfilters--;
+}
+
+void ui_remove_label_filter(struct ui *ui, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < ui->nfilters; i++)
+		if (ui->filters[i].kind == MODEL_LABEL && !strcmp(ui->filters[i].key, key)) {
+			filter_remove(ui, i);
+			return;
+		}
+}
+
+int ui_has_label_filter(const struct ui *ui, const char *key, const char *str, size_t len, int64_t num)
+{
+	size_t i;
+
+	for (i = 0; i < ui->nfilters; i++) {
+		const struct ui_filter *f = &ui->filters[i];
+
+		if (f->kind != MODEL_LABEL || strcmp(f->key, key))
+			continue;
+		if (str ? (f->str && strlen(f->str) == len && !memcmp(f->str, str, len))
+			: (!f->str && f->num == num))
+			return 1;
+	}
+	return 0;
+}
+
+void ui_add_filter(struct ui *ui, enum model_filter_kind kind, int exact, const char *key,
+		   const char *str, size_t len, int64_t num)
+{
+	struct ui_filter *f;
+	size_t i;
+
+	/* A label key has one focused value at a time: a new one replaces it. */
+	for (i = 0; kind == MODEL_LABEL && i < ui->nfilters; i++)
+		if (ui->filters[i].kind == MODEL_LABEL && !strcmp(ui->filters[i].key, key)) {
+			filter_remove(ui, i);
+			break;
+		}
+	if (ui->nfilters == UI_MAX_FILTERS)
+		filter_remove(ui, 0);
+	f = &ui->filters[ui->nfilters++];
+	memset(f, 0, sizeof(*f));
+	f->kind = kind;
+	f->exact = exact;
+	f->key = key ? xstrdup(key) : NULL;
+	f->str = str ? xstrndup(str, len) : NULL;
+	f->num = num;
+}
+
+static void filter_text(const struct ui_filter *f, char *buf, size_t n)
+{
+	char a[256], b[256];
+
+	switch (f->kind) {
+	case MODEL_FOCUS:
+	case MODEL_IGNORE:
+		util_escape(a, sizeof(a), f->str, strlen(f->str), tl_utf8);
+		snprintf(buf, n, "%s%s%s", f->kind == MODEL_IGNORE ? "-" : "", a, f->exact ? "" : "*");
+		break;
+	case MODEL_LABEL:
+		util_escape(a, sizeof(a), f->key, strlen(f->key), tl_utf8);
+		if (f->str) {
+			util_escape(b, sizeof(b), f->str, strlen(f->str), tl_utf8);
+			snprintf(buf, n, "%s=%s", a, b);
+		} else {
+			snprintf(buf, n, "%s=%lld", a, (long long)f->num);
+		}
+		break;
+	}
+}
+
+void ui_set_callers_fn(struct ui *ui, const char *name, size_t len)
+{
+	free(ui->callers_fn);
+	ui->callers_fn = xstrndup(name, len);
+	ui->callers_len = len;
+	ui->views[VIEW_CALLERS].stale = 1;
+	ui->views[VIEW_CALLERS].have_sel_id = 0;
+	ui->views[VIEW_CALLERS].sel = ui->views[VIEW_CALLERS].top = 0;
+}
+
+long ui_selected_fn(struct ui *ui, struct view *v)
+{
+	if (!ui->model || v->stale || !v->ops->selected_fn)
+		return -1;
+	return v->ops->selected_fn(ui, v);
+}
+
+/* --- header --- */
+
+static void fmt_elapsed(char *buf, size_t n, uint64_t ns)
+{
+	uint64_t s = ns / 1000000000ULL;
+
+	snprintf(buf, n, "%llu:%02llu:%02llu", (unsigned long long)(s / 3600),
+		 (unsigned long long)(s / 60 % 60), (unsigned long long)(s % 60));
+}
+
+void ui_header(struct ui *ui, struct tline *l1, struct tline *l2)
+{
+	const struct live_snapshot *s = ui->snap;
+	char state[96], el[32], rate[64];
+	int w;
+
+	tl_reset(l1);
+	tl_reset(l2);
+	if (!s)
+		return;
+	fmt_elapsed(el, sizeof(el), s->elapsed_ns);
+	if (s->exited) {
+		if (ui->target_status >= 0)
+			snprintf(state, sizeof(state), "target exited (status %d)", ui->target_status);
+		else
+			snprintf(state, sizeof(state), "target exited");
+	} else {
+		snprintf(state, sizeof(state), "%s", s->paused ? "paused" : "running");
+	}
+	tl_put(l1, UA_TITLE, "gotop-perf ");
+	tl_printf(l1, UA_HEAD, "PID %d ", (int)s->pid);
+	/* cmdline and comm are escaped by procinfo already. */
+	{
+		char cmd[512];
+		int room = ui->width - l1->cols - (int)strlen(state) - (int)strlen(el) - 4 -
+			   (s->go_version ? (int)strlen(s->go_version) + 1 : 0);
+
+		snprintf(cmd, sizeof(cmd), "%s", s->cmdline && *s->cmdline ? s->cmdline : s->comm);
+		if (ui->batch)
+			tl_field(l1, UA_NORMAL, cmd, 0, TL_NOCUT);
+		else
+			tl_field(l1, UA_NORMAL, cmd, GP_MIN(room, tl_width(cmd)), 0);
+	}
+	if (s->go_version)
+		tl_printf(l1, UA_DIM, " %s", s->go_version);
+	w = ui->batch ? l1->cols + 2 : ui->width - (int)strlen(state) - (int)strlen(el) - 1;
+	tl_pad(l1, GP_MAX(w, l1->cols + 1));
+	tl_put(l1, s->exited || s->paused ? UA_STATE : UA_OK, state);
+	tl_printf(l1, UA_NORMAL, " %s", el);
+
+	if (s->use_freq)
+		snprintf(rate, sizeof(rate), "%llu Hz", (unsigned long long)s->freq);
+	else
+		snprintf(rate, sizeof(rate), "every %llu", (unsigned long long)s->period);
+	tl_put(l2, UA_HEAD, s->event);
+	tl_printf(l2, UA_NORMAL, " %s  ", rate);
+	tl_printf(l2, UA_NORMAL, "%.0f samples/s  ", s->samples_per_s);
+	tl_printf(l2, s->lost ? UA_ERR : UA_NORMAL, "lost %llu  ", (unsigned long long)s->lost);
+	tl_printf(l2, UA_NORMAL, "threads %u  ", s->sst.threads);
+	tl_printf(l2, UA_NORMAL, "gotop-perf CPU %.1f%%", s->self_cpu_pct);
+	if (strcmp(ui_viewed_event(ui), s->event))
+		tl_printf(l2, UA_MARK, "  viewing %s", ui_viewed_event(ui));
+}
+
+void ui_info_line(struct ui *ui, struct tline *l)
+{
+	struct model_totals t;
+	size_t i;
+
+	tl_reset(l);
+	if (!ui->snap)
+		return;
+	if (ui->snap->window_s)
+		tl_printf(l, UA_MARK, "last %us", ui->snap->window_s);
+	else
+		tl_put(l, UA_DIM, "cumulative");
+	if (!ui->model) {
+		tl_printf(l, UA_NORMAL, "  no samples of %s yet", ui_viewed_event(ui));
+	} else {
+		model_totals(ui->model, &t);
+		tl_printf(l, UA_NORMAL, "  %llu samples", (unsigned long long)t.count);
+		if (ui->nfilters) {
+			tl_put(l, UA_NORMAL, "  focus: ");
+			for (i = 0; i < ui->nfilters; i++) {
+				char buf[600];
+
+				filter_text(&ui->filters[i], buf, sizeof(buf));
+				if (i)
+					tl_put(l, UA_NORMAL, ", ");
+				tl_put(l, UA_MARK, buf);
+			}
+			tl_printf(l, UA_NORMAL, " (%.1f%% of %llu)",
+				  t.all_value ? 100.0 * (double)t.value / (double)t.all_value : 0.0,
+				  (unsigned long long)t.all_count);
+		}
+	}
+	if (ui->search[0]) {
+		char buf[512];
+
+		util_escape(buf, sizeof(buf), ui->search, strlen(ui->search), tl_utf8);
+		tl_put(l, UA_NORMAL, "  search: ");
+		tl_put(l, UA_MATCH, buf);
+	}
+	if (!ui->batch && l->cols > ui->width) {
+		/* Keep it on one line: the tail is cut by the screen. */
+	}
+}
+
+void ui_tabs(struct ui *ui, struct tline *l)
+{
+	int i;
+	enum ui_view_id on = ui->cur < VIEW_TABS ? ui->cur : ui->back;
+
+	tl_reset(l);
+	for (i = 0; i < VIEW_TABS; i++) {
+		tl_printf(l, i == (int)on ? UA_TAB_ON : UA_TAB, " %d %s ", i + 1, ui->views[i].ops->name);
+		tl_put(l, UA_NORMAL, " ");
+	}
+	if (ui->cur == VIEW_EVENTS)
+		tl_put(l, UA_TAB_ON, " Events ");
+	else if (ui->cur == VIEW_HELP)
+		tl_put(l, UA_TAB_ON, " Help ");
+}
+
+/* --- requests and saving --- */
+
+void ui_request(struct ui *ui, enum live_req_kind kind, const struct event_spec *ev, uint64_t value)
+{
+	if (!ui->live) {
+		ui_set_status(ui, UA_ERR, "not sampling");
+		return;
+	}
+	ui->wait_seq = live_request(ui->live, kind, ev, value);
+}
+
+static void sanitize(char *dst, size_t n, const char *src)
+{
+	size_t i, k = 0;
+
+	for (i = 0; src[i] && k + 1 < n; i++) {
+		char c = src[i];
+
+		dst[k++] = ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+			    c == '.' || c == '_' || c == '-') ? c : '_';
+	}
+	dst[k] = 0;
+	if (!k)
+		snprintf(dst, n, "target");
+}
+
+char *ui_default_save_path(struct ui *ui)
+{
+	char comm[64], ev[40], ts[32];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	sanitize(comm, sizeof(comm), ui->snap && ui->snap->comm[0] ? ui->snap->comm : "target");
+	sanitize(ev, sizeof(ev), ui_viewed_event(ui));
+	localtime_r(&now, &tm);
+	strftime(ts, sizeof(ts), "%Y%m%d-%H%M%S", &tm);
+	if (ui->save_dir && *ui->save_dir)
+		return xasprintf("%s/%s-%s-%s.pb.gz", ui->save_dir, comm, ev, ts);
+	return xasprintf("%s-%s-%s.pb.gz", comm, ev, ts);
+}
+
+int ui_save(struct ui *ui, const char *path)
+{
+	const struct live_event *ev = ui->ev;
+	const struct prof_value_type *types;
+	struct prof_value_type pt;
+	struct prof *p;
+	char buf[600], full[PATH_MAX + 64];
+	int r;
+
+	if (!ev || !ui->snap) {
+		ui_set_status(ui, UA_ERR, "nothing to save: no samples of %s yet", ui_viewed_event(ui));
+		return -ENODATA;
+	}
+	p = prof_clone(ev->prof);
+	/* Period and comments as `record` writes them. */
+	if (prof_sample_types(p, &types) >= 2) {
+		pt = types[1];
+		if (ui->snap->use_freq) {
+			const char *unit = prof_string(p, pt.unit, NULL);
+
+			prof_set_period(p, pt, unit && !strcmp(unit, "nanoseconds") && ui->snap->freq
+						       ? (int64_t)(1000000000ULL / ui->snap->freq)
+						       : (int64_t)ui->snap->freq);
+		} else {
+			prof_set_period(p, pt, (int64_t)ui->snap->period);
+		}
+	}
+	snprintf(buf, sizeof(buf), "gotop-perf %s: event %s, %s %llu", PACKAGE_VERSION, ev->name,
+		 ui->snap->use_freq ? "frequency (Hz)" : "period",
+		 (unsigned long long)(ui->snap->use_freq ? ui->snap->freq : ui->snap->period));
+	prof_add_comment(p, buf);
+	if (ui->snap->cmdline && *ui->snap->cmdline)
+		prof_add_comment(p, ui->snap->cmdline);
+	if (ui->snap->go_version) {
+		snprintf(buf, sizeof(buf), "go version %s", ui->snap->go_version);
+		prof_add_comment(p, buf);
+	}
+	if (ui->snap->window_s) {
+		snprintf(buf, sizeof(buf), "window: the last %u seconds", ui->snap->window_s);
+		prof_add_comment(p, buf);
+	}
+	r = pprof_write_file(p, path);
+	prof_free(p);
+	if (r) {
+		ui_set_status(ui, UA_ERR, "cannot save %s: %s", path, strerror(-r));
+		return r;
+	}
+	if (path[0] != '/') {
+		char cwd[PATH_MAX];
+
+		if (getcwd(cwd, sizeof(cwd)))
+			snprintf(full, sizeof(full), "%s/%s", cwd, path);
+		else
+			snprintf(full, sizeof(full), "%s", path);
+	} else {
+		snprintf(full, sizeof(full), "%s", path);
+	}
+	{
+		char esc[PATH_MAX + 64];
+
+		util_escape(esc, sizeof(esc), full, strlen(full), tl_utf8);
+		ui_set_status(ui, UA_OK, "saved %llu samples of %s to %s",
+			      (unsigned long long)ev->samples, ev->name, esc);
+	}
+	return 0;
+}
+
+/* --- generic actions --- */
+
+long ui_hottest_fn(struct ui *ui)
+{
+	struct model_flat *rows;
+	size_t n, i, best = 0;
+	long fn = -1;
+
+	if (!ui->model)
+		return -1;
+	n = model_flat(ui->model, &rows);
+	for (i = 1; i < n; i++)
+		if (rows[i].self > rows[best].self)
+			best = i;
+	if (n)
+		fn = rows[best].fn;
+	free(rows);
+	return fn;
+}
+
+static int go_view(struct ui *ui, enum ui_view_id id)
+{
+	struct view *v = &ui->views[id];
+
+	if (ui->cur < VIEW_TABS)
+		ui->back = ui->cur;
+	if (id == VIEW_CALLERS && !ui->callers_fn) {
+		/* Callers of what? Of the selection in Top or the tree, else the hottest. */
+		long fn = ui_selected_fn(ui, &ui->views[ui->back]);
+
+		if (fn < 0)
+			fn = ui_hottest_fn(ui);
+		if (fn >= 0) {
+			const struct model_fn *f = model_fn(ui->model, (uint32_t)fn);
+
+			ui_set_callers_fn(ui, f->name, f->name_len);
+		}
+	}
+	ui->cur = id;
+	if (v->stale)
+		ui_update_view(ui, v);
+	return R_REDRAW;
+}
+
+static void move_sel(struct ui *ui, struct view *v, long delta)
+{
+	size_t n = v->ops->nrows(ui, v);
+	long s = (long)v->sel + delta;
+
+	if (!n)
+		return;
+	if (s < 0)
+		s = 0;
+	if (s >= (long)n)
+		s = (long)n - 1;
+	v->sel = (size_t)s;
+}
+
+static int cycle_event(struct ui *ui, int dir)
+{
+	const struct live_snapshot *s = ui->snap;
+	size_t i, cur = 0;
+
+	if (!s || !s->nevents) {
+		ui_set_status(ui, UA_ERR, "no event has data yet");
+		return R_REDRAW;
+	}
+	for (i = 0; i < s->nevents; i++)
+		if (!strcmp(s->events[i]->name, ui_viewed_event(ui)))
+			cur = i;
+	cur = (cur + s->nevents + (size_t)(dir > 0 ? 1 : s->nevents - 1)) % s->nevents;
+	/* Looking at the event being sampled means following it. */
+	if (!strcmp(s->events[cur]->name, s->event))
+		ui->viewed[0] = 0;
+	else
+		snprintf(ui->viewed, sizeof(ui->viewed), "%s", s->events[cur]->name);
+	ui->ev = live_snapshot_event(s, ui_viewed_event(ui));
+	ui_set_status(ui, UA_OK, "viewing %s%s", s->events[cur]->name,
+		      strcmp(s->events[cur]->name, s->event) ? " (kept data; not sampling it)" : "");
+	return R_MODEL | R_UPDATE | R_REDRAW;
+}
+
+int ui_action(struct ui *ui, enum ui_action a)
+{
+	struct view *v = &ui->views[ui->cur];
+	long page = ui->rows > 1 ? ui->rows - 1 : 1;
+	int r = R_NONE;
+
+	switch (a) {
+	case ACT_NONE:
+		return R_NONE;
+	case ACT_QUIT:
+		return R_QUIT;
+	case ACT_REDRAW:
+		return R_REDRAW;
+	case ACT_HELP:
+		return go_view(ui, VIEW_HELP);
+	case ACT_EVENTS:
+		ui->views[VIEW_EVENTS].stale = 1;
+		return go_view(ui, VIEW_EVENTS);
+	case ACT_CLOSE:
+		if (ui->cur >= VIEW_TABS) {
+			ui->cur = ui->back;
+			if (ui->views[ui->cur].stale)
+				ui_update_view(ui, &ui->views[ui->cur]);
+			return R_REDRAW;
+		}
+		if (ui->search[0]) {
+			ui->search[0] = 0;
+			return R_REDRAW;
+		}
+		return R_NONE;
+	case ACT_NEXT_VIEW:
+	case ACT_PREV_VIEW: {
+		enum ui_view_id base = ui->cur < VIEW_TABS ? ui->cur : ui->back;
+
+		return go_view(ui, (enum ui_view_id)((base + (a == ACT_NEXT_VIEW ? 1 : VIEW_TABS - 1)) % VIEW_TABS));
+	}
+	case ACT_VIEW_TOP:
+		return go_view(ui, VIEW_TOP);
+	case ACT_VIEW_TREE:
+		return go_view(ui, VIEW_TREE);
+	case ACT_VIEW_CALLERS:
+		return go_view(ui, VIEW_CALLERS);
+	case ACT_VIEW_LABELS:
+		return go_view(ui, VIEW_LABELS);
+	case ACT_VIEW_GOROUTINES:
+		return go_view(ui, VIEW_GOROUTINES);
+	case ACT_VIEW_THREADS:
+		return go_view(ui, VIEW_THREADS);
+	case ACT_UP:
+		move_sel(ui, v, -1);
+		break;
+	case ACT_DOWN:
+		move_sel(ui, v, 1);
+		break;
+	case ACT_PGUP:
+		move_sel(ui, v, -page);
+		break;
+	case ACT_PGDN:
+		move_sel(ui, v, page);
+		break;
+	case ACT_HOME:
+		v->sel = 0;
+		break;
+	case ACT_END:
+		move_sel(ui, v, LONG_MAX / 2);
+		break;
+	case ACT_PAUSE:
+		if (ui->snap) {
+			ui_request(ui, LIVE_REQ_PAUSE, NULL, !ui->snap->paused);
+			ui_set_status(ui, UA_NORMAL, ui->snap->paused ? "resuming..." : "pausing...");
+		}
+		return R_REDRAW;
+	case ACT_ZERO:
+		ui_request(ui, LIVE_REQ_ZERO, NULL, 0);
+		ui_set_status(ui, UA_NORMAL, "zeroing...");
+		return R_REDRAW;
+	case ACT_WINDOW:
+		if (ui->snap)
+			ui_request(ui, LIVE_REQ_WINDOW, NULL, ui->snap->window_s ? 0 : ui->window_len);
+		return R_REDRAW;
+	case ACT_EVENT_DATA_PREV:
+	case ACT_EVENT_DATA_NEXT:
+		return cycle_event(ui, a == ACT_EVENT_DATA_NEXT ? 1 : -1);
+	case ACT_FOCUS:
+	case ACT_IGNORE: {
+		long fn = ui_selected_fn(ui, v);
+		const struct model_fn *f;
+
+		if (fn < 0) {
+			ui_set_status(ui, UA_ERR, "no function selected");
+			return R_REDRAW;
+		}
+		f = model_fn(ui->model, (uint32_t)fn);
+		ui_add_filter(ui, a == ACT_FOCUS ? MODEL_FOCUS : MODEL_IGNORE, 1, NULL, f->name,
+			      f->name_len, 0);
+		return R_MODEL | R_UPDATE | R_REDRAW;
+	}
+	case ACT_UNFOCUS:
+		if (!ui->nfilters)
+			return R_NONE;
+		ui_clear_filters(ui);
+		ui_set_status(ui, UA_OK, "focus cleared");
+		return R_MODEL | R_UPDATE | R_REDRAW;
+	case ACT_POP_FOCUS:
+		if (!ui->nfilters)
+			return R_NONE;
+		filter_remove(ui, ui->nfilters - 1);
+		return R_MODEL | R_UPDATE | R_REDRAW;
+	case ACT_CALLERS: {
+		long fn = ui_selected_fn(ui, v);
+		const struct model_fn *f;
+
+		if (fn < 0)
+			return R_NONE;
+		f = model_fn(ui->model, (uint32_t)fn);
+		ui_set_callers_fn(ui, f->name, f->name_len);
+		return go_view(ui, VIEW_CALLERS);
+	}
+	default:
+		if (v->ops->action)
+			r = v->ops->action(ui, v, a);
+		break;
+	}
+	ui_clamp(ui, v);
+	ui_remember_sel(ui, v);
+	return r | R_REDRAW;
+}

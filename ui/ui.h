@@ -1,0 +1,252 @@
+/* ui.h: the live UI's internal interface: text lines, UI state, views and the key table,
+ * shared by the curses front end (tui.c) and the plain-text batch mode. */
+#ifndef GOTOP_UI_H
+#define GOTOP_UI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "gotop/live.h"
+#include "gotop/model.h"
+
+/* --- text lines with attributes (no curses here: tui.c maps attributes to colours) --- */
+
+enum ui_attr {
+	UA_NORMAL, UA_DIM, UA_HEAD, UA_TITLE, UA_HOT, UA_WARM, UA_MATCH, UA_MARK, UA_TREE,
+	UA_OK, UA_ERR, UA_TAB, UA_TAB_ON, UA_KEY, UA_STATE, UA_COUNT
+};
+
+#define TL_MAX 4096
+#define TL_SEGS 32
+
+struct tline {
+	char buf[TL_MAX];
+	size_t len;
+	int cols;                /* display columns used */
+	int nseg;
+	struct { uint16_t start; uint8_t attr; } seg[TL_SEGS];
+};
+
+enum { TL_RIGHT = 1, TL_CUT_LEFT = 2, TL_NOCUT = 4 };
+
+void tl_reset(struct tline *l);
+/* Appends text that is already safe to print (escaped or our own). */
+void tl_put(struct tline *l, int attr, const char *s);
+void tl_printf(struct tline *l, int attr, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Appends s in exactly width columns (padded, or cut with a marker); with TL_NOCUT,
+ * width is a minimum. */
+void tl_field(struct tline *l, int attr, const char *s, int width, int flags);
+/* Appends bytes from the target, escaped (control characters never reach the terminal). */
+void tl_untrusted(struct tline *l, int attr, const char *s, size_t len, int width, int flags);
+/* Pads with spaces up to `cols` columns. */
+void tl_pad(struct tline *l, int cols);
+/* Bytes of s[0..n) that fit in maxcols columns (whole characters); *cols gets the
+ * columns they take. */
+size_t tl_fit(const char *s, size_t n, int maxcols, int *cols);
+/* Display columns of a safe string. */
+int tl_width(const char *s);
+extern int tl_utf8;      /* the terminal takes UTF-8 (set once at start) */
+
+/* --- actions and reactions --- */
+
+enum ui_action {
+	ACT_NONE,
+	ACT_QUIT, ACT_HELP, ACT_NEXT_VIEW, ACT_PREV_VIEW,
+	ACT_VIEW_TOP, ACT_VIEW_TREE, ACT_VIEW_CALLERS, ACT_VIEW_LABELS, ACT_VIEW_GOROUTINES,
+	ACT_VIEW_THREADS, ACT_EVENTS,
+	ACT_UP, ACT_DOWN, ACT_PGUP, ACT_PGDN, ACT_HOME, ACT_END,
+	ACT_ENTER, ACT_EXPAND, ACT_COLLAPSE, ACT_TOGGLE, ACT_EXPAND_HOT, ACT_COLLAPSE_ALL,
+	ACT_SORT, ACT_SORT_SELF, ACT_SORT_TOTAL, ACT_SORT_NAME, ACT_BY_LINE,
+	ACT_SEARCH, ACT_FIND_NEXT, ACT_FIND_PREV, ACT_FOCUS, ACT_IGNORE, ACT_UNFOCUS, ACT_POP_FOCUS,
+	ACT_CALLERS,
+	ACT_PREV_KEY, ACT_NEXT_KEY,
+	ACT_PAUSE, ACT_ZERO, ACT_FREQ, ACT_WINDOW, ACT_WINDOW_LEN, ACT_SAVE,
+	ACT_EVENT_DATA_PREV, ACT_EVENT_DATA_NEXT, ACT_EVENT_NAME,
+	ACT_CLOSE, ACT_REDRAW,
+};
+
+enum {
+	R_NONE = 0,
+	R_REDRAW = 1,            /* draw again */
+	R_UPDATE = 2,            /* the current view recomputes its rows */
+	R_MODEL = 4,             /* the model is rebuilt (filters, granularity, event) */
+	R_QUIT = 8,
+};
+
+/* --- views --- */
+
+enum ui_view_id {
+	VIEW_TOP, VIEW_TREE, VIEW_CALLERS, VIEW_LABELS, VIEW_GOROUTINES, VIEW_THREADS,
+	VIEW_EVENTS, VIEW_HELP, VIEW_COUNT
+};
+#define VIEW_TABS 6      /* views 0..5 are in the Tab cycle; events and help are overlays */
+#define VB(v) (1u << (v))
+#define VB_LISTS (VB(VIEW_TOP) | VB(VIEW_TREE) | VB(VIEW_CALLERS) | VB(VIEW_LABELS) | \
+		  VB(VIEW_GOROUTINES) | VB(VIEW_THREADS))
+#define VB_ALL 0xffffu
+
+struct ui;
+struct view;
+
+struct view_ops {
+	const char *name;
+	const char *batch_name;  /* for --view */
+	void (*update)(struct ui *ui, struct view *v);
+	size_t (*nrows)(struct ui *ui, struct view *v);
+	uint64_t (*row_id)(struct ui *ui, struct view *v, size_t i);
+	/* The line above the rows (column names, or the key chooser of Labels). */
+	void (*title)(struct ui *ui, struct view *v, struct tline *l);
+	void (*row)(struct ui *ui, struct view *v, size_t i, struct tline *l);
+	/* View-specific actions; returns R_* flags (R_NONE also when not handled). */
+	int (*action)(struct ui *ui, struct view *v, enum ui_action a);
+	/* A message shown instead of rows when there are none, or NULL. */
+	const char *(*empty)(struct ui *ui, struct view *v);
+	/* The function (model index) under the selection, or -1. */
+	long (*selected_fn)(struct ui *ui, struct view *v);
+	void (*free)(struct view *v);
+};
+
+struct view {
+	const struct view_ops *ops;
+	enum ui_view_id id;
+	size_t sel, top;
+	uint64_t sel_id;
+	int have_sel_id;
+	int stale;
+	void *priv;
+};
+
+/* A focus filter as the person set it (strings owned, so it outlives snapshots). */
+struct ui_filter {
+	enum model_filter_kind kind;
+	int exact;
+	char *key;
+	char *str;
+	int64_t num;
+};
+
+#define UI_MAX_FILTERS 16
+
+struct ui {
+	int batch;
+	int width;               /* columns of a line (batch: very wide) */
+	int rows;                /* lines available to view rows */
+	int utf8, color;
+	size_t batch_rows;       /* batch: rows per view (0: all) */
+	double batch_min_pct;    /* batch: tree nodes below this share are left out */
+
+	struct live *live;
+	struct live_snapshot *snap;
+	uint64_t snap_seq;
+	char viewed[32];         /* the event looked at ("" = the one being sampled) */
+	const struct live_event *ev;
+	struct model *model;
+	const struct prof *model_prof;
+	int by_line;
+
+	struct ui_filter filters[UI_MAX_FILTERS];
+	size_t nfilters;
+	char search[128];
+	char *callers_fn;        /* raw name of the function the Callers view shows */
+	size_t callers_len;
+
+	struct view views[VIEW_COUNT];
+	enum ui_view_id cur, back;   /* back: where an overlay returns to */
+
+	char status[400];
+	int status_attr;
+	uint64_t status_ns;
+	uint64_t wait_seq;       /* the request whose answer goes to the status line */
+
+	/* Target facts for the header and the default snapshot name. */
+	int spawned;
+	int target_status;       /* exit status of a command we started, -1 unknown */
+	uint64_t freq_default;
+	unsigned window_len;     /* seconds used when the decaying window is switched on */
+	int kernel;
+	const char *save_dir;
+};
+
+/* ui.c: state shared by both front ends. */
+void ui_init(struct ui *ui, int batch);
+void ui_fini(struct ui *ui);
+/* Takes a new snapshot when there is one; returns R_* flags describing what changed. */
+int ui_refresh(struct ui *ui);
+/* Rebuilds the model for the viewed event and the filters; marks views stale. */
+void ui_rebuild(struct ui *ui);
+void ui_update_view(struct ui *ui, struct view *v);
+void ui_header(struct ui *ui, struct tline *l1, struct tline *l2);
+void ui_info_line(struct ui *ui, struct tline *l);
+void ui_tabs(struct ui *ui, struct tline *l);
+void ui_set_status(struct ui *ui, int attr, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Generic handling of an action (movement, views, requests); returns R_* flags. The
+ * prompts (search, save, frequency, window) are opened by the front end. */
+int ui_action(struct ui *ui, enum ui_action a);
+/* Keeps v->sel on the row with v->sel_id after the rows changed. */
+void ui_restore_sel(struct ui *ui, struct view *v);
+void ui_remember_sel(struct ui *ui, struct view *v);
+void ui_clamp(struct ui *ui, struct view *v);
+/* Focus filters. */
+void ui_add_filter(struct ui *ui, enum model_filter_kind kind, int exact, const char *key,
+		   const char *str, size_t len, int64_t num);
+void ui_clear_filters(struct ui *ui);
+void ui_remove_label_filter(struct ui *ui, const char *key);
+int ui_has_label_filter(const struct ui *ui, const char *key, const char *str, size_t len, int64_t num);
+/* Fills buf with a safe, escaped copy of target bytes. */
+const char *ui_esc(struct ui *ui, char *buf, size_t bufsz, const char *s, size_t len);
+/* Formats a percentage of total in 6 columns ("100.0%", " 12.5%", "  0.0%"). */
+void ui_pct(char *buf, size_t n, int64_t part, int64_t total);
+int ui_pct_attr(int64_t part, int64_t total);
+/* The event data being viewed (NULL when it has no samples yet). */
+const char *ui_viewed_event(const struct ui *ui);
+/* The callers view's function: set from the selection of Top or the tree. */
+void ui_set_callers_fn(struct ui *ui, const char *name, size_t len);
+/* The function with the most self value under the focus, or -1. */
+long ui_hottest_fn(struct ui *ui);
+/* The function under the selection of a function view, or -1. */
+long ui_selected_fn(struct ui *ui, struct view *v);
+/* Default snapshot path (caller frees) and the save itself (message in status). */
+char *ui_default_save_path(struct ui *ui);
+int ui_save(struct ui *ui, const char *path);
+/* Requests. */
+void ui_request(struct ui *ui, enum live_req_kind kind, const struct event_spec *ev, uint64_t value);
+
+/* Views. */
+extern const struct view_ops view_top_ops, view_tree_ops, view_callers_ops, view_labels_ops,
+	view_goroutines_ops, view_threads_ops, view_events_ops, view_help_ops;
+
+/* Batch helpers: the Top view's sort order by name ("self", "total", "name"); the
+ * Labels view's key. 0, or -1 when unknown. */
+int view_top_set_sort(struct view *v, const char *name);
+void view_labels_set_key(struct view *v, const char *key);
+/* The label keys of the last update (borrowed, valid until the next update). */
+size_t view_labels_keys(struct view *v, const struct model_key **keys);
+/* Asks the worker to sample another event (a perf name); the answer goes to the status. */
+void ui_switch_event(struct ui *ui, const char *name);
+
+/* --- keys (keys.c) --- */
+
+struct ui_key {
+	int key;                 /* curses key code or character */
+	enum ui_action action;
+	const char *keyname;     /* as shown in help and the bar; NULL: same row as the previous */
+	const char *help;
+	unsigned views;          /* VB() bits where the key works */
+	const char *bar;         /* short label for the bottom bar, or NULL */
+};
+const struct ui_key *ui_keys(size_t *n);
+/* The action of key in view, or ACT_NONE. */
+enum ui_action ui_key_action(int key, enum ui_view_id view);
+/* The help screen as lines (for the help view and --batch --view help). */
+size_t ui_help_nlines(void);
+void ui_help_line(size_t i, struct tline *l);
+/* The bottom bar for a view. */
+void ui_key_bar(struct ui *ui, struct tline *l);
+
+/* --- batch (cmd-live.c) and curses (tui.c) --- */
+struct cli_target;
+/* Runs the curses UI until q or a signal; returns an exit code. */
+int tui_run(struct ui *ui, struct cli_target *t);
+
+#endif

@@ -1,0 +1,446 @@
+/* view-facets.c: the views that split samples by one dimension: Labels (a pprof label
+ * key chosen among those seen), Goroutines and Threads; Enter focuses the other views on
+ * the selected value (like go tool pprof -tagfocus). */
+#include "config.h"
+#include "ui.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gotop/util.h"
+
+enum facet_kind { F_LABELS, F_GOROUTINES, F_THREADS };
+
+struct facet {
+	enum facet_kind kind;
+	struct model_key *keys;  /* Labels: string keys seen (borrowed names) */
+	size_t nkeys;
+	char key[256];           /* the key shown */
+	struct model_value *vals;
+	size_t n;
+	struct model_totals tot;
+	int64_t rest_value;      /* samples without the key */
+	uint64_t rest_n;
+	int has_rest;
+};
+
+static struct facet *facet_of(struct view *v)
+{
+	if (!v->priv) {
+		struct facet *f = xcalloc(1, sizeof(struct facet));
+
+		f->kind = v->id == VIEW_GOROUTINES ? F_GOROUTINES : v->id == VIEW_THREADS ? F_THREADS : F_LABELS;
+		if (f->kind == F_GOROUTINES)
+			snprintf(f->key, sizeof(f->key), "goroutine");
+		else if (f->kind == F_THREADS)
+			snprintf(f->key, sizeof(f->key), "thread");
+		v->priv = f;
+	}
+	return v->priv;
+}
+
+void view_labels_set_key(struct view *v, const char *key)
+{
+	snprintf(facet_of(v)->key, sizeof(facet_of(v)->key), "%s", key);
+}
+
+static int own_view_key(const struct model_key *k)
+{
+	return (k->len == 6 && !memcmp(k->key, "thread", 6)) ||
+	       (k->len == 9 && !memcmp(k->key, "goroutine", 9));
+}
+
+static void facet_update(struct ui *ui, struct view *v)
+{
+	struct facet *f = facet_of(v);
+	size_t i, nk = 0;
+	int64_t sum = 0;
+	uint64_t sumn = 0;
+
+	free(f->vals);
+	free(f->keys);
+	f->vals = NULL;
+	f->keys = NULL;
+	f->n = f->nkeys = 0;
+	f->has_rest = 0;
+	memset(&f->tot, 0, sizeof(f->tot));
+	if (!ui->model)
+		return;
+	if (f->kind == F_LABELS) {
+		struct model_key *all;
+		size_t n = model_label_keys(ui->model, &all);
+		int found = 0;
+
+		/* Threads and goroutines have views of their own. */
+		for (i = 0; i < n; i++)
+			if (!own_view_key(&all[i]))
+				all[nk++] = all[i];
+		f->keys = all;
+		f->nkeys = nk;
+		for (i = 0; i < nk; i++)
+			if (strlen(f->key) == f->keys[i].len && !memcmp(f->key, f->keys[i].key, f->keys[i].len))
+				found = 1;
+		if (!found) {
+			if (!nk)
+				return;
+			snprintf(f->key, sizeof(f->key), "%.*s", (int)GP_MIN(f->keys[0].len, 255), f->keys[0].key);
+		}
+	}
+	f->n = model_label_values(ui->model, f->key, &f->vals, &f->tot);
+	for (i = 0; i < f->n; i++) {
+		sum += f->vals[i].value;
+		sumn += f->vals[i].n;
+	}
+	if (f->n && f->tot.value > sum && f->kind == F_LABELS) {
+		f->has_rest = 1;
+		f->rest_value = f->tot.value - sum;
+		f->rest_n = f->tot.count - sumn;
+	}
+}
+
+static size_t facet_nrows(struct ui *ui, struct view *v)
+{
+	struct facet *f = facet_of(v);
+
+	return f->n + (size_t)f->has_rest;
+}
+
+static uint64_t facet_row_id(struct ui *ui, struct view *v, size_t i)
+{
+	struct facet *f = facet_of(v);
+	uint64_t h = util_hash(f->key, strlen(f->key), 1);
+
+	if (i >= f->n)
+		return util_mix64(h ^ 0x6e6f6e65ULL);
+	if (f->vals[i].str)
+		return util_mix64(h ^ util_hash(f->vals[i].str, f->vals[i].len, 2));
+	return util_mix64(h ^ (uint64_t)f->vals[i].num * 0x9e3779b97f4a7c15ULL);
+}
+
+static const struct live_thread *thread_name(struct ui *ui, int64_t tid)
+{
+	size_t lo = 0, hi = ui->snap ? ui->snap->nthreads : 0;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (ui->snap->threads[mid].tid == tid)
+			return &ui->snap->threads[mid];
+		if (ui->snap->threads[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* Widths: share 7, samples 10, then the value column, then the rest. */
+static int value_width(struct ui *ui, struct facet *f)
+{
+	if (ui->batch)
+		return f->kind == F_LABELS ? 24 : f->kind == F_THREADS ? 26 : 10;
+	if (f->kind == F_THREADS)
+		return 26;
+	if (f->kind == F_GOROUTINES)
+		return 10;
+	return GP_MAX(16, GP_MIN(32, ui->width / 4));
+}
+
+static void facet_title(struct ui *ui, struct view *v, struct tline *l)
+{
+	struct facet *f = facet_of(v);
+	int vw = value_width(ui, f);
+	size_t i;
+
+	tl_reset(l);
+	tl_field(l, UA_HEAD, "SHARE%", 7, TL_RIGHT);
+	tl_field(l, UA_HEAD, "SAMPLES", 10, TL_RIGHT);
+	tl_put(l, UA_HEAD, "  ");
+	if (f->kind == F_THREADS) {
+		tl_field(l, UA_HEAD, "TID      NAME", vw, ui->batch ? TL_NOCUT : 0);
+		tl_put(l, UA_HEAD, " HOT FUNCTION");
+	} else if (f->kind == F_GOROUTINES) {
+		tl_field(l, UA_HEAD, "GOROUTINE", vw, ui->batch ? TL_NOCUT : 0);
+		tl_put(l, UA_HEAD, " LABELS / HOT FUNCTION");
+	} else {
+		char k[300];
+
+		ui_esc(ui, k, sizeof(k), f->key, strlen(f->key));
+		tl_field(l, UA_HEAD, f->nkeys ? k : "VALUE", vw, ui->batch ? TL_NOCUT : 0);
+		tl_put(l, UA_HEAD, " HOT FUNCTION");
+		if (!ui->batch && f->nkeys) {
+			/* The key chooser, right-aligned. */
+			struct tline keys;
+			int start;
+
+			tl_reset(&keys);
+			tl_put(&keys, UA_DIM, "  key:");
+			for (i = 0; i < f->nkeys; i++) {
+				int on = strlen(f->key) == f->keys[i].len &&
+					 !memcmp(f->key, f->keys[i].key, f->keys[i].len);
+
+				tl_put(&keys, UA_HEAD, " ");
+				tl_untrusted(&keys, on ? UA_TAB_ON : UA_TAB, f->keys[i].key, f->keys[i].len,
+					     (int)GP_MIN(f->keys[i].len, 24), 0);
+			}
+			start = GP_MAX(l->cols, ui->width - keys.cols);
+			tl_pad(l, start);
+			for (int s = 0; s < keys.nseg; s++) {
+				size_t a = keys.seg[s].start;
+				size_t b = s + 1 < keys.nseg ? keys.seg[s + 1].start : keys.len;
+				char piece[TL_MAX];
+
+				memcpy(piece, keys.buf + a, b - a);
+				piece[b - a] = 0;
+				tl_put(l, keys.seg[s].attr, piece);
+			}
+		}
+	}
+	if (!ui->batch)
+		tl_pad(l, ui->width);
+}
+
+/* "handler=search tenant=acme" from a sample's string labels. */
+static void labels_text(struct ui *ui, size_t sidx, char *buf, size_t n)
+{
+	const struct prof *p = model_prof(ui->model);
+	struct prof_sample s;
+	size_t k = 0;
+	uint32_t i;
+
+	buf[0] = 0;
+	if (prof_sample_at(p, sidx, &s))
+		return;
+	for (i = 0; i < s.nlabels && k + 1 < n; i++) {
+		char key[128], val[256];
+		size_t kl, vl;
+		const char *ks, *vs;
+
+		if (!s.labels[i].str)
+			continue;
+		ks = prof_string(p, s.labels[i].key, &kl);
+		vs = prof_string(p, s.labels[i].str, &vl);
+		ui_esc(ui, key, sizeof(key), ks, kl);
+		ui_esc(ui, val, sizeof(val), vs, vl);
+		k += (size_t)snprintf(buf + k, n - k, "%s%s=%s", k ? " " : "", key, val);
+	}
+	if (k >= n)
+		buf[n - 1] = 0;
+}
+
+static void facet_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
+{
+	struct facet *f = facet_of(v);
+	int vw = value_width(ui, f), flags = ui->batch ? TL_NOCUT : 0;
+	char pct[16], buf[1200];
+	const struct model_value *val = i < f->n ? &f->vals[i] : NULL;
+	int64_t value = val ? val->value : f->rest_value;
+	uint64_t cnt = val ? val->n : f->rest_n;
+	int marked = 0;
+
+	tl_reset(l);
+	ui_pct(pct, sizeof(pct), value, f->tot.value);
+	tl_field(l, ui_pct_attr(value, f->tot.value), pct, 7, TL_RIGHT);
+	tl_printf(l, UA_NORMAL, "%10llu  ", (unsigned long long)cnt);
+	if (val)
+		marked = ui_has_label_filter(ui, f->key, val->str, val->len, val->num);
+	if (!val) {
+		char k[300];
+
+		ui_esc(ui, k, sizeof(k), f->key, strlen(f->key));
+		snprintf(buf, sizeof(buf), "(no %s)", k);
+		tl_field(l, UA_DIM, buf, vw, flags);
+	} else if (f->kind == F_THREADS) {
+		const struct live_thread *t = thread_name(ui, val->num);
+
+		snprintf(buf, sizeof(buf), "%s%-8lld %s", marked ? "*" : "", (long long)val->num,
+			 t ? t->comm : "(exited)");
+		tl_field(l, marked ? UA_MARK : UA_NORMAL, buf, vw, flags);
+	} else if (val->str) {
+		char e[1100];
+
+		ui_esc(ui, e, sizeof(e), val->str, val->len);
+		snprintf(buf, sizeof(buf), "%s%s", marked ? "*" : "", e);
+		tl_field(l, marked ? UA_MARK : UA_NORMAL, buf, vw, flags);
+	} else {
+		snprintf(buf, sizeof(buf), "%s%lld", marked ? "*" : "", (long long)val->num);
+		tl_field(l, marked ? UA_MARK : UA_NORMAL, buf, vw, flags);
+	}
+	tl_put(l, UA_NORMAL, " ");
+	if (val && f->kind == F_GOROUTINES) {
+		labels_text(ui, val->rep, buf, sizeof(buf));
+		if (buf[0]) {
+			tl_put(l, UA_DIM, buf);
+			tl_put(l, UA_NORMAL, "  ");
+		}
+	}
+	if (val && val->top_fn >= 0) {
+		const struct model_fn *fn = model_fn(ui->model, (uint32_t)val->top_fn);
+
+		tl_untrusted(l, UA_NORMAL, fn->name, fn->name_len,
+			     ui->batch ? 0 : GP_MAX(ui->width - l->cols, 0), flags);
+	}
+}
+
+static int facet_action(struct ui *ui, struct view *v, enum ui_action a)
+{
+	struct facet *f = facet_of(v);
+	const struct model_value *val;
+	size_t i, cur = 0;
+
+	switch (a) {
+	case ACT_ENTER:
+		if (v->sel >= f->n) {
+			if (f->has_rest)
+				ui_set_status(ui, UA_ERR, "samples without the label cannot be focused");
+			return R_REDRAW;
+		}
+		val = &f->vals[v->sel];
+		if (ui_has_label_filter(ui, f->key, val->str, val->len, val->num)) {
+			/* Enter on the focused value takes the focus away again. */
+			ui_remove_label_filter(ui, f->key);
+			ui_rebuild(ui);
+			ui_update_view(ui, v);
+			ui_set_status(ui, UA_OK, "focus on %s removed", f->key);
+			return R_REDRAW;
+		}
+		ui_add_filter(ui, MODEL_LABEL, 1, f->key, val->str, val->str ? val->len : 0, val->num);
+		ui_rebuild(ui);
+		{
+			char vb[300];
+
+			if (val->str)
+				ui_esc(ui, vb, sizeof(vb), val->str, val->len);
+			else
+				snprintf(vb, sizeof(vb), "%lld", (long long)val->num);
+			ui_set_status(ui, UA_OK, "focused on %s=%s (u clears; Backspace removes the last focus)",
+				      f->key, vb);
+		}
+		ui_action(ui, ACT_VIEW_TOP);
+		return R_REDRAW;
+	case ACT_PREV_KEY:
+	case ACT_NEXT_KEY:
+		if (f->kind != F_LABELS || !f->nkeys)
+			return R_NONE;
+		for (i = 0; i < f->nkeys; i++)
+			if (strlen(f->key) == f->keys[i].len && !memcmp(f->key, f->keys[i].key, f->keys[i].len))
+				cur = i;
+		cur = (cur + (a == ACT_NEXT_KEY ? 1 : f->nkeys - 1)) % f->nkeys;
+		snprintf(f->key, sizeof(f->key), "%.*s", (int)GP_MIN(f->keys[cur].len, 255), f->keys[cur].key);
+		v->sel = v->top = 0;
+		v->have_sel_id = 0;
+		ui_update_view(ui, v);
+		return R_REDRAW;
+	case ACT_FIND_NEXT:
+	case ACT_FIND_PREV:
+		/* Search is for functions; here it finds the value whose hot function matches. */
+		for (size_t k = 1; k <= f->n && ui->search[0]; k++) {
+			size_t j = a == ACT_FIND_NEXT ? (v->sel + k) % f->n : (v->sel + f->n - k % f->n) % f->n;
+			const struct model_fn *fn = f->vals[j].top_fn >= 0
+				? model_fn(ui->model, (uint32_t)f->vals[j].top_fn) : NULL;
+
+			if (fn && memmem(fn->name, fn->name_len, ui->search, strlen(ui->search))) {
+				v->sel = j;
+				return R_REDRAW;
+			}
+		}
+		return R_NONE;
+	default:
+		return R_NONE;
+	}
+}
+
+static const char *facet_empty(struct ui *ui, struct view *v)
+{
+	struct facet *f = facet_of(v);
+
+	if (!ui->model)
+		return "waiting for samples...";
+	switch (f->kind) {
+	case F_LABELS:
+		if (!f->nkeys)
+			return ui->snap && ui->snap->go_version
+				? "no pprof labels seen (Go code sets them with pprof.Do or pprof.SetGoroutineLabels)"
+				: "no labels seen (pprof labels come from Go targets)";
+		return "no sample carries this key under the focus";
+	case F_GOROUTINES:
+		if (!ui->snap || !ui->snap->go_version)
+			return "not a Go program: no goroutines";
+		if (!ui->snap->ast.with_goid)
+			return "no goroutine found in the samples yet (--no-go, or an unsupported Go version)";
+		return "no goroutine under the focus";
+	case F_THREADS:
+		return "no samples under the focus";
+	}
+	return "";
+}
+
+static long facet_selected_fn(struct ui *ui, struct view *v)
+{
+	struct facet *f = facet_of(v);
+
+	return v->sel < f->n ? f->vals[v->sel].top_fn : -1;
+}
+
+static void facet_free(struct view *v)
+{
+	struct facet *f = v->priv;
+
+	if (f) {
+		free(f->vals);
+		free(f->keys);
+	}
+	free(f);
+	v->priv = NULL;
+}
+
+size_t view_labels_keys(struct view *v, const struct model_key **keys)
+{
+	struct facet *f = facet_of(v);
+
+	*keys = f->keys;
+	return f->nkeys;
+}
+
+const struct view_ops view_labels_ops = {
+	.name = "Labels",
+	.batch_name = "labels",
+	.update = facet_update,
+	.nrows = facet_nrows,
+	.row_id = facet_row_id,
+	.title = facet_title,
+	.row = facet_row,
+	.action = facet_action,
+	.empty = facet_empty,
+	.selected_fn = facet_selected_fn,
+	.free = facet_free,
+};
+
+const struct view_ops view_goroutines_ops = {
+	.name = "Goroutines",
+	.batch_name = "goroutines",
+	.update = facet_update,
+	.nrows = facet_nrows,
+	.row_id = facet_row_id,
+	.title = facet_title,
+	.row = facet_row,
+	.action = facet_action,
+	.empty = facet_empty,
+	.selected_fn = facet_selected_fn,
+	.free = facet_free,
+};
+
+const struct view_ops view_threads_ops = {
+	.name = "Threads",
+	.batch_name = "threads",
+	.update = facet_update,
+	.nrows = facet_nrows,
+	.row_id = facet_row_id,
+	.title = facet_title,
+	.row = facet_row,
+	.action = facet_action,
+	.empty = facet_empty,
+	.selected_fn = facet_selected_fn,
+	.free = facet_free,
+};

@@ -1,0 +1,297 @@
+/* view-top.c: the Top view: a flat list of functions (or source lines) with self %,
+ * total %, samples and where they are; sorted live without losing the selection. */
+#include "config.h"
+#include "ui.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gotop/util.h"
+
+enum { SORT_SELF, SORT_TOTAL, SORT_NAME, SORT_COUNT };
+static const char *const sort_names[SORT_COUNT] = { "self", "total", "name" };
+
+struct top {
+	struct model_flat *rows;
+	size_t n;
+	int sort;
+	struct model_totals tot;
+};
+
+static struct top *top_of(struct view *v)
+{
+	if (!v->priv)
+		v->priv = xcalloc(1, sizeof(struct top));
+	return v->priv;
+}
+
+static const struct model *sort_model;
+
+static int name_cmp(const struct model_flat *x, const struct model_flat *y)
+{
+	const struct model_fn *a = model_fn(sort_model, x->fn), *b = model_fn(sort_model, y->fn);
+	size_t l = GP_MIN(a->name_len, b->name_len);
+	int c = memcmp(a->name, b->name, l);
+
+	if (c)
+		return c;
+	if (a->name_len != b->name_len)
+		return a->name_len < b->name_len ? -1 : 1;
+	return (x->line > y->line) - (x->line < y->line);
+}
+
+static int cmp_self(const void *pa, const void *pb)
+{
+	const struct model_flat *x = pa, *y = pb;
+
+	if (x->self != y->self)
+		return x->self > y->self ? -1 : 1;
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	return name_cmp(x, y);
+}
+
+static int cmp_total(const void *pa, const void *pb)
+{
+	const struct model_flat *x = pa, *y = pb;
+
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	if (x->self != y->self)
+		return x->self > y->self ? -1 : 1;
+	return name_cmp(x, y);
+}
+
+static int cmp_name(const void *pa, const void *pb)
+{
+	return name_cmp(pa, pb);
+}
+
+static void top_sort(struct ui *ui, struct top *t)
+{
+	if (!t->n || !ui->model)
+		return;
+	sort_model = ui->model;
+	qsort(t->rows, t->n, sizeof(*t->rows),
+	      t->sort == SORT_SELF ? cmp_self : t->sort == SORT_TOTAL ? cmp_total : cmp_name);
+	sort_model = NULL;
+}
+
+static void top_update(struct ui *ui, struct view *v)
+{
+	struct top *t = top_of(v);
+
+	free(t->rows);
+	t->rows = NULL;
+	t->n = 0;
+	memset(&t->tot, 0, sizeof(t->tot));
+	if (!ui->model)
+		return;
+	t->n = model_flat(ui->model, &t->rows);
+	model_totals(ui->model, &t->tot);
+	top_sort(ui, t);
+}
+
+static size_t top_nrows(struct ui *ui, struct view *v)
+{
+	return top_of(v)->n;
+}
+
+static uint64_t top_row_id(struct ui *ui, struct view *v, size_t i)
+{
+	struct top *t = top_of(v);
+	const struct model_fn *f = model_fn(ui->model, t->rows[i].fn);
+
+	return util_mix64(f->hash ^ (ui->by_line ? (uint64_t)t->rows[i].line * 0x9e3779b97f4a7c15ULL : 0));
+}
+
+/* Column widths for a screen line; batch lines never cut names. */
+static void widths(struct ui *ui, int *namew, int *locw)
+{
+	if (ui->batch) {
+		*namew = 48;
+		*locw = 0;
+		return;
+	}
+	*locw = GP_MIN(30, ui->width / 4);
+	*namew = ui->width - 24 - 1 - *locw - 1;
+	if (*namew < 10)
+		*namew = 10;
+}
+
+static void top_title(struct ui *ui, struct view *v, struct tline *l)
+{
+	struct top *t = top_of(v);
+	int namew, locw;
+
+	widths(ui, &namew, &locw);
+	tl_reset(l);
+	tl_field(l, t->sort == SORT_SELF ? UA_MARK : UA_HEAD, "SELF%", 7, TL_RIGHT);
+	tl_field(l, t->sort == SORT_TOTAL ? UA_MARK : UA_HEAD, "TOTAL%", 8, TL_RIGHT);
+	tl_field(l, UA_HEAD, "SAMPLES", 9, TL_RIGHT);
+	tl_put(l, UA_HEAD, " ");
+	tl_field(l, t->sort == SORT_NAME ? UA_MARK : UA_HEAD, ui->by_line ? "FUNCTION:LINE" : "FUNCTION",
+		 namew, ui->batch ? TL_NOCUT : 0);
+	tl_put(l, UA_HEAD, " ");
+	if (ui->batch)
+		tl_put(l, UA_HEAD, "LOCATION");
+	else
+		tl_field(l, UA_HEAD, "LOCATION", locw, 0);
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = p ? strrchr(p, '/') : NULL;
+
+	return s ? s + 1 : p ? p : "";
+}
+
+/* "file.go:123", or the module (executable or library) when there is no file. */
+static void location_text(struct ui *ui, const struct model_fn *f, int64_t line, char *buf, size_t n)
+{
+	char tmp[512];
+
+	if (f->file) {
+		ui_esc(ui, tmp, sizeof(tmp), base_name(f->file), strlen(base_name(f->file)));
+		if (line > 0)
+			snprintf(buf, n, "%s:%lld", tmp, (long long)line);
+		else
+			snprintf(buf, n, "%s", tmp);
+	} else if (f->module) {
+		ui_esc(ui, tmp, sizeof(tmp), base_name(f->module), strlen(base_name(f->module)));
+		snprintf(buf, n, "%s", tmp);
+	} else {
+		buf[0] = 0;
+	}
+}
+
+static int name_matches(struct ui *ui, const struct model_fn *f)
+{
+	return ui->search[0] && memmem(f->name, f->name_len, ui->search, strlen(ui->search));
+}
+
+static void top_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
+{
+	struct top *t = top_of(v);
+	const struct model_flat *r = &t->rows[i];
+	const struct model_fn *f = model_fn(ui->model, r->fn);
+	char pct[16], name[1100], loc[600];
+	int namew, locw;
+
+	widths(ui, &namew, &locw);
+	tl_reset(l);
+	ui_pct(pct, sizeof(pct), r->self, t->tot.value);
+	tl_field(l, ui_pct_attr(r->self, t->tot.value), pct, 7, TL_RIGHT);
+	ui_pct(pct, sizeof(pct), r->total, t->tot.value);
+	tl_field(l, ui_pct_attr(r->total, t->tot.value), pct, 8, TL_RIGHT);
+	tl_printf(l, UA_NORMAL, "%9llu ", (unsigned long long)r->self_n);
+	ui_esc(ui, name, sizeof(name) - 32, f->name, f->name_len);
+	if (ui->by_line && r->line > 0)
+		snprintf(name + strlen(name), 32, ":%lld", (long long)r->line);
+	tl_field(l, name_matches(ui, f) ? UA_MATCH : UA_NORMAL, name, namew, ui->batch ? TL_NOCUT : 0);
+	tl_put(l, UA_NORMAL, " ");
+	location_text(ui, f, r->line, loc, sizeof(loc));
+	if (ui->batch)
+		tl_put(l, UA_DIM, loc);
+	else
+		tl_field(l, UA_DIM, loc, locw, TL_CUT_LEFT);
+}
+
+static long top_selected_fn(struct ui *ui, struct view *v)
+{
+	struct top *t = top_of(v);
+
+	return v->sel < t->n ? (long)t->rows[v->sel].fn : -1;
+}
+
+static int top_find(struct ui *ui, struct view *v, int dir)
+{
+	struct top *t = top_of(v);
+	size_t i, k;
+
+	if (!ui->search[0] || !t->n)
+		return R_NONE;
+	for (k = 1; k <= t->n; k++) {
+		i = dir > 0 ? (v->sel + k) % t->n : (v->sel + t->n - k % t->n) % t->n;
+		if (name_matches(ui, model_fn(ui->model, t->rows[i].fn))) {
+			v->sel = i;
+			return R_REDRAW;
+		}
+	}
+	ui_set_status(ui, UA_ERR, "no function matches \"%s\"", ui->search);
+	return R_REDRAW;
+}
+
+static int top_action(struct ui *ui, struct view *v, enum ui_action a)
+{
+	struct top *t = top_of(v);
+
+	switch (a) {
+	case ACT_SORT:
+	case ACT_SORT_SELF:
+	case ACT_SORT_TOTAL:
+	case ACT_SORT_NAME:
+		ui_remember_sel(ui, v);
+		t->sort = a == ACT_SORT ? (t->sort + 1) % SORT_COUNT
+			: a == ACT_SORT_SELF ? SORT_SELF : a == ACT_SORT_TOTAL ? SORT_TOTAL : SORT_NAME;
+		top_sort(ui, t);
+		ui_restore_sel(ui, v);
+		ui_set_status(ui, UA_OK, "sorted by %s", sort_names[t->sort]);
+		return R_REDRAW;
+	case ACT_BY_LINE:
+		ui->by_line = !ui->by_line;
+		v->have_sel_id = 0;
+		ui_set_status(ui, UA_OK, "%s", ui->by_line ? "by source line" : "by function");
+		return R_MODEL | R_UPDATE | R_REDRAW;
+	case ACT_FIND_NEXT:
+		return top_find(ui, v, 1);
+	case ACT_FIND_PREV:
+		return top_find(ui, v, -1);
+	default:
+		return R_NONE;
+	}
+}
+
+static const char *top_empty(struct ui *ui, struct view *v)
+{
+	if (!ui->model)
+		return "waiting for samples...";
+	return ui->nfilters ? "no sample passes the focus (u clears it)" : "no samples yet";
+}
+
+static void top_free(struct view *v)
+{
+	struct top *t = v->priv;
+
+	if (t)
+		free(t->rows);
+	free(t);
+	v->priv = NULL;
+}
+
+int view_top_set_sort(struct view *v, const char *name)
+{
+	int i;
+
+	for (i = 0; i < SORT_COUNT; i++)
+		if (!strcmp(name, sort_names[i])) {
+			top_of(v)->sort = i;
+			return 0;
+		}
+	return -1;
+}
+
+const struct view_ops view_top_ops = {
+	.name = "Top",
+	.batch_name = "top",
+	.update = top_update,
+	.nrows = top_nrows,
+	.row_id = top_row_id,
+	.title = top_title,
+	.row = top_row,
+	.action = top_action,
+	.empty = top_empty,
+	.selected_fn = top_selected_fn,
+	.free = top_free,
+};
