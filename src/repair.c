@@ -294,6 +294,8 @@ int repair_chain(struct repair *r, const struct perf_sample *s, uint64_t *chain,
 	in.frame = live_frame;
 	in.ctx = r;
 	r->st.chains++;
+	if (*n > GP_ARRAY_SIZE(out))
+		*n = GP_ARRAY_SIZE(out);
 	res = repair_core(&in, out, &nout, GP_MIN(max, GP_ARRAY_SIZE(out)));
 	if (res & REPAIR_UNKNOWN)
 		r->st.unknown++;
@@ -303,6 +305,25 @@ int repair_chain(struct repair *r, const struct perf_sample *s, uint64_t *chain,
 		r->st.inserted++;
 	if (res & REPAIR_DROPPED)
 		r->st.dropped++;
+	if (!(res & (REPAIR_INSERTED | REPAIR_DROPPED))) {
+		memcpy(out, chain, *n * sizeof(*chain));
+		nout = *n;
+	}
+	/* The outermost Go frames (runtime.goexit, runtime.mstart: the TopFrame flag,
+	 * go1.24 internal/abi/symtab.go) end the stack; the kernel's walk goes on into
+	 * whatever the frame pointer slot above them holds. */
+	for (size_t i = 1; i < nout; i++) {
+		struct repair_frame f;
+
+		live_frame(r, out[i], 0, &f);
+		if (f.known && f.top) {
+			if (i + 1 < nout) {
+				nout = i + 1;
+				res |= REPAIR_DROPPED;
+			}
+			break;
+		}
+	}
 	if (!(res & (REPAIR_INSERTED | REPAIR_DROPPED)))
 		return 0;
 	r->st.changed++;
