@@ -7,7 +7,7 @@
 // count of equal units and not from scheduling, it holds for any number of CPUs and workers.
 // Every unit runs inside pprof.Do, so the labels are on the goroutine (g.labels) while it burns.
 //
-// Usage: labels [-d 3s] [-workers N] [-cpuprofile FILE] [-v]
+// Usage: labels [-d 3s] [-workers N] [-cpuprofile FILE] [-cpurate HZ] [-unitscale K] [-v]
 //
 //	-cpuprofile writes Go's own CPU profile of the same run, for comparing per-label shares;
 //	-v prints the number of units run per handler and tenant on stdout at exit.
@@ -27,8 +27,9 @@ import (
 	"time"
 )
 
-// unitIters is the loop count of one work unit, about a millisecond of CPU.
-const unitIters = 1 << 20
+// unitIters is the loop count of one work unit, about a millisecond of CPU; -unitscale
+// multiplies it (longer units: the labels stay the same for longer, as in a slow request).
+var unitIters = 1 << 20
 
 // The three hot functions have identical bodies so that a unit costs the same in each;
 // they are separate functions so that a profile can tell them apart by name too.
@@ -114,7 +115,12 @@ func main() {
 	workers := flag.Int("workers", runtime.GOMAXPROCS(0), "number of worker goroutines")
 	cpuprofile := flag.String("cpuprofile", "", "write Go's own CPU profile to this file")
 	verbose := flag.Bool("v", false, "print units run per label at exit")
+	cpurate := flag.Int("cpurate", 0, "Go's CPU profiling rate in Hz (default: the runtime's 100)")
+	unitscale := flag.Int("unitscale", 1, "make each work unit this many times longer")
 	flag.Parse()
+	if *unitscale > 1 {
+		unitIters *= *unitscale
+	}
 
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -123,6 +129,11 @@ func main() {
 			os.Exit(1)
 		}
 		defer f.Close()
+		if *cpurate > 0 {
+			// A rate set before StartCPUProfile wins; StartCPUProfile then only
+			// prints "cannot set cpu profile rate" (runtime/pprof/pprof.go).
+			runtime.SetCPUProfileRate(*cpurate)
+		}
 		if err := pprof.StartCPUProfile(f); err != nil {
 			fmt.Fprintln(os.Stderr, "labels:", err)
 			os.Exit(1)
