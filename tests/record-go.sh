@@ -1,2 +1,47 @@
 #!/bin/sh
-echo "1..0 # SKIP not written yet"
+# record-go.sh: profile a Go workload and compare its top functions with Go's own CPU profile
+# of the same run (same process, runtime/pprof at 250 Hz next to gotop-perf at 1 kHz).
+. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
+
+need_perf
+pprof_setup || skip_all "no Go toolchain for go tool pprof: $(cat "$T/go-toolchain.err")"
+plan 7
+v=${GOTOP_GO_VERSION:-1.23}
+bin=$T/labels
+go_build "$v" plain "$TOP_SRCDIR/tests/workloads/go/labels.go" "$bin" >"$T/build.err" 2>&1
+rc=$?
+[ $rc -eq 77 ] && skip_all "Go $v unavailable"
+[ $rc -ne 0 ] && { diag_file "$T/build.err"; skip_all "cannot build the Go workload"; }
+
+"$GOTOP_PERF" record -d 5 -o "$T/ours.pb.gz" -- "$bin" -d 5s -cpuprofile "$T/go.pprof" -cpurate 250 >"$T/out" 2>&1
+rc=$?
+check "record of a Go program exits 0" [ $rc -eq 0 ]
+[ $rc -eq 0 ] || diag_file "$T/out"
+pprof -top "$T/ours.pb.gz" >"$T/top" 2>"$T/top.err"
+check "go tool pprof reads it without warnings" [ ! -s "$T/top.err" ]
+check "the Go binary is the main mapping (File: labels)" grep -q '^File: labels' "$T/top"
+
+# cum% of the program's functions (cum, not flat: Go's own profile puts part of each
+# hot loop into runtime.asyncPreempt, which sits under the same function).
+cum() {
+	pprof -top -cum -nodecount=100000 "$1" 2>/dev/null | awk '
+		/^ *flat +flat%/ { s = 1; next }
+		s && NF >= 6 && $6 ~ /^main\.[a-z]+Work$/ { p = $5; sub("%", "", p); print $6, p }' | sort
+}
+cum "$T/ours.pb.gz" >"$T/ours.cum"
+cum "$T/go.pprof" >"$T/go.cum"
+diag "ours: $(tr '\n' ' ' <"$T/ours.cum")"
+diag "Go's: $(tr '\n' ' ' <"$T/go.cum")"
+check "the same hot functions as Go's profile (alpha/beta/gammaWork)" \
+	sh -c "[ \"\$(cut -d' ' -f1 '$T/ours.cum' | tr '\n' ' ')\" = 'main.alphaWork main.betaWork main.gammaWork ' ] && [ \"\$(cut -d' ' -f1 '$T/go.cum' | tr '\n' ' ')\" = 'main.alphaWork main.betaWork main.gammaWork ' ]"
+worst=$(join "$T/ours.cum" "$T/go.cum" | awk '{ d = $2 - $3; if (d < 0) d = -d; if (d > m) m = d } END { printf "%.2f\n", m + 0 }')
+check "their shares agree within 5 points (worst $worst)" awk -v w="$worst" 'BEGIN { exit !(w <= 5) }'
+# The same order of importance.
+check "the same order (alphaWork > betaWork > gammaWork) in both" \
+	sh -c "sort -k2 -rn '$T/ours.cum' | cut -d' ' -f1 > '$T/o1'; sort -k2 -rn '$T/go.cum' | cut -d' ' -f1 > '$T/o2'; cmp -s '$T/o1' '$T/o2'"
+# Stacks: the hot functions sit under main.worker.func1 and pprof.Do, as in Go's profile.
+pprof_stacks "$T/ours.pb.gz" | awk '$2 ~ /^main\.alphaWork;/ { t += $1; if ($2 ~ /^main\.alphaWork;main\.worker\.func1;runtime\/pprof\.Do;main\.worker;/) g += $1 }
+	END { printf "%.1f\n", t ? 100 * g / t : 0 }' >"$T/alpha.ok"
+check "main.alphaWork's stack is worker.func1 <- pprof.Do <- worker in >= 99% ($(cat "$T/alpha.ok")%)" \
+	awk -v p="$(cat "$T/alpha.ok")" 'BEGIN { exit !(p >= 99) }'
+finish
