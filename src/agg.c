@@ -175,8 +175,7 @@ static void go_init(struct agg *a)
 		return;
 	a->go_version = xstrdup(ver);
 	if (a->o.go)
-		goread_publish(a->goslot, a->o.pid, ver, symfile_dwarf(sf),
-			       symfile_machine(sf) == EM_AARCH64 ? GORT_ARCH_ARM64 : GORT_ARCH_AMD64);
+		goread_publish_file(a->goslot, a->o.pid, sf);
 }
 
 void agg_sampler_hook(struct agg *a, sampler_hook_fn *fn, void **arg)

@@ -2,12 +2,18 @@
  * close to the sample as possible, and hands them on as an extra record. */
 #include "config.h"
 #include "gotop/goread.h"
+#include "gotop/maps.h"
 #include "gotop/mem.h"
 #include "gotop/sampler.h"
+#include "gotop/symtab.h"
 #include "gotop/util.h"
 
+#include <elf.h>
 #include <errno.h>
+#include <gelf.h>
+#include <sys/stat.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -19,6 +25,7 @@
 
 struct tidread {
 	uint32_t tid;
+	uint64_t greg; /* the same g register: the thread did not switch goroutines */
 	uint64_t when;
 	struct goread_extra x;
 };
@@ -74,6 +81,82 @@ int goread_publish(struct goread_slot *slot, pid_t pid, const char *go_version, 
 	return 0;
 }
 
+/* Value of a data symbol of .symtab (link-time address), or 0. */
+static uint64_t symbol_value(Elf *elf, const char *name)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t i, n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d)
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; i < n; i++) {
+			GElf_Sym sym;
+			const char *nm;
+
+			if (!gelf_getsym(d, (int)i, &sym))
+				break;
+			nm = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (nm && !strcmp(nm, name))
+				return sym.st_value;
+		}
+	}
+	return 0;
+}
+
+int goread_publish_file(struct goread_slot *slot, pid_t pid, struct symfile *sf)
+{
+	const char *ver = symfile_go_version(sf);
+	struct goread *gr;
+	struct maps *m;
+	struct stat st;
+	char exe[64];
+	uint64_t bias = 0, allm, mheap;
+	int have_bias = 0, r;
+	size_t i;
+
+	if (!ver)
+		return -ENOTSUP;
+	r = goread_publish(slot, pid, ver, symfile_dwarf(sf),
+			   symfile_machine(sf) == EM_AARCH64 ? GORT_ARCH_ARM64 : GORT_ARCH_AMD64);
+	if (r)
+		return r;
+	gr = slot->gr;
+	/* The executable's mappings: the load bias (PIE) and its read-only parts. */
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	m = maps_load(pid);
+	pthread_mutex_lock(&slot->lock);
+	if (m && stat(exe, &st) == 0) {
+		for (i = 0; i < maps_count(m); i++) {
+			const struct maps_entry *me = maps_at(m, i);
+			uint64_t vaddr;
+
+			if (me->inode != (uint64_t)st.st_ino)
+				continue;
+			if (!have_bias && symfile_file_vaddr(sf, me->start, me->pgoff, me->start, &vaddr) == 0) {
+				bias = me->start - vaddr;
+				have_bias = 1;
+			}
+			if (!(me->perms & MAPS_W))
+				gort_add_static_range(gr->gort, me->start, me->end);
+		}
+	}
+	allm = symbol_value(symfile_elf(sf), "runtime.allm");
+	mheap = symbol_value(symfile_elf(sf), "runtime.mheap_");
+	if (have_bias || symfile_type(sf) == ET_EXEC)
+		gort_set_runtime_vars(gr->gort, allm ? allm + bias : 0, mheap ? mheap + bias : 0);
+	pthread_mutex_unlock(&slot->lock);
+	maps_free(m);
+	return 0;
+}
+
 int goread_active(const struct goread_slot *slot)
 {
 	return __atomic_load_n(&slot->gr, __ATOMIC_ACQUIRE) != NULL;
@@ -110,7 +193,7 @@ size_t goread_hook(void *arg, const struct perf_event_header *h, const struct pe
 		uint64_t t = (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
 		struct tidread *c = &gr->last[s.tid % TIDCACHE];
 
-		if (c->tid == s.tid && t - c->when < COALESCE_NS) {
+		if (c->tid == s.tid && c->greg == s.regs[g] && t - c->when < COALESCE_NS) {
 			*x = c->x;
 			slot->st.coalesced++;
 		} else {
@@ -122,6 +205,7 @@ size_t goread_hook(void *arg, const struct perf_event_header *h, const struct pe
 			}
 			x->flags = (uint32_t)r.flags;
 			c->tid = s.tid;
+			c->greg = s.regs[g];
 			c->when = t;
 			c->x = *x;
 		}

@@ -23,5 +23,5 @@ diag "CPU used by the workload: $used ns; in samples: $got ns"
 grep 'gotop-perf: cpu-clock' "$T/out" | sed 's/^/# /'
 check "the workload used CPU (> 1 s)" awk -v u="$used" 'BEGIN { exit !(u > 1e9) }'
 check "samples cover >= 99% of its CPU time" awk -v u="$used" -v g="$got" 'BEGIN { exit !(g >= 0.99 * u) }'
-check "... and not more than 101% (nothing counted twice)" awk -v u="$used" -v g="$got" 'BEGIN { exit !(g <= 1.01 * u) }'
+check "... and not more than 105% (nothing counted twice; cpu-clock runs a little ahead of /proc on a busy VM)" awk -v u="$used" -v g="$got" 'BEGIN { exit !(g <= 1.05 * u) }'
 finish

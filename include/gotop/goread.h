@@ -34,6 +34,11 @@ void goread_slot_free(struct goread_slot *slot); /* frees the published reader t
  * an unknown Go version without DWARF). */
 int goread_publish(struct goread_slot *slot, pid_t pid, const char *go_version, Dwarf *dwarf,
 		   int arch);
+/* The same, taking the version, DWARF, architecture, the runtime's variables
+ * (runtime.allm, runtime.mheap_ from .symtab, moved by the load bias) and the
+ * binary's read-only mappings from the target's executable file sf. */
+struct symfile;
+int goread_publish_file(struct goread_slot *slot, pid_t pid, struct symfile *sf);
 /* Whether a reader is published. */
 int goread_active(const struct goread_slot *slot);
 
