@@ -13,7 +13,7 @@
  * Sources of the format facts (Go source trees of each version, GOROOT/src):
  * - g, m, gobuf, stack: runtime/runtime2.go (`type g struct`, `type m struct`).
  * - goroutine status values: runtime/runtime2.go, _Grunning = 2, _Gsyscall = 3,
- *   _Gscan = 0x1000 (go1.19 L43-103, go1.27 L29-112).
+ *   _Gscan = 0x1000 (go1.19 L43-98, go1.27 L48-112).
  * - m.procid = gettid(): runtime/os_linux.go minit (go1.24 L404), 0 again in unminit (L412).
  * - g.labels: runtime/proflabel.go runtime_setProfLabel stores the *labelMap that
  *   runtime/pprof SetGoroutineLabels passes (runtime/pprof/runtime.go).
@@ -31,9 +31,14 @@
  *   (the linker's DWARF type bucket<string,string>, cmd/link/internal/ld/dwarf.go).
  * - DW_AT_go_kind = 0x2900 (go1.24 cmd/internal/dwarf/dwarf.go L309); kinds from
  *   internal/abi/type.go: Map = 21, Struct = 25.
+ * - hash0 = fastrand() for every new map (go1.19 runtime/map.go makemap L295, L314).
  * - mheap_.sweepgen is incremented by 2 in gcSweep during the stop-the-world of mark
  *   termination, before any object freed by that cycle is swept and reused
- *   (runtime/mgc.go gcSweep, runtime/mheap.go sweepgen comment).
+ *   (runtime/mgc.go gcSweep: go1.19 L1497, go1.27 L2073; runtime/mheap.go sweepgen).
+ * - g.m and m.curg are set together in execute and cleared together in dropg
+ *   (go1.24 runtime/proc.go L3233, L4080).
+ * - cgo calls run C code on g0's stack (go1.24 runtime/asm_amd64.s asmcgocall L887-913);
+ *   vDSO calls move SP to g0's stack without changing g (sys_linux_amd64.s nanotime1 L223).
  */
 
 #define G_RUNNING 2
@@ -446,6 +451,8 @@ struct dpair {
 	struct dstr k, v;
 };
 
+struct batch_item;
+
 struct gort {
 	struct gort_offsets off;
 	const char *source;
@@ -470,6 +477,10 @@ struct gort {
 	char *buf;
 	size_t buflen, bufcap;
 	uint8_t *gbuf, *mbuf, *bucket;
+
+	/* gort_read_batch scratch */
+	struct batch_item *batch;
+	size_t batch_cap;
 
 	struct gort_stats st;
 };
@@ -565,14 +576,19 @@ struct gort *gort_new(const char *go_version, Dwarf *dwarf, int arch)
 	memset(&o, 0, sizeof(o));
 	if (row)
 		o = row->o;
-	if (dwarf && dw_offsets(dwarf, &o) == 0 && (fill_labels_kind(&o, minor), offsets_sane(&o))) {
-		source = "dwarf";
-	} else if (row) {
+	source = NULL;
+	if (dwarf && dw_offsets(dwarf, &o) == 0) {
+		fill_labels_kind(&o, minor);
+		if (offsets_sane(&o))
+			source = "dwarf";
+	}
+	if (!source) {
+		if (!row) {
+			errno = ENOTSUP;
+			return NULL;
+		}
 		source = row->source;
 		o = row->o;
-	} else {
-		errno = ENOTSUP;
-		return NULL;
 	}
 	o.go_minor = minor > 0 ? minor : 0;
 
@@ -635,6 +651,7 @@ void gort_free(struct gort *g)
 	free(g->gbuf);
 	free(g->mbuf);
 	free(g->bucket);
+	free(g->batch);
 	free(g);
 }
 
@@ -685,6 +702,11 @@ static bool is_static(const struct gort *g, uint64_t addr, uint64_t len)
 struct gview {
 	uint64_t addr, stack_lo, stack_hi, m, goid, labels;
 	uint32_t status;
+};
+
+struct batch_item {
+	struct gview cur;
+	int rc, flags;
 };
 
 struct mview {
@@ -839,8 +861,6 @@ static int via_register(struct gort *gr, const struct gp_mem *mem, uint32_t tid,
 	} else if (greg == mv.g0 || greg == mv.gsignal) {
 		*flags |= GORT_SYSTEM_STACK;
 		gr->st.system_stack++;
-		if (sp && (sp < gv.stack_lo || sp >= gv.stack_hi))
-			*flags |= GORT_OFF_STACK;
 		rc = curg_of(gr, mem, &mv, cur, flags);
 		if (rc)
 			return rc;
@@ -924,7 +944,8 @@ static int via_m(struct gort *gr, const struct gp_mem *mem, uint32_t tid, uint64
 			if (rc && !soft_error(rc))
 				return rc;
 			if (!rc && sp >= b[0] && sp < b[1]) {
-				*flags |= GORT_SYSTEM_STACK | GORT_OFF_STACK;
+				*flags |= GORT_SYSTEM_STACK;
+				gr->st.system_stack++;
 				return 0;
 			}
 		}
@@ -1076,8 +1097,10 @@ static int map_fingerprint(struct gort *g, const struct gp_mem *mem, uint64_t ce
 			   struct map_fp *fp)
 {
 	const struct gort_offsets *o = &g->off;
+	const uint32_t f[] = { o->hmap_count, o->hmap_flags, o->hmap_b, o->hmap_hash0,
+			       o->hmap_buckets, o->hmap_oldbuckets };
+	uint32_t hsz = max_u32(f, GP_ARRAY_SIZE(f)) + 8;
 	uint8_t h[64];
-	uint32_t hsz = GP_MAX(o->hmap_oldbuckets, o->hmap_buckets) + 8;
 	int rc;
 
 	memset(fp, 0, sizeof(*fp));
@@ -1432,9 +1455,17 @@ static int labels_decode(struct gort *g, const struct gp_mem *mem, uint64_t ptr,
 	return 0;
 }
 
-/* Labels of goroutine gv (whose g.labels is ptr != 0). */
+/* The GC sweep generation into *sg: true when known (see labels_of). */
+static bool read_sweepgen(struct gort *g, const struct gp_mem *mem, uint32_t *sg)
+{
+	return g->mheap && g->off.mheap_sweepgen &&
+	       mem_read_u32(mem, g->mheap + g->off.mheap_sweepgen, sg) == 0;
+}
+
+/* Labels of goroutine gv (whose g.labels is ptr != 0). *sg, when have_sg, is the sweep
+ * generation read after gv was read (else it is read here). */
 static int labels_of(struct gort *g, const struct gp_mem *mem, const struct gview *gv,
-		     const struct gort_labels **out, int *flags)
+		     bool have_sg, uint32_t sg, const struct gort_labels **out, int *flags)
 {
 	uint8_t fp[24 + 32 * GORT_MAX_LABELS];
 	uint32_t fplen = 0, n = 0, sweepgen = 0;
@@ -1449,9 +1480,13 @@ static int labels_of(struct gort *g, const struct gp_mem *mem, const struct gvie
 		*flags |= GORT_LABELS_BAD;
 		return 0;
 	}
-	if (g->mheap && g->off.mheap_sweepgen &&
-	    mem_read_u32(mem, g->mheap + g->off.mheap_sweepgen, &sweepgen) == 0) {
+	if (have_sg) {
+		sweepgen = sg;
 		epoch = true;
+	} else {
+		epoch = read_sweepgen(g, mem, &sweepgen);
+	}
+	if (epoch) {
 		e = lc_find(g, ptr);
 		if (e && e->epoch_ok && e->sweepgen == sweepgen) {
 			/* g.labels was read before sweepgen, and the entry's sweepgen before the
@@ -1498,45 +1533,53 @@ static int labels_of(struct gort *g, const struct gp_mem *mem, const struct gvie
 
 /* ---------------------------------------------------------------- entry point */
 
-int gort_read(struct gort *gr, const struct gp_mem *mem, uint32_t tid, uint64_t greg,
-	      uint64_t sp, struct gort_result *out)
+/* Finds the goroutine of one sample into *cur: 0 or a negative errno, *flags set. */
+static int identify(struct gort *gr, const struct gp_mem *mem, uint32_t tid, uint64_t greg,
+		    uint64_t sp, struct gview *cur, int *flags)
 {
-	struct gview cur;
 	bool fault = false;
-	int rc, flags = 0;
+	int rc;
 
-	memset(out, 0, sizeof(*out));
 	gr->st.reads++;
-	rc = via_register(gr, mem, tid, greg, sp, &cur, &flags, &fault);
+	*flags = 0;
+	rc = via_register(gr, mem, tid, greg, sp, cur, flags, &fault);
 	if (rc == 0) {
 		gr->st.via_register++;
 	} else if (rc == 1) {
-		flags = 0;
-		rc = via_m(gr, mem, tid, sp, &cur, &flags);
+		*flags = 0;
+		rc = via_m(gr, mem, tid, sp, cur, flags);
 		if (rc == 0) {
 			gr->st.via_m_cache++;
 		} else if (rc == 1 && gr->allm) {
 			walk_allm(gr, mem);
-			rc = via_m(gr, mem, tid, sp, &cur, &flags);
+			rc = via_m(gr, mem, tid, sp, cur, flags);
 			if (rc == 0)
 				gr->st.via_allm++;
 		}
 		if (rc == 1)
 			rc = fault ? -EFAULT : -ENOENT;
 	}
+	if (rc == -EFAULT)
+		gr->st.faults++;
+	else if (rc)
+		gr->st.not_found++;
+	return rc;
+}
+
+/* Fills *out for a sample whose goroutine is cur (rc == 0) or not found (rc < 0). */
+static int finish(struct gort *gr, const struct gp_mem *mem, int rc, const struct gview *cur,
+		  int flags, bool have_sg, uint32_t sg, struct gort_result *out)
+{
+	memset(out, 0, sizeof(*out));
 	if (rc) {
 		out->flags = flags;
-		if (rc == -EFAULT)
-			gr->st.faults++;
-		else
-			gr->st.not_found++;
 		return rc;
 	}
-	out->goid = cur.goid;
-	if ((cur.status & ~(uint32_t)G_SCAN) == G_SYSCALL)
+	out->goid = cur->goid;
+	if ((cur->status & ~(uint32_t)G_SCAN) == G_SYSCALL)
 		flags |= GORT_SYSCALL;
-	if (cur.labels) {
-		rc = labels_of(gr, mem, &cur, &out->labels, &flags);
+	if (cur->labels) {
+		rc = labels_of(gr, mem, cur, have_sg, sg, &out->labels, &flags);
 		if (rc) {
 			out->labels = NULL;
 			out->flags = flags;
@@ -1547,4 +1590,43 @@ int gort_read(struct gort *gr, const struct gp_mem *mem, uint32_t tid, uint64_t 
 	out->flags = flags;
 	gr->st.found++;
 	return 0;
+}
+
+int gort_read(struct gort *gr, const struct gp_mem *mem, uint32_t tid, uint64_t greg,
+	      uint64_t sp, struct gort_result *out)
+{
+	struct gview cur;
+	int flags, rc;
+
+	rc = identify(gr, mem, tid, greg, sp, &cur, &flags);
+	return finish(gr, mem, rc, &cur, flags, false, 0, out);
+}
+
+void gort_read_batch(struct gort *gr, const struct gp_mem *mem, const struct gort_sample *in,
+		     size_t n, struct gort_result *out, int *rcs)
+{
+	uint32_t sg = 0;
+	bool have_sg = false, any_labels = false;
+	size_t i;
+
+	if (n > gr->batch_cap) {
+		size_t cap = gr->batch_cap;
+
+		xgrow((void **)&gr->batch, &cap, n, sizeof(*gr->batch));
+		gr->batch_cap = cap;
+	}
+	for (i = 0; i < n; i++) {
+		struct batch_item *b = &gr->batch[i];
+
+		b->rc = identify(gr, mem, in[i].tid, in[i].greg, in[i].sp, &b->cur, &b->flags);
+		any_labels |= b->rc == 0 && b->cur.labels;
+	}
+	/* One read of the sweep generation, after every g was read, serves them all. */
+	if (any_labels)
+		have_sg = read_sweepgen(gr, mem, &sg);
+	for (i = 0; i < n; i++) {
+		struct batch_item *b = &gr->batch[i];
+
+		rcs[i] = finish(gr, mem, b->rc, &b->cur, b->flags, have_sg, sg, &out[i]);
+	}
 }

@@ -997,6 +997,49 @@ static void test_cache_epoch(void **state)
 	fake_free(f);
 }
 
+/* A batch gives what single reads give, with one sweepgen read for all. */
+static void test_batch(void **state)
+{
+	struct fake *f = fake_new("go1.26.10");
+	struct fthread t[4];
+	struct gort_sample in[6];
+	struct gort_result one[6], many[6];
+	int rcs[6], i;
+	char v[4][8];
+
+	gort_set_runtime_vars(f->gr, 0, MHEAP_BASE);
+	for (i = 0; i < 4; i++) {
+		struct str kv[2] = { S("n"), { v[i], 0 } };
+
+		kv[1].n = (size_t)snprintf(v[i], sizeof(v[i]), "%d", i);
+		make_thread(f, &t[i], 10 + (uint32_t)i, 100 + (uint64_t)i);
+		set_labels(f, t[i].g, slice_labels(f, kv, 1, false));
+		in[i] = (struct gort_sample){ t[i].tid, t[i].g, t[i].sp };
+	}
+	w64(f, t[3].m + f->o->m_curg, 0);
+	in[3].greg = t[3].g0; /* idle thread */
+	in[4] = (struct gort_sample){ 77, 0, 0 };                  /* unknown thread */
+	in[5] = (struct gort_sample){ t[1].tid, t[1].g0, t[1].g0sp }; /* system stack */
+	for (i = 0; i < 6; i++) {
+		int rc = gort_read(f->gr, &f->cmem, in[i].tid, in[i].greg, in[i].sp, &one[i]);
+
+		assert_int_equal(rc, i == 3 || i == 4 ? -ENOENT : 0);
+	}
+	f->reads = 0;
+	gort_read_batch(f->gr, &f->cmem, in, 6, many, rcs);
+	for (i = 0; i < 6; i++) {
+		assert_int_equal(rcs[i], i == 3 || i == 4 ? -ENOENT : 0);
+		assert_int_equal(many[i].goid, one[i].goid);
+		assert_ptr_equal(many[i].labels, one[i].labels);
+		assert_int_equal(many[i].flags, one[i].flags);
+	}
+	assert_int_equal(many[5].goid, 101);
+	assert_string_equal(many[2].labels->pairs[0].value, "2");
+	/* g of 0, 1, 2; m of 3; m and curg of 5; one sweepgen. */
+	assert_int_equal(f->reads, 7);
+	fake_free(f);
+}
+
 /* Static strings (the binary's read-only image) are not re-read on validation. */
 static void test_static_strings(void **state)
 {
@@ -1158,6 +1201,7 @@ int main(void)
 		cmocka_unit_test(test_cache_invalidation_map),
 		cmocka_unit_test(test_cache_epoch),
 		cmocka_unit_test(test_static_strings),
+		cmocka_unit_test(test_batch),
 		cmocka_unit_test(test_random_memory),
 		cmocka_unit_test(test_cost),
 	};

@@ -61,7 +61,8 @@ struct gort_labels {
 #define GORT_NO_G 0x08           /* with -ENOENT: the thread's m is known, it runs no goroutine */
 #define GORT_LABELS_BAD 0x10     /* g.labels was set but could not be decoded (labels NULL) */
 #define GORT_LABELS_DROPPED 0x20 /* the intern table is full: labels NULL */
-#define GORT_OFF_STACK 0x40      /* SP outside the goroutine's stack (C code, vDSO) */
+#define GORT_OFF_STACK 0x40      /* g register was the goroutine, SP outside its stack
+				  * (vDSO call on g0's stack, C code keeping R14) */
 
 struct gort_result {
 	uint64_t goid;
@@ -85,10 +86,11 @@ struct gort;
 
 /* Creates the reader for one Go binary. go_version is the buildinfo version
  * ("go1.24.4", "devel go1.25-..."); dwarf may be NULL (stripped binary): offsets then
- * come from a table keyed by the version. With DWARF, offsets come from runtime.g,
- * runtime.m (and friends) and the version only fills gaps. Returns NULL with errno:
- * ENOTSUP for a version the table lacks and no usable DWARF, EINVAL for a bad arch.
- * Caller frees with gort_free. A gort is used by one thread at a time. */
+ * come from a table keyed by the version (go1.19-go1.27). With DWARF, offsets come from
+ * runtime.g, runtime.m, runtime.mheap and runtime/pprof.labelMap, and the version only
+ * fills gaps. The layouts are the same on amd64 and arm64 (checked for every version).
+ * Returns NULL with errno: ENOTSUP for a version the table lacks and no usable DWARF,
+ * EINVAL for a bad arch. Caller frees with gort_free. One thread at a time. */
 struct gort *gort_new(const char *go_version, Dwarf *dwarf, int arch);
 void gort_free(struct gort *g);
 
@@ -109,16 +111,32 @@ void gort_set_runtime_vars(struct gort *g, uint64_t allm, uint64_t mheap);
 void gort_add_static_range(struct gort *g, uint64_t lo, uint64_t hi);
 
 /* Reads the goroutine id and labels for a sample of thread tid whose g register (R14
- * on amd64, R28 on arm64) held greg and whose stack pointer was sp. Validates the g
- * (m.procid == tid; g is m.g0, m.gsignal or m.curg; stack bounds); on g0/gsignal the
- * goroutine is m.curg. When greg is not a valid g of the thread (cgo, C threads,
- * assembly using R14), the thread's m from an earlier sample (or runtime.allm) is used.
+ * on amd64, R28 on arm64) held greg and whose stack pointer was sp (0: unknown).
+ * Validates the g: m.procid == tid, g is m.g0, m.gsignal or m.curg, curg.m == m, status
+ * running or syscall; on g0/gsignal the goroutine is m.curg (GORT_SYSTEM_STACK). Once
+ * the thread's m is known, a g on that m with sp inside its stack needs one read.
+ * When greg is no g of the thread (cgo C code, assembly using R14), the thread's m from
+ * an earlier sample (or runtime.allm) gives m.curg, accepted only when sp is on curg's
+ * stack or on the m's g0/gsignal stack (GORT_VIA_M). A g register naming a g of another
+ * thread means that goroutine moved since the sample: -ENOENT.
+ * Memory is read at call time, registers are from sample time: a goroutine that exits
+ * in between and whose g is reused at once on the same thread is not detectable.
  * Returns 0 and fills *out; -ENOENT when no goroutine can be established (never a
- * wrong one; out->flags may say GORT_NO_G); -EFAULT when the g register pointed at
+ * guess; out->flags may say GORT_NO_G); -EFAULT when the g register pointed at
  * unreadable memory and nothing else helped; another -errno from the reader (-ESRCH:
  * the process is gone). */
 int gort_read(struct gort *g, const struct gp_mem *mem, uint32_t tid, uint64_t greg,
 	      uint64_t sp, struct gort_result *out);
+
+/* gort_read for many samples at once (e.g. one ring drain), with the same results.
+ * Cheaper: one read of the GC sweep generation, after all g's were read, serves every
+ * sample's label cache check. rcs[i] gets what gort_read would return for in[i]. */
+struct gort_sample {
+	uint32_t tid;
+	uint64_t greg, sp;
+};
+void gort_read_batch(struct gort *g, const struct gp_mem *mem, const struct gort_sample *in,
+		     size_t n, struct gort_result *out, int *rcs);
 
 /* Forgets cached threads and label fingerprints (not the interned label sets, which
  * stay valid until gort_free): call when the target process is replaced. */
