@@ -57,12 +57,25 @@ int repair_core(const struct repair_input *in, uint64_t *out, size_t *nout, size
 		return f.known ? REPAIR_UNCHANGED : REPAIR_UNKNOWN;
 	}
 
+	fpv = in->fp;
+	garbage_fp = fpv == 0 || (fpv & 7) || fpv + FP_RANGE < in->sp || fpv > in->sp + FP_RANGE;
+
 	for (j = 0; j < UNWIND_MAX; j++) {
 		uint64_t slot, ra = 0, next_sp;
 		int have;
 
 		if (j > 0) {
 			in->frame(in->ctx, pc, 0, &f);
+			if (f.known && f.fp_based && !garbage_fp) {
+				/* A caller that keeps a frame pointer (C, CFA = RBP+16): the
+				 * frames below it computed their CFA from SP and left the
+				 * frame pointer alone, so it is still this caller's, and its
+				 * return address is at FP+8, where the kernel's walk starts. */
+				t_slot[nt] = in->fp + 8;
+				t_have[nt] = stack_word(in, t_slot[nt], &t_ra[nt]) == 0;
+				nt++;
+				break;
+			}
 			if (!f.known || f.fp_based || f.top)
 				break;
 		}
@@ -102,7 +115,6 @@ int repair_core(const struct repair_input *in, uint64_t *out, size_t *nout, size
 	/* The kernel's chain: chain[i] (i >= 1) was read from k_slot[i-1] = fp_i + 8
 	 * (amd64 frame: saved BP at fp, RA at fp+8; arm64 frame record {x29, x30}). */
 	fpv = in->fp;
-	garbage_fp = fpv == 0 || (fpv & 7) || fpv + FP_RANGE < in->sp || fpv > in->sp + FP_RANGE;
 	if (!garbage_fp) {
 		for (i = 1; i < in->n && nk < UNWIND_MAX + 2; i++) {
 			k_slot[nk++] = fpv + 8;

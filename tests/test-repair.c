@@ -17,6 +17,7 @@ struct fn {
 	uint64_t mark;
 	int32_t d1, d2;
 	int top;
+	int fp_based; /* C with a frame pointer: CFA = RBP+16 */
 };
 
 static const struct fn *prog;
@@ -33,6 +34,7 @@ static void frame_fn(void *ctx, uint64_t pc, int innermost, struct repair_frame 
 			out->known = 1;
 			out->sp_delta = look < prog[i].mark ? prog[i].d1 : prog[i].d2;
 			out->top = prog[i].top;
+			out->fp_based = prog[i].fp_based;
 			return;
 		}
 	}
@@ -248,6 +250,37 @@ static void test_arm64(void **state)
 	}
 }
 
+/* C: a frameless leaf (CFI: CFA = RSP+8) under a caller that keeps RBP (CFA = RBP+16). */
+static const struct fn c_prog[] = {
+	{ 0x1000, 0x1100, 0x1000, 0, 0, 0, 1 },  /* top: fp-based */
+	{ 0x2000, 0x2100, 0x2000, 0, 0, 0, 1 },  /* mid: fp-based */
+	{ 0x3000, 0x3100, 0x3000, 0, 0, 0, 0 },  /* leaf: CFA = RSP+8 */
+};
+
+static void test_c_frameless_leaf(void **state)
+{
+	struct stack st;
+	uint64_t out[64];
+	size_t n;
+	uint64_t sp = 0x7000, mid_bp = 0x7040, top_bp = 0x7080;
+	/* Kernel: leaf's pc, then *(RBP+8) = mid's RA into top: mid skipped. */
+	uint64_t chain[] = { 0x3010, 0x1020, 0x900 };
+	uint64_t want[] = { 0x3010, 0x2030, 0x1020, 0x900 };
+
+	st.sp = sp;
+	memset(st.w, 0, sizeof(st.w));
+	put(&st, sp, 0x2030);          /* leaf's RA into mid */
+	put(&st, mid_bp, top_bp);
+	put(&st, mid_bp + 8, 0x1020);  /* mid's RA into top */
+	put(&st, top_bp, 0);
+	put(&st, top_bp + 8, 0x900);
+	prog = c_prog;
+	nprog = 3;
+	assert_int_equal(run(REPAIR_AMD64, 0x3010, sp, mid_bp, 0, &st, chain, 3, out, &n), REPAIR_INSERTED);
+	assert_int_equal(n, 4);
+	assert_memory_equal(out, want, sizeof(want));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -258,6 +291,7 @@ int main(void)
 		cmocka_unit_test(test_amd64_garbage_bp),
 		cmocka_unit_test(test_amd64_unknown),
 		cmocka_unit_test(test_arm64),
+		cmocka_unit_test(test_c_frameless_leaf),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
