@@ -21,7 +21,13 @@ used=$(awk -v clk="$clk" '{ sub(/.*\) /, ""); print ($12 + $13 + $14 + $15) * 1e
 got=$(pprof_total "$T/churn.pb.gz" 2)
 diag "CPU used by the workload: $used ns; in samples: $got ns"
 grep 'gotop-perf: cpu-clock' "$T/out" | sed 's/^/# /'
-check "the workload used CPU (> 1 s)" awk -v u="$used" 'BEGIN { exit !(u > 1e9) }'
+if awk -v u="$used" 'BEGIN { exit !(u < 1e9) }'; then
+	skip "the machine is too busy: the workload got only $used ns of CPU"
+	skip "the machine is too busy to measure coverage"
+	skip "the machine is too busy to measure coverage"
+	finish
+fi
+ok "the workload used CPU (> 1 s)"
 check "samples cover >= 99% of its CPU time" awk -v u="$used" -v g="$got" 'BEGIN { exit !(g >= 0.99 * u) }'
 check "... and not more than 105% (nothing counted twice; cpu-clock runs a little ahead of /proc on a busy VM)" awk -v u="$used" -v g="$got" 'BEGIN { exit !(g <= 1.05 * u) }'
 finish
