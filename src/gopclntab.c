@@ -11,7 +11,10 @@
 
 /*
  * Format facts, checked against the Go sources named next to each one and against
- * binaries built with Go 1.19, 1.21 to 1.27 (tests/test-gopclntab.c):
+ * binaries built with Go 1.19 and 1.21 to 1.27 for amd64, arm64, 386, arm, s390x and
+ * ppc64 (tests/test-gopclntab.c). Go 1.16-1.17 (magic 0xFFFFFFFA) follow the go1.16
+ * sources and go1.24 debug/gosym; no toolchain was at hand, so only hand-built tables
+ * test them.
  *
  * pcHeader (go1.19/go1.24/go1.27 runtime/symtab.go): magic u32, pad1 u8, pad2 u8,
  * minLC u8, ptrSize u8, then ptrSize words: nfunc, nfiles, [textStart: 1.18+],
@@ -72,7 +75,6 @@ struct gopcln {
 	unsigned fn_base;       /* offset of nameOff: fn_entry_size */
 	int fn_startline;       /* offset of startLine (1.20+), -1 before */
 	unsigned fn_funcid, fn_flag, fn_nfuncdata, fn_size;
-	bool fn_has_flag;
 
 	/* Inline tree records: 20 bytes up to Go 1.19, 16 from 1.20 (see inl_* below). */
 	unsigned inl_size;
@@ -90,18 +92,24 @@ struct gopcln {
 };
 
 static const char *const error_text[] = {
-#define GOPCLN_ERR(name, text) text,
+#define GOPCLN_ERR(name, errnum, text) text,
+	GOPCLN_ERRORS
+#undef GOPCLN_ERR
+};
+
+static const int error_errno[] = {
+#define GOPCLN_ERR(name, errnum, text) errnum,
 	GOPCLN_ERRORS
 #undef GOPCLN_ERR
 };
 
 const char *gopcln_strerror(int err)
 {
-	if (err < 0)
-		err = -err;
-	if (err >= (int)GP_ARRAY_SIZE(error_text))
+	unsigned e = err < 0 ? 0u - (unsigned)err : (unsigned)err;
+
+	if (e >= GP_ARRAY_SIZE(error_text))
 		return "unknown gopclntab error";
-	return error_text[err];
+	return error_text[e];
 }
 
 /* ---- bounded little/big-endian reads ---- */
@@ -237,7 +245,7 @@ static int parse_header(struct gopcln *t, const uint8_t *data, size_t len)
 	unsigned after = t->fn_base + 4 + 7 * 4 + (m == MAGIC_120 ? 4 : 0);
 	t->fn_funcid = after;
 	t->fn_flag = after + 1;
-	t->fn_has_flag = true; /* 1.16 has a zero pad byte there: reads as no flags */
+	/* 1.16 has a zero pad byte where 1.17 put flag: reads as no flags */
 	t->fn_nfuncdata = after + 3;
 	t->fn_size = after + 4;
 
@@ -311,18 +319,6 @@ static int verify_functab(struct gopcln *t, size_t *rec_end)
 	return 0;
 }
 
-/* Go 1.26+ keeps go:func.* inside .gopclntab right after the _func records, 8-aligned
- * (go1.26 cmd/link/internal/ld/data.go puts "go:func.*" in the .gopclntab section; pcln.go
- * generates it after runtime.functab; observed offsets on amd64 and arm64 1.26/1.27
- * binaries match moduledata.gofunc). Used when there is no moduledata (raw buffers). */
-static size_t gofunc_offset_guess(const struct gopcln *t, size_t rec_end)
-{
-	uint64_t a = t->addr + rec_end;
-
-	a = (a + 7) & ~(uint64_t)7;
-	return (size_t)(a - t->addr);
-}
-
 /* ---- function records ---- */
 
 struct fn {
@@ -358,7 +354,9 @@ static int load_fn(const struct gopcln *t, size_t i, struct fn *f)
 	f->flag = t->data[off + t->fn_flag];
 	f->nfuncdata = t->data[off + t->fn_nfuncdata];
 	/* pcdata and funcdata arrays must be inside the table too */
-	uint64_t tail = (uint64_t)f->npcdata * 4 + (uint64_t)f->nfuncdata * (t->magic == MAGIC_116 ? t->ptrsize + 1 : 4);
+	uint64_t tail = (uint64_t)f->npcdata * 4 +
+			(t->magic != MAGIC_116 ? (uint64_t)f->nfuncdata * 4 :
+			 f->nfuncdata ? 4 + (uint64_t)f->nfuncdata * t->ptrsize : 0); /* 4: alignment pad */
 	if (f->npcdata > 1024 || !in_bounds(off + t->fn_size, tail, t->len))
 		return -EINVAL;
 	return 0;
@@ -430,18 +428,30 @@ static int pcvalue(const struct gopcln *t, uint32_t off, uint64_t entry, uint64_
 	uint64_t cur = entry;
 	int32_t v = -1;
 
-	/* Each step consumes at least two bytes, so the loop ends within the table. */
+	/* Each step consumes at least two bytes, so the loop ends within the table. Most
+	 * deltas fit in one byte (go1.24 step has the same fast path). */
 	for (;;) {
 		uint32_t uv, d;
 		if (p >= end)
 			return -EINVAL;
+		uv = *p;
 		/* A zero value delta ends the table, except for the first pair: Go tests
 		 * "pc == entry" rather than "first", and so do we. */
-		if (*p == 0 && cur != entry)
+		if (uv == 0 && cur != entry)
 			return -ENOENT;
-		if (!read_uvarint(&p, end, &uv) || !read_uvarint(&p, end, &d))
+		if (uv < 0x80)
+			p++;
+		else if (!read_uvarint(&p, end, &uv))
 			return -EINVAL;
-		v += (int32_t)((uv >> 1) ^ -(uv & 1));
+		if (p >= end)
+			return -EINVAL;
+		d = *p;
+		if (d < 0x80)
+			p++;
+		else if (!read_uvarint(&p, end, &d))
+			return -EINVAL;
+		/* int32 arithmetic wraps in Go; do it unsigned here */
+		v = (int32_t)((uint32_t)v + ((uv >> 1) ^ -(uv & 1)));
 		cur += (uint32_t)(d * t->quantum);
 		if (pc < cur) {
 			*val = v;
@@ -570,6 +580,55 @@ static bool inl_at(const struct gopcln *t, const uint8_t *tree, size_t avail, in
 	return true;
 }
 
+/* Does go:func.* data at gd (glen bytes) fit this table? The inline trees of a sample of
+ * functions must start with a record naming a function (an offset just after a NUL in
+ * funcnametab) and pointing inside the caller. A wrong base fails this at once. */
+static bool gofunc_plausible(const struct gopcln *t, const uint8_t *gd, size_t glen)
+{
+	size_t checked = 0, step = t->nfunc / 1024 + 1;
+
+	if (t->magic == MAGIC_116)
+		return false;
+	for (size_t i = 0; i < t->nfunc && checked < 64; i += step) {
+		struct fn f;
+		struct inl in;
+		if (load_fn(t, i, &f) < 0 || f.nfuncdata <= FUNCDATA_INLTREE || f.npcdata <= PCDATA_INLTREEINDEX)
+			continue;
+		uint32_t o = ld32(t, f.off + t->fn_size + f.npcdata * 4 + FUNCDATA_INLTREE * 4);
+		if (o == UINT32_MAX)
+			continue;
+		if (o >= glen || !inl_at(t, gd + o, glen - o, 0, &in))
+			return false;
+		if (in.nameoff < 0 || !fn_name(t, in.nameoff) ||
+		    (in.nameoff > 0 && t->data[t->funcnametab + (size_t)in.nameoff - 1] != 0))
+			return false;
+		if (in.parentpc < 0 || (uint64_t)in.parentpc >= f.end - f.entry)
+			return false;
+		checked++;
+	}
+	return true;
+}
+
+/* Go 1.26+ keeps go:func.* inside .gopclntab right after the _func records (go1.26
+ * cmd/link/internal/ld/data.go assigns "go:func.*" to the .gopclntab section; pcln.go
+ * generates it after runtime.functab), aligned to the largest funcdata alignment: 8 or 16
+ * in the binaries we checked. Tries each alignment, smallest first. Offset or 0. */
+static size_t gofunc_guess(const struct gopcln *t)
+{
+	uint64_t prev = UINT64_MAX;
+
+	for (uint64_t a = 4; a <= 64; a *= 2) {
+		uint64_t g = (t->addr + t->rec_end + a - 1) & ~(a - 1);
+		size_t o = (size_t)(g - t->addr);
+		if (g == prev || o >= t->len)
+			continue;
+		prev = g;
+		if (gofunc_plausible(t, t->data + o, t->len - o))
+			return o;
+	}
+	return 0;
+}
+
 /* ---- public lookups ---- */
 
 static void fill_func(const struct gopcln *t, const struct fn *f, struct gopcln_func *out)
@@ -673,9 +732,8 @@ int gopcln_pcsp(const struct gopcln *t, uint64_t pc, int32_t *spdelta)
 		return -ENOENT;
 	if (load_fn(t, (size_t)i, &f) < 0)
 		return -EINVAL;
+	/* -ENOENT also when pc is in the padding after the function's last instruction */
 	rc = pcvalue(t, f.pcsp, f.entry, pc, spdelta);
-	if (rc == -ENOENT && f.pcsp != 0)
-		return -EINVAL; /* pc is inside the function but past its table */
 	return rc;
 }
 
@@ -741,11 +799,9 @@ void gopcln_free(struct gopcln *t)
 
 static void set_err(int *err, int code)
 {
-	static const int errnos[] = {0, ENOENT, EINVAL, ENOTSUP, ENOENT, EINVAL};
-
 	if (err)
 		*err = code;
-	errno = code >= 0 && code < (int)GP_ARRAY_SIZE(errnos) && errnos[code] ? errnos[code] : EINVAL;
+	errno = code > 0 && code < GOPCLN_E_COUNT ? error_errno[code] : EINVAL;
 }
 
 struct gopcln *gopcln_open_buf(const uint8_t *data, size_t len, uint64_t text_start, int *err)
@@ -766,8 +822,8 @@ struct gopcln *gopcln_open_buf(const uint8_t *data, size_t len, uint64_t text_st
 	if (rc)
 		goto fail;
 	if (t->magic == MAGIC_120 && t->hdr_text_start == 0) {
-		size_t o = gofunc_offset_guess(t, t->rec_end);
-		if (o < len) {
+		size_t o = gofunc_guess(t);
+		if (o) {
 			t->gofunc_data = data + o;
 			t->gofunc_len = len - o;
 		}
@@ -797,6 +853,7 @@ struct elfctx {
 	bool rel_loaded;
 	/* symbols of interest (.symtab, gone after -s) */
 	uint64_t sym_pclntab, sym_epclntab, sym_text, sym_gofunc, sym_moduledata;
+	bool scan; /* the validated scan may run */
 };
 
 static int region_cmp(const void *a, const void *b)
@@ -1024,7 +1081,7 @@ static void load_symbols(struct elfctx *c)
 			if (s.st_shndx == SHN_UNDEF)
 				continue;
 			const char *name = elf_strptr(c->elf, sh.sh_link, s.st_name);
-			if (!name || name[0] == '\0')
+			if (!name || (name[0] != 'r' && name[0] != 'g'))
 				continue;
 			/* Symbol names: go1.24 cmd/link/internal/ld/symtab.go and pcln.go. */
 			if (strcmp(name, "runtime.pclntab") == 0)
@@ -1077,7 +1134,7 @@ static int locate_table(struct elfctx *c, struct gopcln *t)
 	}
 	/* Validated scan of the non-executable regions: the header sits at a ptrSize-aligned
 	 * address (go1.24 pcln.go generatePCHeader aligns runtime.pcheader to PtrSize). */
-	for (size_t i = 0; i < c->nregions; i++) {
+	for (size_t i = 0; c->scan && i < c->nregions; i++) {
 		const struct region *r = &c->regions[i];
 		if (!r->data || r->exec || r->size < 64)
 			continue;
@@ -1139,9 +1196,11 @@ static uint64_t find_moduledata(struct elfctx *c, const struct gopcln *t)
 		return c->sym_moduledata;
 	if (find_section(c->elf, ".go.module", &sh) && moduledata_matches(c, t, sh.sh_addr))
 		return sh.sh_addr;
+	/* moduledata is writable data: .noptrdata up to 1.25, .go.module from 1.26 (seen in
+	 * plain, PIE and externally linked amd64/arm64 binaries of 1.19, 1.24 and 1.27). */
 	for (size_t i = 0; i < c->nregions; i++) {
 		const struct region *r = &c->regions[i];
-		if (!r->data || r->exec)
+		if (!r->data || r->exec || !r->write)
 			continue;
 		uint64_t a = (r->addr + c->ptrsize - 1) & ~(uint64_t)(c->ptrsize - 1);
 		for (; a - r->addr + 2 * c->ptrsize <= r->size; a += c->ptrsize) {
@@ -1161,47 +1220,36 @@ static uint64_t find_moduledata(struct elfctx *c, const struct gopcln *t)
 	return 0;
 }
 
-/* Parses "goX.Y[.Z]" release numbers from a version string; 0 if not one. */
-static unsigned go_minor(const char *v)
+/* Is go:func.* at link-time address g plausible for t? */
+static bool gofunc_ok(const struct elfctx *c, const struct gopcln *t, uint64_t g)
 {
-	unsigned minor = 0;
+	size_t avail;
+	const uint8_t *p = g ? ctx_bytes(c, g, &avail) : NULL;
 
-	if (!v || strncmp(v, "go1.", 4) != 0)
-		return 0;
-	for (v += 4; *v >= '0' && *v <= '9' && minor < 1000; v++)
-		minor = minor * 10 + (unsigned)(*v - '0');
-	return minor;
+	return p && gofunc_plausible(t, p, avail);
 }
 
 /* gofunc from moduledata at md, or 0. */
 static uint64_t moduledata_gofunc(struct elfctx *c, const struct gopcln *t, uint64_t md)
 {
 	uint64_t v, prev;
-	unsigned minor = go_minor(t->version);
 
-	if (t->magic == MAGIC_118) {
-		if (read_word(c, md + MD_GOFUNC_118 * c->ptrsize, &v))
-			return v;
-		return 0;
-	}
+	if (t->magic == MAGIC_118)
+		return read_word(c, md + MD_GOFUNC_118 * c->ptrsize, &v) && gofunc_ok(c, t, v) ? v : 0;
 	if (t->magic != MAGIC_120)
 		return 0;
-	/* Go 1.26+ (textStart 0 in the header): go:func.* sits inside .gopclntab and is
-	 * followed in moduledata by epclntab (go1.26/go1.27 cmd/link/internal/ld/symtab.go
-	 * "go:func.*" then "runtime.epclntab"): look for the pair. */
-	if (t->hdr_text_start == 0 || minor >= 26) {
-		uint64_t epcln = t->addr + t->len;
-		for (unsigned w = MD_GOFUNC_120; w + 1 < MD_MAXWORDS; w++) {
-			if (!read_word(c, md + w * c->ptrsize, &prev) || !read_word(c, md + (w + 1) * c->ptrsize, &v))
-				break;
-			if (v == epcln && prev >= t->addr && prev < epcln)
-				return prev;
-		}
+	if (t->hdr_text_start != 0)
+		return read_word(c, md + MD_GOFUNC_120 * c->ptrsize, &v) && gofunc_ok(c, t, v) ? v : 0;
+	/* Go 1.26+: go:func.* sits inside .gopclntab after the _func records and is followed
+	 * in moduledata by epclntab (go1.26/go1.27 cmd/link/internal/ld/symtab.go add
+	 * "go:func.*" then "runtime.epclntab"; the field moved from word 40 to 43 in 1.27). */
+	uint64_t lo = t->addr + t->rec_end, hi = t->addr + t->len;
+	for (unsigned w = MD_GOFUNC_120; w + 1 < MD_MAXWORDS; w++) {
+		if (!read_word(c, md + w * c->ptrsize, &prev) || !read_word(c, md + (w + 1) * c->ptrsize, &v))
+			break;
+		if (prev >= lo && prev < hi && v >= prev && v <= hi && gofunc_ok(c, t, prev))
+			return prev;
 	}
-	if (minor && minor >= 26)
-		return 0;
-	if (read_word(c, md + MD_GOFUNC_120 * c->ptrsize, &v))
-		return v;
 	return 0;
 }
 
@@ -1360,6 +1408,35 @@ static uint64_t text_start_from_entry(const struct elfctx *c, struct gopcln *t)
 	return 0;
 }
 
+/* May the file be scanned for a pclntab? Not when section headers show it is not Go, so
+ * that the C libraries a Go program maps are not scanned: Go links write .note.go.buildid
+ * and .go.buildinfo (go1.24 cmd/link/internal/ld/elf.go, data.go; kept by external links
+ * and -s -w), usually .gopclntab too. */
+static bool maybe_go(Elf *elf)
+{
+	static const char *const names[] = {".gopclntab", ".data.rel.ro.gopclntab", ".go.buildinfo",
+					    ".note.go.buildid"};
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	bool any = false;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+		return true;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		any = true;
+		if (!(n = elf_strptr(elf, shstrndx, sh.sh_name)))
+			continue;
+		for (size_t i = 0; i < GP_ARRAY_SIZE(names); i++)
+			if (strcmp(n, names[i]) == 0)
+				return true;
+	}
+	return !any; /* no section headers at all: scan */
+}
+
 struct gopcln *gopcln_open_elf(Elf *elf, int *err)
 {
 	struct elfctx c = {.elf = elf};
@@ -1378,15 +1455,23 @@ struct gopcln *gopcln_open_elf(Elf *elf, int *err)
 		memcpy(&host_le, &one, 1);
 		c.swap = (c.eh.e_ident[EI_DATA] == ELFDATA2LSB) != (host_le == 1);
 	}
-	load_regions(&c);
 	load_symbols(&c);
+	c.scan = maybe_go(elf);
+	if (!c.scan && !c.sym_pclntab) {
+		rc = GOPCLN_E_NOTFOUND;
+		goto fail;
+	}
+	load_regions(&c);
 	rc = locate_table(&c, t);
 	if (rc)
 		goto fail;
 	t->version = read_buildinfo(&c);
 	t->buildid = read_buildid(&c);
 
-	if (t->magic != MAGIC_116) {
+	if (t->magic == MAGIC_116) {
+		/* Entries are absolute; report runtime.text, else the first function. */
+		t->text_start = c.sym_text ? c.sym_text : ftab_entry(t, 0);
+	} else {
 		/* Go 1.26+ writes textStart 0 (go1.26 runtime/symtab.go pcHeader); an externally
 		 * linked PIE may also leave it to a relocation. */
 		if (!text_start_ok(&c, t, t->text_start)) {
@@ -1415,8 +1500,11 @@ struct gopcln *gopcln_open_elf(Elf *elf, int *err)
 			if (md)
 				t->gofunc = moduledata_gofunc(&c, t, md);
 		}
-		if (!t->gofunc && t->magic == MAGIC_120 && t->hdr_text_start == 0 && t->addr)
-			t->gofunc = t->addr + gofunc_offset_guess(t, t->rec_end);
+		if (!t->gofunc && t->magic == MAGIC_120 && t->hdr_text_start == 0 && t->addr) {
+			size_t o = gofunc_guess(t);
+			if (o)
+				t->gofunc = t->addr + o;
+		}
 		if (t->gofunc) {
 			size_t avail;
 			const uint8_t *p = ctx_bytes(&c, t->gofunc, &avail);

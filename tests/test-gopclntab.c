@@ -735,12 +735,13 @@ static bool cfa_offset(struct bin *b, uint64_t pc, int64_t *off)
 
 	if (!b->cfi || dwarf_cfi_addrframe(b->cfi, pc, &fr) != 0)
 		return false;
+	/* Go's CIE defines the CFA on the stack pointer (writeframes DW_CFA_def_cfa), so
+	 * whatever register libdw names here is SP. */
 	if (dwarf_frame_cfa(fr, &ops, &nops) == 0 && nops == 1) {
-		unsigned sp = b->machine == EM_AARCH64 ? 31 : 7;
-		if (ops[0].atom == DW_OP_bregx && ops[0].number == sp) {
+		if (ops[0].atom == DW_OP_bregx) {
 			*off = (int64_t)ops[0].number2;
 			ok = true;
-		} else if (ops[0].atom == DW_OP_breg0 + sp) {
+		} else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
 			*off = (int64_t)ops[0].number;
 			ok = true;
 		}
@@ -841,8 +842,26 @@ static unsigned go_minor(const char *v)
 	return strncmp(v, "go1.", 4) == 0 ? (unsigned)atoi(v + 4) : 0;
 }
 
+/* A target architecture: GOARCH, pointer size, PC quantum (minLC: go1.27
+ * cmd/internal/sys/arch.go MinLC), and whether calls leave the return address in a link
+ * register (Arch.HasLR) rather than on the stack. */
+struct arch {
+	const char *goarch;
+	unsigned ptrsize, quantum;
+	bool haslr;
+};
+
+static const struct arch arch_amd64 = {"amd64", 8, 1, false}, arch_arm64 = {"arm64", 8, 4, true};
+/* More architectures, built plain and stripped for the last Go release tested: 32-bit
+ * little-endian and 64-bit big-endian with a 2-byte quantum (GOPCLN_TEST_ARCHES=all adds
+ * arm and ppc64, and runs them for every release). */
+static const struct arch other_arches[] = {
+	{"386", 4, 1, false}, {"s390x", 8, 2, true}, {"arm", 4, 4, true}, {"ppc64", 8, 4, true},
+};
+
 struct go_case {
 	const char *ver;
+	bool last; /* the last release in the list */
 	char goroot[4096];
 	char gover[64];
 };
@@ -912,22 +931,24 @@ static void compare_twin(const struct go_case *gc, struct gopcln *t, const uint6
 	bin_close(&tw);
 }
 
-/* A copy of an ELF64 file with its section headers dropped (e_shoff, e_shnum, e_shstrndx
- * zeroed: elf.h Elf64_Ehdr), as some packers and sstrip leave them. */
+/* A copy of an ELF file with its section headers dropped (e_shoff, e_shnum and
+ * e_shstrndx zeroed, at their elf.h Elf32_Ehdr/Elf64_Ehdr offsets; zero needs no byte
+ * order), as some packers and sstrip leave them. */
 static bool make_sectionless(const char *src, const char *dst)
 {
 	size_t len;
 	char *img = util_read_file(src, 1 << 30, &len);
 	bool ok = false;
 
-	if (!img || len < sizeof(Elf64_Ehdr) || img[EI_CLASS] != ELFCLASS64 || img[EI_DATA] != ELFDATA2LSB)
+	if (!img || len < sizeof(Elf64_Ehdr) || memcmp(img, ELFMAG, SELFMAG) != 0)
 		goto out;
-	Elf64_Ehdr eh;
-	memcpy(&eh, img, sizeof(eh));
-	eh.e_shoff = 0;
-	eh.e_shnum = 0;
-	eh.e_shstrndx = 0;
-	memcpy(img, &eh, sizeof(eh));
+	if (img[EI_CLASS] == ELFCLASS64) {
+		memset(img + offsetof(Elf64_Ehdr, e_shoff), 0, 8);
+		memset(img + offsetof(Elf64_Ehdr, e_shnum), 0, 4); /* e_shnum, e_shstrndx */
+	} else {
+		memset(img + offsetof(Elf32_Ehdr, e_shoff), 0, 4);
+		memset(img + offsetof(Elf32_Ehdr, e_shnum), 0, 4);
+	}
 	FILE *f = fopen(dst, "w");
 	if (f) {
 		ok = fwrite(img, 1, len, f) == len;
@@ -967,8 +988,8 @@ static void compare_buf(struct bin *b, const uint64_t *pcs, size_t npcs)
 	assert_non_null(t);
 	assert_int_equal(gopcln_nfunc(t), gopcln_nfunc(b->t));
 	/* Go 1.26+: magic 0xFFFFFFF1 and a zero textStart word (8 + 2 words into the header) */
-	bool full = gopcln_magic(t) == 0xFFFFFFF1u && gopcln_ptrsize(t) == 8 &&
-		    !memcmp(data + 24, "\0\0\0\0\0\0\0\0", 8);
+	unsigned ps = gopcln_ptrsize(t);
+	bool full = gopcln_magic(t) == 0xFFFFFFF1u && !memcmp(data + 8 + 2 * ps, "\0\0\0\0\0\0\0\0", ps);
 	size_t same = 0;
 	for (size_t i = 0; i < npcs; i++) {
 		struct gopcln_frame a[MAXF], c[MAXF];
@@ -995,7 +1016,7 @@ static void compare_buf(struct bin *b, const uint64_t *pcs, size_t npcs)
 
 /* Checks one binary against go tool addr2line, its DWARF and CFI when it has them, and
  * (when twin is not NULL) frame by frame against its twin (the same program, stripped). */
-static void check_binary(const struct go_case *gc, const char *path, const char *twin_path, bool arm64)
+static void check_binary(const struct go_case *gc, const char *path, const char *twin_path, const struct arch *ar)
 {
 	struct bin b;
 	size_t npcs;
@@ -1003,8 +1024,8 @@ static void check_binary(const struct go_case *gc, const char *path, const char 
 	assert_true(bin_open(&b, path));
 	struct gopcln *t = b.t;
 	assert_string_equal(gopcln_go_version(t), gc->gover);
-	assert_int_equal(gopcln_ptrsize(t), 8);
-	assert_int_equal(gopcln_quantum(t), arm64 ? 4 : 1);
+	assert_int_equal(gopcln_ptrsize(t), ar->ptrsize);
+	assert_int_equal(gopcln_quantum(t), ar->quantum);
 	/* FuncIDWrapper per release (go1.19 runtime/symtab.go funcID_wrapper; go1.22 adds
 	 * FuncID_corostart, go1.25 FuncID_runFinalizers/runCleanups in internal/abi/symtab.go) */
 	unsigned minor = go_minor(gc->gover);
@@ -1040,6 +1061,11 @@ static void check_binary(const struct go_case *gc, const char *path, const char 
 		 * the 1.27 go:textfipsstart marker); the reader says "?" and 0 */
 		bool same_pos = strcmp(poss[i] ? poss[i] : "", pos) == 0 ||
 				(fr[0].line == 0 && poss[i] && poss[i][0] == ':' && poss[i][1] == '-');
+		/* Linker marker symbols (go:textfipsstart) have no line table (offset 0): the
+		 * runtime says "?" (go1.27 runtime/symtab.go pcvalue "if off == 0"), debug/gosym
+		 * decodes pctab from its start and finds whatever the first table says. */
+		if (fr[0].line == 0 && names[i] && strncmp(names[i], "go:", 3) == 0)
+			same_pos = true;
 		if (names[i] && strcmp(names[i], "?") == 0)
 			a2l_unknown++;
 		if (!names[i] || strcmp(names[i], fr[n - 1].func) != 0 || !same_pos) {
@@ -1085,12 +1111,13 @@ static void check_binary(const struct go_case *gc, const char *path, const char 
 					print_message("#   gopcln %s %s:%d\n", fr[k].func, fr[k].file, fr[k].line);
 			}
 		}
-		/* .debug_frame: CFA = SP + pcsp + 8 on amd64 (return address pushed by CALL),
-		 * SP + pcsp on arm64 (go1.24 cmd/link/internal/ld/dwarf.go writeframes) */
+		/* .debug_frame: CFA = SP + pcsp, plus one word where CALL pushes the return
+		 * address (go1.27 cmd/link/internal/ld/dwarf.go writeframes: "spdelta +=
+		 * PtrSize" unless haslr) */
 		int64_t cfa;
 		if (cfa_offset(&b, pcs[i], &cfa)) {
 			cfa_checked++;
-			if (rc != 0 || cfa != (int64_t)sp + (arm64 ? 0 : 8)) {
+			if (rc != 0 || cfa != (int64_t)sp + (ar->haslr ? 0 : ar->ptrsize)) {
 				if (cfa_bad++ < 5)
 					print_message("# %s 0x%" PRIx64 " (%s): CFA sp+%" PRId64 ", pcsp %d (rc %d)\n", path,
 						      pcs[i], f.name, cfa, sp, rc);
@@ -1153,7 +1180,7 @@ static void check_binary(const struct go_case *gc, const char *path, const char 
 			assert_true(f.flag & GOPCLN_FLAG_TOPFRAME);
 
 	/* Lookup cost (reported, never asserted). */
-	if (!arm64 && twin_path) {
+	if (ar == &arch_amd64 && twin_path) {
 		struct gopcln_frame fr[MAXF];
 		volatile int sinkn = 0;
 		int reps = 200;
@@ -1168,9 +1195,9 @@ static void check_binary(const struct go_case *gc, const char *path, const char 
 				sinkn += gopcln_pcsp(t, pcs[i], &sp);
 			}
 		double t2 = now_s();
-		print_message("# %s: gopcln_frames %.0f ns/call, gopcln_pcsp %.0f ns/call (%zu PCs x %d)\n", path,
+		print_message("# %s: gopcln_frames %.0f ns/call, gopcln_pcsp %.0f ns/call (%zu PCs x %d, %d)\n", path,
 			      (t1 - t0) * 1e9 / (reps * (double)npcs), (t2 - t1) * 1e9 / (reps * (double)npcs), npcs,
-			      reps);
+			      reps, (int)sinkn);
 	}
 	free(names);
 	free(poss);
@@ -1212,12 +1239,28 @@ static bool build_extpie(const struct go_case *gc, const char *src, bool strip, 
 	snprintf(out, outsz, "%s/tests/gopcln-data/inl-%s-extpie%s", builddir(), gc->ver, strip ? "-stripped" : "");
 	if (stat(out, &a) == 0 && stat(src, &b) == 0 && a.st_mtime > b.st_mtime)
 		return true;
-	return run("cd '%s/tests/gopcln-data' && env GOROOT='%s' GOTOOLCHAIN=local GO111MODULE=off GOFLAGS= "
-		   "GOENV=off GOPATH='%s/tests/gopcln-data/gopath' GOCACHE='%s/tests/gopcln-data/gocache-%s' "
-		   "GOPROXY=off CGO_ENABLED=1 GOARCH=amd64 '%s/bin/go' build -buildmode=pie "
-		   "-ldflags='-linkmode=external%s' -o '%s' '%s' >/dev/null 2>&1",
-		   builddir(), gc->goroot, builddir(), builddir(), gc->ver, gc->goroot, strip ? " -s -w" : "", out,
-		   src) == 0;
+	/* the build cache tests/go-build.sh uses: CACHE/gocache-1.X for GOROOT CACHE/1.X/usr/lib/go-1.X */
+	return run("cd '%s/tests/gopcln-data' && cache=$(cd '%s/../../../..' && pwd) && env GOROOT='%s' "
+		   "GOTOOLCHAIN=local GO111MODULE=off GOFLAGS= GOENV=off GOPATH=\"$cache/gopath\" "
+		   "GOCACHE=\"$cache/gocache-%s\" GOPROXY=off CGO_ENABLED=1 GOARCH=amd64 '%s/bin/go' build "
+		   "-buildmode=pie -ldflags='-linkmode=external%s' -o '%s' '%s' >/dev/null 2>&1",
+		   builddir(), gc->goroot, gc->goroot, gc->ver, gc->goroot, strip ? " -s -w" : "", out, src) == 0;
+}
+
+/* Builds src for another GOARCH (pure Go, internal linking). */
+static bool build_arch(const struct go_case *gc, const char *src, const char *goarch, bool strip, char *out,
+		       size_t outsz)
+{
+	struct stat a, b;
+
+	snprintf(out, outsz, "%s/tests/gopcln-data/inl-%s-%s%s", builddir(), gc->ver, goarch, strip ? "-stripped" : "");
+	if (stat(out, &a) == 0 && stat(src, &b) == 0 && a.st_mtime > b.st_mtime)
+		return true;
+	return run("cd '%s/tests/gopcln-data' && cache=$(cd '%s/../../../..' && pwd) && env GOROOT='%s' "
+		   "GOTOOLCHAIN=local GO111MODULE=off GOFLAGS= GOENV=off GOPATH=\"$cache/gopath\" "
+		   "GOCACHE=\"$cache/gocache-%s\" GOPROXY=off CGO_ENABLED=0 GOOS=linux GOARCH=%s '%s/bin/go' build "
+		   "-ldflags='%s' -o '%s' '%s' >/dev/null 2>&1",
+		   builddir(), gc->goroot, gc->goroot, gc->ver, goarch, gc->goroot, strip ? "-s -w" : "", out, src) == 0;
 }
 
 static void test_go(void **state)
@@ -1249,15 +1292,26 @@ static void test_go(void **state)
 			}
 			assert_int_equal(rc, 0);
 		}
-		check_binary(gc, bins[0], bins[1], false); /* plain, with its stripped twin */
-		check_binary(gc, bins[1], NULL, false);    /* stripped alone: addr2line still applies */
-		check_binary(gc, bins[2], NULL, false);    /* PIE */
-		check_binary(gc, bins[3], bins[4], true);  /* arm64 and its stripped twin */
+		check_binary(gc, bins[0], bins[1], &arch_amd64); /* plain, with its stripped twin */
+		check_binary(gc, bins[1], NULL, &arch_amd64);    /* stripped alone: addr2line still applies */
+		check_binary(gc, bins[2], NULL, &arch_amd64);    /* PIE */
+		check_binary(gc, bins[3], bins[4], &arch_arm64); /* arm64 and its stripped twin */
+	}
+	const char *all = getenv("GOPCLN_TEST_ARCHES");
+	bool every = all && strcmp(all, "all") == 0;
+	for (size_t a = 0; a < (every ? GP_ARRAY_SIZE(other_arches) : 2) && (every || gc->last); a++) {
+		const struct arch *ar = &other_arches[a];
+		char plain[4096], stripped[4096];
+		if (build_arch(gc, srcs[0], ar->goarch, false, plain, sizeof(plain)) &&
+		    build_arch(gc, srcs[0], ar->goarch, true, stripped, sizeof(stripped)))
+			check_binary(gc, plain, stripped, ar);
+		else
+			print_message("# Go %s: cannot build for GOARCH=%s, not checked\n", gc->ver, ar->goarch);
 	}
 	char ext[2][4096];
 	if (build_extpie(gc, srcs[0], false, ext[0], sizeof(ext[0])) &&
 	    build_extpie(gc, srcs[0], true, ext[1], sizeof(ext[1])))
-		check_binary(gc, ext[0], ext[1], false);
+		check_binary(gc, ext[0], ext[1], &arch_amd64);
 	else
 		print_message("# Go %s: no externally linked PIE (cgo and gcc needed), that part not run\n", gc->ver);
 }
@@ -1357,6 +1411,93 @@ static void fuzz_table(const uint8_t *tab, size_t len, uint64_t text, unsigned i
 	free(pcs);
 }
 
+/* Mutates the Go-specific contents of a real binary (pclntab, moduledata, build info,
+ * notes), half of the time also dropping its section headers, and opens it through
+ * gopcln_open_elf. */
+static void fuzz_elf(const char *path, unsigned iters, size_t *opened)
+{
+	static const char *const names[] = {".gopclntab", ".data.rel.ro.gopclntab", ".go.module", ".noptrdata",
+					    ".go.buildinfo", ".note.go.buildid", ".data", ".rodata"};
+	size_t len;
+	char *img = util_read_file(path, 1 << 30, &len);
+	uint64_t ranges[16][2], pcs[64];
+	size_t nr = 0, npcs = 0;
+
+	assert_non_null(img);
+	Elf *e = elf_memory(img, len);
+	assert_non_null(e);
+	struct gopcln *t = gopcln_open_elf(e, NULL);
+	assert_non_null(t);
+	for (size_t i = 0; i < gopcln_nfunc(t) && npcs < GP_ARRAY_SIZE(pcs); i += gopcln_nfunc(t) / 60 + 1) {
+		struct gopcln_func f;
+		if (gopcln_func_at(t, i, &f) == 0)
+			pcs[npcs++] = f.entry + (f.end - f.entry) / 3;
+	}
+	gopcln_free(t);
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	elf_getshdrstrndx(e, &shstrndx);
+	while ((scn = elf_nextscn(e, scn)) && nr < GP_ARRAY_SIZE(ranges)) {
+		GElf_Shdr sh;
+		const char *n;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || !(n = elf_strptr(e, shstrndx, sh.sh_name)))
+			continue;
+		for (size_t k = 0; k < GP_ARRAY_SIZE(names); k++)
+			if (strcmp(n, names[k]) == 0 && sh.sh_size > 0 && sh.sh_offset + sh.sh_size <= len) {
+				ranges[nr][0] = sh.sh_offset;
+				ranges[nr][1] = sh.sh_size;
+				nr++;
+			}
+	}
+	elf_end(e);
+	assert_true(nr >= 3);
+
+	char *m = xmalloc(len);
+	for (unsigned it = 0; it < iters; it++) {
+		memcpy(m, img, len);
+		const uint64_t *r = ranges[rnd() % nr];
+		int k = 1 + (int)(rnd() % 16);
+		for (; k > 0; k--) {
+			/* mostly near the start of the range: headers, functab, moduledata words */
+			uint64_t at = r[0] + (rnd() % 2 ? rnd() % GP_MIN(r[1], 512) : rnd() % r[1]);
+			m[at] = rnd() % 3 ? (char)(m[at] ^ (1 << (rnd() % 8))) : (char)rnd();
+		}
+		if (it % 2) {
+			Elf64_Ehdr eh;
+			memcpy(&eh, m, sizeof(eh));
+			eh.e_shoff = 0;
+			eh.e_shnum = 0;
+			eh.e_shstrndx = 0;
+			memcpy(m, &eh, sizeof(eh));
+		}
+		e = elf_memory(m, len);
+		if (!e)
+			continue;
+		int err = 0;
+		t = gopcln_open_elf(e, &err);
+		if (t) {
+			(*opened)++;
+			struct gopcln_frame fr[8];
+			int32_t sp;
+			for (size_t i = 0; i < npcs; i++) {
+				(void)gopcln_frames(t, pcs[i], fr, 8);
+				(void)gopcln_pcsp(t, pcs[i], &sp);
+			}
+			const char *v = gopcln_go_version(t), *id = gopcln_build_id(t);
+			if (v)
+				assert_true(strlen(v) <= 128);
+			if (id)
+				assert_true(strlen(id) < 1024);
+			gopcln_free(t);
+		} else {
+			assert_true(err > 0 && err < GOPCLN_E_COUNT);
+		}
+		elf_end(e);
+	}
+	free(m);
+	free(img);
+}
+
 static void test_garbage(void **state)
 {
 	(void)state;
@@ -1375,7 +1516,18 @@ static void test_garbage(void **state)
 	}
 	/* real tables from any Go binary the other tests built */
 	static const char *const vers[] = {"1.19", "1.23", "1.27"};
-	size_t real = 0;
+	size_t real = 0, elf_opened = 0, elfs = 0;
+	for (size_t v = 0; v < GP_ARRAY_SIZE(vers); v++) {
+		static const char *const variants[] = {"stripped", "pie", "arm64-stripped"};
+		for (size_t k = 0; k < GP_ARRAY_SIZE(variants); k++) {
+			char path[4096];
+			snprintf(path, sizeof(path), "%s/tests/gopcln-data/inl-%s-%s", builddir(), vers[v], variants[k]);
+			if (access(path, R_OK) == 0) {
+				fuzz_elf(path, 150, &elf_opened);
+				elfs++;
+			}
+		}
+	}
 	for (size_t v = 0; v < GP_ARRAY_SIZE(vers); v++) {
 		char path[4096];
 		snprintf(path, sizeof(path), "%s/tests/gopcln-data/inl-%s-plain", builddir(), vers[v]);
@@ -1406,7 +1558,8 @@ static void test_garbage(void **state)
 		}
 		bin_close(&b);
 	}
-	print_message("# garbage: %zu mutated tables opened cleanly (%zu real tables used)\n", opened, real);
+	print_message("# garbage: %zu mutated tables opened cleanly (%zu real tables used); %zu of %zu mutated"
+		      " ELF files opened\n", opened, real, elf_opened, elfs * 150);
 }
 
 int main(void)
@@ -1430,6 +1583,8 @@ int main(void)
 		tests[n++] = (struct CMUnitTest){names[ncases], test_go, go_setup, NULL, &cases[ncases]};
 		ncases++;
 	}
+	if (ncases)
+		cases[ncases - 1].last = true;
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_garbage);
 
 	elf_version(EV_CURRENT);

@@ -2,6 +2,7 @@
 #ifndef GOTOP_GOPCLNTAB_H
 #define GOTOP_GOPCLNTAB_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <gelf.h>
@@ -10,17 +11,18 @@
  * called from several threads at once. No query allocates. */
 struct gopcln;
 
-/* Error codes of gopcln_open_*: one list, so gopcln_strerror can never disagree. */
-#define GOPCLN_ERRORS                                                                   \
-	GOPCLN_ERR(OK, "no error")                                                     \
-	GOPCLN_ERR(NOTFOUND, "no Go pclntab in this file")                             \
-	GOPCLN_ERR(CORRUPT, "Go pclntab is corrupt or truncated")                      \
-	GOPCLN_ERR(VERSION, "unsupported Go pclntab version")                          \
-	GOPCLN_ERR(NOTEXT, "cannot find the Go text start (moduledata, runtime.text)") \
-	GOPCLN_ERR(ELF, "cannot read the ELF file")
+/* Error codes of gopcln_open_*, with the errno set alongside: one list, so
+ * gopcln_strerror can never disagree. */
+#define GOPCLN_ERRORS                                                                           \
+	GOPCLN_ERR(OK, 0, "no error")                                                          \
+	GOPCLN_ERR(NOTFOUND, ENOENT, "no Go pclntab in this file")                             \
+	GOPCLN_ERR(CORRUPT, EINVAL, "Go pclntab is corrupt or truncated")                      \
+	GOPCLN_ERR(VERSION, ENOTSUP, "unsupported Go pclntab version (Go 1.2-1.15)")           \
+	GOPCLN_ERR(NOTEXT, ENOENT, "cannot find the Go text start (moduledata, runtime.text)") \
+	GOPCLN_ERR(ELF, EINVAL, "cannot read the ELF file")
 
 enum {
-#define GOPCLN_ERR(name, text) GOPCLN_E_##name,
+#define GOPCLN_ERR(name, errnum, text) GOPCLN_E_##name,
 	GOPCLN_ERRORS
 #undef GOPCLN_ERR
 	GOPCLN_E_COUNT
@@ -53,6 +55,8 @@ const char *gopcln_go_version(const struct gopcln *t);
 const char *gopcln_build_id(const struct gopcln *t);
 unsigned gopcln_ptrsize(const struct gopcln *t);  /* 4 or 8 */
 unsigned gopcln_quantum(const struct gopcln *t);  /* minLC: 1 amd64, 4 arm64 */
+/* Base of the functab's entry offsets (moduledata.text, runtime.text); for Go 1.16-1.17,
+ * whose entries are absolute, runtime.text or the first function's entry. */
 uint64_t gopcln_text_start(const struct gopcln *t);
 /* The pclntab magic (0xFFFFFFFA, 0xFFFFFFF0, 0xFFFFFFF1). */
 uint32_t gopcln_magic(const struct gopcln *t);
