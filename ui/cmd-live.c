@@ -483,8 +483,8 @@ static void print_iteration(struct ui *ui, const char *views, uint64_t iter, int
 			for (k = 0; k < nk; k++) {
 				char e[300];
 
-				util_escape(e, sizeof(e), names[k], strlen(names[k]), tl_utf8);
-				printf("\n== Labels: %s ==\n", e);
+				ui_escape(e, sizeof(e), names[k], strlen(names[k]));
+				printf("\n== Labels: %s ==\n", e[0] ? e : "\"\"");
 				view_labels_set_key(v, names[k]);
 				print_rows(ui, v);
 			}

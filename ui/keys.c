@@ -67,7 +67,7 @@ static const struct ui_key keys[] = {
 	{ 'l', ACT_EXPAND, NULL, NULL, V_TREES, NULL },
 	{ KEY_LEFT, ACT_COLLAPSE, "Left -", "collapse (or go to the parent)", V_TREES, NULL },
 	{ '-', ACT_COLLAPSE, NULL, NULL, V_TREES, NULL },
-	{ 'E', ACT_EXPAND_HOT, "E *", "expand the hottest path below the selection", V_TREES, "Hot path" },
+	{ 'E', ACT_EXPAND_HOT, "E *", "expand the hottest path below the selection (to where the time is spent)", V_TREES, "Hot path" },
 	{ '*', ACT_EXPAND_HOT, NULL, NULL, V_TREES, NULL },
 	{ 'C', ACT_COLLAPSE_ALL, "C", "collapse all", V_TREES, NULL },
 

@@ -261,6 +261,5 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	cli_error("the live UI is not built yet: use `gotop-perf record` (see --help)");
-	return EXIT_USAGE;
+	return cmd_live(argc, argv);
 }

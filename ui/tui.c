@@ -177,12 +177,14 @@ struct prompt {
 	const char *label;
 	char buf[512];
 	size_t len;
+	int fresh;               /* the first character typed replaces the suggested text */
 };
 
 static struct prompt prompt;
 
 static void prompt_open(enum prompt_kind kind, const char *label, const char *init)
 {
+	prompt.fresh = kind == PR_FREQ || kind == PR_WINDOW;
 	prompt.kind = kind;
 	prompt.label = label;
 	snprintf(prompt.buf, sizeof(prompt.buf), "%s", init ? init : "");
@@ -199,11 +201,13 @@ static void prompt_close(void)
 static int prompt_accept(struct ui *ui)
 {
 	enum prompt_kind k = prompt.kind;
-	char *text = prompt.buf;
+	char *text = prompt.buf, shown[1100];
 	uint64_t v;
 	int r = R_REDRAW;
 
 	prompt_close();
+	/* What the person typed, safe to echo in the status line. */
+	ui_escape(shown, sizeof(shown), text, strlen(text));
 	switch (k) {
 	case PR_SEARCH:
 		snprintf(ui->search, sizeof(ui->search), "%s", text);
@@ -222,7 +226,7 @@ static int prompt_accept(struct ui *ui)
 		break;
 	case PR_FREQ:
 		if (cli_parse_u64(text, &v) || v > 1000000)
-			ui_set_status(ui, UA_ERR, "invalid frequency '%s'", text);
+			ui_set_status(ui, UA_ERR, "invalid frequency '%s'", shown);
 		else {
 			ui_request(ui, LIVE_REQ_FREQ, NULL, v);
 			ui_set_status(ui, UA_NORMAL, "setting %llu Hz...", (unsigned long long)v);
@@ -230,7 +234,7 @@ static int prompt_accept(struct ui *ui)
 		break;
 	case PR_WINDOW:
 		if (cli_parse_u64(text, &v) || v > LIVE_MAX_WINDOW)
-			ui_set_status(ui, UA_ERR, "invalid window '%s' (1 to %d seconds)", text, LIVE_MAX_WINDOW);
+			ui_set_status(ui, UA_ERR, "invalid window '%s' (1 to %d seconds)", shown, LIVE_MAX_WINDOW);
 		else {
 			ui->window_len = (unsigned)v;
 			ui_request(ui, LIVE_REQ_WINDOW, NULL, v);
@@ -252,6 +256,9 @@ static int prompt_accept(struct ui *ui)
 
 static int prompt_key(struct ui *ui, int ch)
 {
+	int fresh = prompt.fresh;
+
+	prompt.fresh = 0;
 	switch (ch) {
 	case '\n':
 	case '\r':
@@ -278,6 +285,8 @@ static int prompt_key(struct ui *ui, int ch)
 	case KEY_RESIZE:
 		return R_UPDATE | R_REDRAW;
 	default:
+		if (fresh && ch >= 32 && ch < 256 && ch != 127)
+			prompt.len = 0;
 		if (ch >= 32 && ch < 256 && ch != 127 && prompt.len + 1 < sizeof(prompt.buf)) {
 			prompt.buf[prompt.len++] = (char)ch;
 			prompt.buf[prompt.len] = 0;
@@ -333,7 +342,7 @@ static void draw(struct ui *ui)
 		char shown[1100];
 
 		tl_put(&l, UA_KEY, prompt.label);
-		util_escape(shown, sizeof(shown), prompt.buf, prompt.len, tl_utf8);
+		ui_escape(shown, sizeof(shown), prompt.buf, prompt.len);
 		tl_put(&l, UA_NORMAL, shown);
 		draw_line(LINES - 2, &l, 0, 0);
 	} else {
@@ -358,7 +367,7 @@ static void draw(struct ui *ui)
 		char shown[1100];
 		int x;
 
-		util_escape(shown, sizeof(shown), prompt.buf, prompt.len, tl_utf8);
+		ui_escape(shown, sizeof(shown), prompt.buf, prompt.len);
 		x = tl_width(prompt.label) + tl_width(shown);
 		move(LINES - 2, GP_MIN(x, COLS - 1));
 	}
@@ -387,7 +396,7 @@ static int handle_key(struct ui *ui, int ch)
 	a = ui_key_action(ch, ui->cur);
 	switch (a) {
 	case ACT_SEARCH:
-		prompt_open(PR_SEARCH, "Search functions: ", ui->search);
+		prompt_open(PR_SEARCH, "Search functions: ", "");
 		return R_REDRAW;
 	case ACT_SAVE:
 		def = ui_default_save_path(ui);
@@ -426,6 +435,16 @@ static int handle_key(struct ui *ui, int ch)
 	}
 }
 
+/* Carries out R_MODEL and R_UPDATE at once, so that the next key sees fresh rows. */
+static int apply(struct ui *ui, int r)
+{
+	if (r & R_MODEL)
+		ui_rebuild(ui);
+	if (r & (R_MODEL | R_UPDATE))
+		ui_update_view(ui, &ui->views[ui->cur]);
+	return r & (R_QUIT | R_REDRAW | R_UPDATE | R_MODEL);
+}
+
 int tui_run(struct ui *ui, struct cli_target *t)
 {
 	struct pollfd pfd[3];
@@ -453,7 +472,7 @@ int tui_run(struct ui *ui, struct cli_target *t)
 	curs_set(0);
 	setup_colors(ui);
 	layout(ui);
-	ui_refresh(ui);
+	apply(ui, ui_refresh(ui) | R_UPDATE);
 
 	pfd[0].fd = STDIN_FILENO;
 	pfd[0].events = POLLIN;
@@ -466,11 +485,7 @@ int tui_run(struct ui *ui, struct cli_target *t)
 
 		if ((need & R_QUIT) || cli_stop_signal)
 			break;
-		if (need & R_MODEL)
-			ui_rebuild(ui);
-		if (need & (R_MODEL | R_UPDATE))
-			ui_update_view(ui, &ui->views[ui->cur]);
-		if (need)
+		if (need & (R_REDRAW | R_UPDATE | R_MODEL))
 			draw(ui);
 		need = 0;
 
@@ -485,10 +500,12 @@ int tui_run(struct ui *ui, struct cli_target *t)
 			if (read(pfd[1].fd, &v, sizeof(v)) < 0) {
 				/* spurious wake-up */
 			}
-			need |= ui_refresh(ui);
+			/* The rows of the current view may point into the data of the old
+			 * snapshot: recompute them before any key acts on them. */
+			need |= apply(ui, ui_refresh(ui));
 		}
 		while ((ch = getch()) != ERR) {
-			need |= handle_key(ui, ch);
+			need |= apply(ui, handle_key(ui, ch));
 			if (need & R_QUIT)
 				break;
 		}

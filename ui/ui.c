@@ -81,7 +81,7 @@ void ui_set_status(struct ui *ui, int attr, const char *fmt, ...)
 
 const char *ui_esc(struct ui *ui, char *buf, size_t bufsz, const char *s, size_t len)
 {
-	util_escape(buf, bufsz, s ? s : "", s ? len : 0, tl_utf8);
+	ui_escape(buf, bufsz, s ? s : "", s ? len : 0);
 	return buf;
 }
 
@@ -203,6 +203,10 @@ void ui_restore_sel(struct ui *ui, struct view *v)
 {
 	size_t n = v->ops->nrows(ui, v), i;
 
+	if (!v->moved) {
+		v->sel = v->top = 0;
+		return;
+	}
 	if (!v->have_sel_id || !v->ops->row_id)
 		return;
 	for (i = 0; i < n; i++) {
@@ -308,13 +312,13 @@ static void filter_text(const struct ui_filter *f, char *buf, size_t n)
 	switch (f->kind) {
 	case MODEL_FOCUS:
 	case MODEL_IGNORE:
-		util_escape(a, sizeof(a), f->str, strlen(f->str), tl_utf8);
+		ui_escape(a, sizeof(a), f->str, strlen(f->str));
 		snprintf(buf, n, "%s%s%s", f->kind == MODEL_IGNORE ? "-" : "", a, f->exact ? "" : "*");
 		break;
 	case MODEL_LABEL:
-		util_escape(a, sizeof(a), f->key, strlen(f->key), tl_utf8);
+		ui_escape(a, sizeof(a), f->key, strlen(f->key));
 		if (f->str) {
-			util_escape(b, sizeof(b), f->str, strlen(f->str), tl_utf8);
+			ui_escape(b, sizeof(b), f->str, strlen(f->str));
 			snprintf(buf, n, "%s=%s", a, b);
 		} else {
 			snprintf(buf, n, "%s=%lld", a, (long long)f->num);
@@ -330,6 +334,7 @@ void ui_set_callers_fn(struct ui *ui, const char *name, size_t len)
 	ui->callers_len = len;
 	ui->views[VIEW_CALLERS].stale = 1;
 	ui->views[VIEW_CALLERS].have_sel_id = 0;
+	ui->views[VIEW_CALLERS].moved = 0;
 	ui->views[VIEW_CALLERS].sel = ui->views[VIEW_CALLERS].top = 0;
 }
 
@@ -377,7 +382,11 @@ void ui_header(struct ui *ui, struct tline *l1, struct tline *l2)
 		int room = ui->width - l1->cols - (int)strlen(state) - (int)strlen(el) - 4 -
 			   (s->go_version ? (int)strlen(s->go_version) + 1 : 0);
 
-		snprintf(cmd, sizeof(cmd), "%s", s->cmdline && *s->cmdline ? s->cmdline : s->comm);
+		/* procinfo escaped control characters; this also handles ASCII terminals
+		 * and bidi controls. */
+		const char *c = s->cmdline && *s->cmdline ? s->cmdline : s->comm;
+
+		ui_escape(cmd, sizeof(cmd), c, strlen(c));
 		if (ui->batch)
 			tl_field(l1, UA_NORMAL, cmd, 0, TL_NOCUT);
 		else
@@ -421,6 +430,8 @@ void ui_info_line(struct ui *ui, struct tline *l)
 	} else {
 		model_totals(ui->model, &t);
 		tl_printf(l, UA_NORMAL, "  %llu samples", (unsigned long long)t.count);
+		if (ui->snap->window_s)
+			tl_printf(l, UA_DIM, " (%llu since start)", (unsigned long long)ui->snap->ast.samples);
 		if (ui->nfilters) {
 			tl_put(l, UA_NORMAL, "  focus: ");
 			for (i = 0; i < ui->nfilters; i++) {
@@ -439,7 +450,7 @@ void ui_info_line(struct ui *ui, struct tline *l)
 	if (ui->search[0]) {
 		char buf[512];
 
-		util_escape(buf, sizeof(buf), ui->search, strlen(ui->search), tl_utf8);
+		ui_escape(buf, sizeof(buf), ui->search, strlen(ui->search));
 		tl_put(l, UA_NORMAL, "  search: ");
 		tl_put(l, UA_MATCH, buf);
 	}
@@ -565,7 +576,7 @@ int ui_save(struct ui *ui, const char *path)
 	{
 		char esc[PATH_MAX + 64];
 
-		util_escape(esc, sizeof(esc), full, strlen(full), tl_utf8);
+		ui_escape(esc, sizeof(esc), full, strlen(full));
 		ui_set_status(ui, UA_OK, "saved %llu samples of %s to %s",
 			      (unsigned long long)ev->samples, ev->name, esc);
 	}
@@ -660,6 +671,9 @@ int ui_action(struct ui *ui, enum ui_action a)
 	long page = ui->rows > 1 ? ui->rows - 1 : 1;
 	int r = R_NONE;
 
+	/* Never act on rows computed from data that is gone. */
+	if (v->stale)
+		ui_update_view(ui, v);
 	switch (a) {
 	case ACT_NONE:
 		return R_NONE;
@@ -704,21 +718,28 @@ int ui_action(struct ui *ui, enum ui_action a)
 		return go_view(ui, VIEW_THREADS);
 	case ACT_UP:
 		move_sel(ui, v, -1);
+		v->moved = v->sel > 0;
 		break;
 	case ACT_DOWN:
 		move_sel(ui, v, 1);
+		v->moved = 1;
 		break;
 	case ACT_PGUP:
 		move_sel(ui, v, -page);
+		v->moved = v->sel > 0;
 		break;
 	case ACT_PGDN:
 		move_sel(ui, v, page);
+		v->moved = 1;
 		break;
 	case ACT_HOME:
+		/* Back on the first row: it follows the top again. */
 		v->sel = 0;
+		v->moved = 0;
 		break;
 	case ACT_END:
 		move_sel(ui, v, LONG_MAX / 2);
+		v->moved = 1;
 		break;
 	case ACT_PAUSE:
 		if (ui->snap) {
@@ -773,8 +794,14 @@ int ui_action(struct ui *ui, enum ui_action a)
 		return go_view(ui, VIEW_CALLERS);
 	}
 	default:
-		if (v->ops->action)
+		if (v->ops->action) {
+			size_t before = v->sel;
+
 			r = v->ops->action(ui, v, a);
+			/* A view that moved the selection (search, hot path, parent) pins it. */
+			if (v->sel != before)
+				v->moved = 1;
+		}
 		break;
 	}
 	ui_clamp(ui, v);

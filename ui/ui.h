@@ -39,6 +39,9 @@ void tl_printf(struct tline *l, int attr, const char *fmt, ...) __attribute__((f
 void tl_field(struct tline *l, int attr, const char *s, int width, int flags);
 /* Appends bytes from the target, escaped (control characters never reach the terminal). */
 void tl_untrusted(struct tline *l, int attr, const char *s, size_t len, int width, int flags);
+/* util_escape for this terminal (UTF-8 or not), also neutralizing Unicode bidi
+ * controls. Returns strlen(dst). Every string from the target goes through it. */
+size_t ui_escape(char *dst, size_t dstsz, const char *src, size_t len);
 /* Pads with spaces up to `cols` columns. */
 void tl_pad(struct tline *l, int cols);
 /* Bytes of s[0..n) that fit in maxcols columns (whole characters); *cols gets the
@@ -113,6 +116,8 @@ struct view {
 	size_t sel, top;
 	uint64_t sel_id;
 	int have_sel_id;
+	int moved;               /* the person moved the selection: it follows its row; else
+				  * it stays on the first row as the data changes (like top) */
 	int stale;
 	void *priv;
 };

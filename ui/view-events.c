@@ -137,7 +137,10 @@ void ui_switch_event(struct ui *ui, const char *name)
 	struct event_spec ev;
 
 	if (events_parse(name, &ev)) {
-		ui_set_status(ui, UA_ERR, "unknown event '%s' (see the event list)", name);
+		char e[128];
+
+		ui_esc(ui, e, sizeof(e), name, strlen(name));
+		ui_set_status(ui, UA_ERR, "unknown event '%s' (see the event list)", e);
 		return;
 	}
 	if (ui->snap && !strcmp(ui->snap->event, ev.name)) {

@@ -167,11 +167,13 @@ static void facet_title(struct ui *ui, struct view *v, struct tline *l)
 		char k[300];
 
 		ui_esc(ui, k, sizeof(k), f->key, strlen(f->key));
-		tl_field(l, UA_HEAD, f->nkeys ? k : "VALUE", vw, ui->batch ? TL_NOCUT : 0);
+		tl_field(l, UA_HEAD, !f->nkeys ? "VALUE" : k[0] ? k : "\"\"", vw, ui->batch ? TL_NOCUT : 0);
 		tl_put(l, UA_HEAD, " HOT FUNCTION");
 		if (!ui->batch && f->nkeys) {
-			/* The key chooser, right-aligned. */
+			/* The key chooser, right-aligned: every key, or "key i/n" when they
+			 * do not fit. */
 			struct tline keys;
+			size_t cur = 0;
 			int start;
 
 			tl_reset(&keys);
@@ -180,20 +182,34 @@ static void facet_title(struct ui *ui, struct view *v, struct tline *l)
 				int on = strlen(f->key) == f->keys[i].len &&
 					 !memcmp(f->key, f->keys[i].key, f->keys[i].len);
 
+				if (on)
+					cur = i;
 				tl_put(&keys, UA_HEAD, " ");
-				tl_untrusted(&keys, on ? UA_TAB_ON : UA_TAB, f->keys[i].key, f->keys[i].len,
-					     (int)GP_MIN(f->keys[i].len, 24), 0);
+				if (!f->keys[i].len)
+					tl_put(&keys, on ? UA_TAB_ON : UA_TAB, "\"\"");
+				else
+					tl_untrusted(&keys, on ? UA_TAB_ON : UA_TAB, f->keys[i].key, f->keys[i].len,
+						     (int)GP_MIN(f->keys[i].len, 24), 0);
+			}
+			if (keys.cols > ui->width - l->cols) {
+				tl_reset(&keys);
+				tl_printf(&keys, UA_DIM, "  key %zu/%zu (Left/Right): ", cur + 1, f->nkeys);
+				if (!f->keys[cur].len)
+					tl_put(&keys, UA_TAB_ON, "\"\"");
+				else
+					tl_untrusted(&keys, UA_TAB_ON, f->keys[cur].key, f->keys[cur].len,
+						     (int)GP_MIN(f->keys[cur].len, 24), 0);
 			}
 			start = GP_MAX(l->cols, ui->width - keys.cols);
 			tl_pad(l, start);
-			for (int s = 0; s < keys.nseg; s++) {
-				size_t a = keys.seg[s].start;
-				size_t b = s + 1 < keys.nseg ? keys.seg[s + 1].start : keys.len;
+			for (int sg = 0; sg < keys.nseg; sg++) {
+				size_t a = keys.seg[sg].start;
+				size_t b = sg + 1 < keys.nseg ? keys.seg[sg + 1].start : keys.len;
 				char piece[TL_MAX];
 
 				memcpy(piece, keys.buf + a, b - a);
 				piece[b - a] = 0;
-				tl_put(l, keys.seg[s].attr, piece);
+				tl_put(l, keys.seg[sg].attr, piece);
 			}
 		}
 	}
@@ -249,13 +265,17 @@ static void facet_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 		char k[300];
 
 		ui_esc(ui, k, sizeof(k), f->key, strlen(f->key));
-		snprintf(buf, sizeof(buf), "(no %s)", k);
+		snprintf(buf, sizeof(buf), k[0] ? "(no %s)" : "(none)", k);
 		tl_field(l, UA_DIM, buf, vw, flags);
 	} else if (f->kind == F_THREADS) {
 		const struct live_thread *t = thread_name(ui, val->num);
 
+		char comm[300];
+
+		if (t)
+			ui_escape(comm, sizeof(comm), t->comm, strlen(t->comm));
 		snprintf(buf, sizeof(buf), "%s%-8lld %s", marked ? "*" : "", (long long)val->num,
-			 t ? t->comm : "(exited)");
+			 t ? comm : "(exited)");
 		tl_field(l, marked ? UA_MARK : UA_NORMAL, buf, vw, flags);
 	} else if (val->str) {
 		char e[1100];
@@ -307,6 +327,8 @@ static int facet_action(struct ui *ui, struct view *v, enum ui_action a)
 		}
 		ui_add_filter(ui, MODEL_LABEL, 1, f->key, val->str, val->str ? val->len : 0, val->num);
 		ui_rebuild(ui);
+		/* A new focus, a new list: Top starts at its first row. */
+		ui->views[VIEW_TOP].moved = 0;
 		{
 			char vb[300];
 
@@ -356,7 +378,7 @@ static const char *facet_empty(struct ui *ui, struct view *v)
 	struct facet *f = facet_of(v);
 
 	if (!ui->model)
-		return "waiting for samples...";
+		return "no samples yet";
 	switch (f->kind) {
 	case F_LABELS:
 		if (!f->nkeys)

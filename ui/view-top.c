@@ -26,9 +26,7 @@ static struct top *top_of(struct view *v)
 	return v->priv;
 }
 
-static const struct model *sort_model;
-
-static int name_cmp(const struct model_flat *x, const struct model_flat *y)
+static int name_cmp(const struct model_flat *x, const struct model_flat *y, const struct model *sort_model)
 {
 	const struct model_fn *a = model_fn(sort_model, x->fn), *b = model_fn(sort_model, y->fn);
 	size_t l = GP_MIN(a->name_len, b->name_len);
@@ -41,7 +39,7 @@ static int name_cmp(const struct model_flat *x, const struct model_flat *y)
 	return (x->line > y->line) - (x->line < y->line);
 }
 
-static int cmp_self(const void *pa, const void *pb)
+static int cmp_self(const void *pa, const void *pb, void *m)
 {
 	const struct model_flat *x = pa, *y = pb;
 
@@ -49,10 +47,10 @@ static int cmp_self(const void *pa, const void *pb)
 		return x->self > y->self ? -1 : 1;
 	if (x->total != y->total)
 		return x->total > y->total ? -1 : 1;
-	return name_cmp(x, y);
+	return name_cmp(x, y, m);
 }
 
-static int cmp_total(const void *pa, const void *pb)
+static int cmp_total(const void *pa, const void *pb, void *m)
 {
 	const struct model_flat *x = pa, *y = pb;
 
@@ -60,22 +58,20 @@ static int cmp_total(const void *pa, const void *pb)
 		return x->total > y->total ? -1 : 1;
 	if (x->self != y->self)
 		return x->self > y->self ? -1 : 1;
-	return name_cmp(x, y);
+	return name_cmp(x, y, m);
 }
 
-static int cmp_name(const void *pa, const void *pb)
+static int cmp_name(const void *pa, const void *pb, void *m)
 {
-	return name_cmp(pa, pb);
+	return name_cmp(pa, pb, m);
 }
 
 static void top_sort(struct ui *ui, struct top *t)
 {
 	if (!t->n || !ui->model)
 		return;
-	sort_model = ui->model;
-	qsort(t->rows, t->n, sizeof(*t->rows),
-	      t->sort == SORT_SELF ? cmp_self : t->sort == SORT_TOTAL ? cmp_total : cmp_name);
-	sort_model = NULL;
+	qsort_r(t->rows, t->n, sizeof(*t->rows),
+		t->sort == SORT_SELF ? cmp_self : t->sort == SORT_TOTAL ? cmp_total : cmp_name, ui->model);
 }
 
 static void top_update(struct ui *ui, struct view *v)
@@ -219,7 +215,12 @@ static int top_find(struct ui *ui, struct view *v, int dir)
 			return R_REDRAW;
 		}
 	}
-	ui_set_status(ui, UA_ERR, "no function matches \"%s\"", ui->search);
+	{
+		char e[300];
+
+		ui_esc(ui, e, sizeof(e), ui->search, strlen(ui->search));
+		ui_set_status(ui, UA_ERR, "no function matches \"%s\"", e);
+	}
 	return R_REDRAW;
 }
 
@@ -256,7 +257,7 @@ static int top_action(struct ui *ui, struct view *v, enum ui_action a)
 static const char *top_empty(struct ui *ui, struct view *v)
 {
 	if (!ui->model)
-		return "waiting for samples...";
+		return "no samples yet (an idle target gives none: it must run on a CPU or cause the event)";
 	return ui->nfilters ? "no sample passes the focus (u clears it)" : "no samples yet";
 }
 

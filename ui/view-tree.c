@@ -338,7 +338,12 @@ static int tree_find(struct ui *ui, struct view *v, struct tree *t, int dir)
 		}
 	}
 	free(order);
-	ui_set_status(ui, UA_ERR, "no function matches \"%s\"", ui->search);
+	{
+		char e[300];
+
+		ui_esc(ui, e, sizeof(e), ui->search, slen);
+		ui_set_status(ui, UA_ERR, "no function matches \"%s\"", e);
+	}
 	return R_REDRAW;
 }
 
@@ -381,8 +386,9 @@ static int tree_action(struct ui *ui, struct view *v, enum ui_action a)
 			select_node(ui, v, t, n->parent);
 		return R_REDRAW;
 	case ACT_EXPAND_HOT:
-		/* Follow the heaviest child down to a leaf. */
-		while (n->nkids) {
+		/* Follow the heaviest child while it outweighs the node's own samples:
+		 * the path ends where the time is spent. */
+		while (n->nkids && t->t->nodes[n->kids[0]].total >= n->self) {
 			idset_put(&t->open, n->id);
 			k = n->kids[0];
 			n = &t->t->nodes[k];
@@ -416,7 +422,7 @@ static const char *tree_empty(struct ui *ui, struct view *v)
 	struct tree *t = tree_of(v);
 
 	if (!ui->model)
-		return "waiting for samples...";
+		return "no samples yet";
 	if (t->callers && !ui->callers_fn)
 		return "select a function in Top or Tree and press c";
 	if (t->callers && !t->t)

@@ -1,0 +1,123 @@
+/* live.h: the live session: a worker thread that owns the sampler and the aggregator and
+ * publishes immutable, reference-counted snapshots for the UI. */
+#ifndef GOTOP_LIVE_H
+#define GOTOP_LIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "gotop/agg.h"
+#include "gotop/events.h"
+#include "gotop/profile.h"
+#include "gotop/sampler.h"
+
+struct live;
+
+struct live_opts {
+	pid_t pid;
+	struct event_spec event;
+	int use_freq;            /* 1: freq samples/s per thread; 0: every period events */
+	uint64_t freq, period;
+	uint32_t stack_size;     /* user stack bytes per sample (see sampler_opts) */
+	int kernel;              /* kernel callchains (when permitted) */
+	int enable_on_exec;      /* the target has not exec'd yet */
+	int repair, go;          /* see agg_opts */
+	int go_hook;             /* a Go target: read goroutines and labels on the sampling
+				  * thread (agg_sampler_hook), draining every drain_ms */
+	unsigned drain_ms;
+	uint64_t refresh_ns;     /* how often a snapshot is published (>= 10 ms) */
+	unsigned window_s;       /* 0: cumulative; else a decaying window of this many seconds */
+};
+
+/* The most seconds a decaying window may span. */
+#define LIVE_MAX_WINDOW 3600
+
+/* One event's data in a snapshot. Shared by consecutive snapshots while it does not
+ * change; never modified once published. */
+struct live_event {
+	int refs;                /* internal */
+	char name[32];
+	struct prof *prof;       /* cumulative since start or zero, or the window's samples */
+	uint64_t samples;        /* sum of value column 0 (sample count) in prof */
+};
+
+/* A thread of the target seen while the session ran (name from /proc, escaped). */
+struct live_thread {
+	pid_t tid;
+	char comm[64];
+};
+
+struct live_snapshot {
+	int refs;                /* internal */
+	uint64_t seq;            /* increases with every publication */
+	int periodic;            /* published by the refresh timer (not for a request) */
+	pid_t pid;
+	char comm[64];           /* escaped */
+	char *cmdline;           /* escaped, may be "" */
+	char *go_version;        /* NULL when the target is not Go */
+
+	size_t nevents;          /* events with data, in the order first seen */
+	struct live_event **events;
+
+	char event[32];          /* the event being sampled */
+	int use_freq;
+	uint64_t freq, period;
+	int paused, exited;
+	unsigned window_s;       /* 0: cumulative */
+
+	uint64_t elapsed_ns;     /* since the session started */
+	uint64_t start_wall_ns;
+	double samples_per_s;    /* over the last refresh */
+	double self_cpu_pct;     /* gotop-perf's own CPU (all its threads), percent of one CPU */
+	uint64_t lost;           /* samples lost by the kernel plus dropped by the sampler */
+	struct sampler_stats sst;
+	struct agg_stats ast;
+
+	size_t nthreads;         /* every thread seen, sorted by tid */
+	struct live_thread *threads;
+
+	/* The answer to the last request handled (see live_request). */
+	uint64_t reply_seq;
+	int reply_err;           /* 0 or -errno */
+	char reply[320];
+};
+
+/* Opens the event on the target (sampler_new) and prepares the aggregator; nothing runs
+ * yet. NULL with errno set and a one-line reason in err on failure. */
+struct live *live_new(const struct live_opts *o, char *err, size_t errlen);
+/* Starts sampling and the worker thread. 0 or -errno. With enable_on_exec, post
+ * LIVE_REQ_TARGET_READY once the command has exec'd. */
+int live_start(struct live *l);
+/* Stops the worker and the sampler. Snapshots already taken stay valid. */
+void live_stop(struct live *l);
+/* Stops and frees everything. Accepts NULL. Snapshots still held stay valid. */
+void live_free(struct live *l);
+
+/* A file descriptor that becomes readable when a new snapshot is published; read 8
+ * bytes from it (an eventfd) to clear it. Borrowed, valid until live_free. */
+int live_fd(struct live *l);
+/* The latest snapshot (never NULL once live_start returned). The caller holds a
+ * reference and returns it with live_snapshot_put. */
+struct live_snapshot *live_snapshot_get(struct live *l);
+void live_snapshot_put(struct live_snapshot *s);
+/* The data of an event in a snapshot, or NULL. Borrowed from the snapshot. */
+const struct live_event *live_snapshot_event(const struct live_snapshot *s, const char *name);
+
+/* Requests handled by the worker in order; each returns its sequence number, and a
+ * snapshot whose reply_seq reaches it carries the outcome in reply / reply_err. */
+enum live_req_kind {
+	LIVE_REQ_EVENT,          /* switch to *ev at the current rate */
+	LIVE_REQ_FREQ,           /* value: samples per second (frequency mode) */
+	LIVE_REQ_PERIOD,         /* value: one sample every `value` events */
+	LIVE_REQ_PAUSE,          /* value: 1 pause, 0 resume */
+	LIVE_REQ_ZERO,           /* forget every count of every event */
+	LIVE_REQ_WINDOW,         /* value: 0 cumulative, else seconds of the decaying window */
+	LIVE_REQ_PUBLISH,        /* publish a snapshot now */
+	LIVE_REQ_TARGET_READY,   /* a command we started has exec'd: its executable can be
+				  * read (Go version, goroutine reader) */
+};
+uint64_t live_request(struct live *l, enum live_req_kind kind, const struct event_spec *ev,
+		      uint64_t value);
+
+#endif

@@ -1,0 +1,891 @@
+/* live.c: the live session: a worker thread takes sample batches, feeds the aggregator,
+ * keeps per-refresh deltas for the decaying window, and publishes snapshots by pointer
+ * swap with reference counts (linux tools/perf/builtin-top.c splits the work the same way). */
+#include "config.h"
+#include "gotop/live.h"
+#include "gotop/procinfo.h"
+#include "gotop/util.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_THREAD_NAMES 65536
+#define MAX_REQUESTS 64
+/* History kept for the decaying window even when the window is shorter, so that a
+ * longer window can be chosen without starting from nothing. */
+#define MIN_HISTORY_S 60
+
+/* One event as the worker tracks it. */
+struct lev {
+	char name[32];
+	struct prof *p;          /* borrowed from the aggregator */
+	int64_t *last;           /* per sample index: values 0 and 1 at the last publication */
+	size_t nlast, caplast;
+	int dirty;               /* samples were added since the last publication */
+	struct live_event *pub;  /* the last published data (the worker holds a reference) */
+};
+
+/* Sample value changes of one publication interval, for the decaying window. */
+struct delta {
+	uint32_t ev, idx;
+	int64_t v[2];
+};
+
+struct tick {
+	uint64_t t;              /* active time (running, not paused) at the end of the interval */
+	size_t n;
+	struct delta *d;
+};
+
+/* The thread names, shared by snapshots while unchanged. */
+struct tnames {
+	int refs;
+	size_t n;
+	struct live_thread t[];
+};
+
+struct request {
+	uint64_t seq;
+	enum live_req_kind kind;
+	struct event_spec ev;
+	uint64_t value;
+};
+
+struct live {
+	struct live_opts o;
+	struct sampler *s;
+	struct agg *agg;
+	pthread_t thread;
+	int started;
+	int efd;
+
+	/* Protected by lock: the published snapshot, the requests, stop. */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct live_snapshot *cur;
+	struct request req[MAX_REQUESTS];
+	size_t nreq;
+	uint64_t req_seq;
+	int stop;
+
+	/* Worker only. */
+	struct event_spec event;
+	int use_freq;
+	uint64_t freq, period;
+	int paused, exited, ready;
+	unsigned window_s;
+	int rebuild_all;
+	struct lev **levs;
+	size_t nlevs;
+	struct tick *ticks;      /* oldest first */
+	size_t nticks, capticks;
+	size_t win_first;        /* index of the first tick inside the window, last publication */
+	uint64_t active_ns, last_active_mark;
+	uint64_t start_ns, start_wall;
+	uint64_t seq;
+	uint64_t last_pub_ns, last_samples, last_self_cpu;
+	struct tnames *names;
+	struct live_thread *renames;
+	size_t nrenames;
+	int names_changed, recheck_names;
+	char comm[64];
+	char *cmdline;
+	uint64_t reply_seq;
+	int reply_err;
+	char reply[320];
+};
+
+/* --- reference counting --- */
+
+static void event_put(struct live_event *e)
+{
+	if (e && __atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+		prof_free(e->prof);
+		free(e);
+	}
+}
+
+static void tnames_put(struct tnames *t)
+{
+	if (t && __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		free(t);
+}
+
+void live_snapshot_put(struct live_snapshot *s)
+{
+	size_t i;
+
+	if (!s || __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	for (i = 0; i < s->nevents; i++)
+		event_put(s->events[i]);
+	free(s->events);
+	/* The thread array is the tail of a shared struct tnames. */
+	if (s->threads)
+		tnames_put((struct tnames *)((char *)s->threads - offsetof(struct tnames, t)));
+	free(s->cmdline);
+	free(s->go_version);
+	free(s);
+}
+
+struct live_snapshot *live_snapshot_get(struct live *l)
+{
+	struct live_snapshot *s;
+
+	pthread_mutex_lock(&l->lock);
+	s = l->cur;
+	if (s)
+		__atomic_add_fetch(&s->refs, 1, __ATOMIC_ACQ_REL);
+	pthread_mutex_unlock(&l->lock);
+	return s;
+}
+
+const struct live_event *live_snapshot_event(const struct live_snapshot *s, const char *name)
+{
+	size_t i;
+
+	for (i = 0; s && i < s->nevents; i++)
+		if (!strcmp(s->events[i]->name, name))
+			return s->events[i];
+	return NULL;
+}
+
+int live_fd(struct live *l)
+{
+	return l->efd;
+}
+
+/* --- the worker's bookkeeping --- */
+
+static struct lev *lev_by_name(struct live *l, const char *name)
+{
+	size_t i, n = agg_nprofiles(l->agg);
+
+	/* The aggregator adds profiles in the order events are first seen. */
+	while (l->nlevs < n) {
+		struct lev *e = xcalloc(1, sizeof(*e));
+		const char *en;
+
+		e->p = agg_profile_at(l->agg, l->nlevs, &en);
+		snprintf(e->name, sizeof(e->name), "%s", en);
+		l->levs = xrealloc(l->levs, (l->nlevs + 1) * sizeof(*l->levs));
+		l->levs[l->nlevs++] = e;
+	}
+	for (i = 0; i < l->nlevs; i++)
+		if (!strcmp(l->levs[i]->name, name))
+			return l->levs[i];
+	return NULL;
+}
+
+static void feed(struct live *l, struct sample_batch *b)
+{
+	struct lev *e;
+
+	agg_feed(l->agg, b);
+	e = lev_by_name(l, b->event->name);
+	if (e)
+		e->dirty = 1;
+	sampler_batch_free(l->s, b);
+}
+
+/* Active time: runs while sampling, stands still while paused or after the target
+ * exited, so that the decaying window freezes instead of draining. */
+static void advance_active(struct live *l, uint64_t now)
+{
+	if (!l->paused && !l->exited)
+		l->active_ns += now - l->last_active_mark;
+	l->last_active_mark = now;
+}
+
+static void ticks_clear(struct live *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->nticks; i++)
+		free(l->ticks[i].d);
+	l->nticks = 0;
+	l->win_first = 0;
+}
+
+/* Records what changed since the last publication as one tick. */
+static void record_deltas(struct live *l)
+{
+	struct tick t = { l->active_ns, 0, NULL };
+	size_t cap = 0, k, i;
+
+	for (k = 0; k < l->nlevs; k++) {
+		struct lev *e = l->levs[k];
+		size_t n = prof_nsamples(e->p);
+
+		if (!e->dirty)
+			continue;
+		if (n > e->nlast) {
+			xgrow((void **)&e->last, &e->caplast, 2 * n, sizeof(int64_t));
+			memset(e->last + 2 * e->nlast, 0, 2 * (n - e->nlast) * sizeof(int64_t));
+			e->nlast = n;
+		}
+		for (i = 0; i < n; i++) {
+			struct prof_sample s;
+			int64_t d0, d1;
+
+			prof_sample_at(e->p, i, &s);
+			d0 = s.values[0] - e->last[2 * i];
+			d1 = s.values[1] - e->last[2 * i + 1];
+			if (!d0 && !d1)
+				continue;
+			xgrow((void **)&t.d, &cap, t.n + 1, sizeof(*t.d));
+			t.d[t.n].ev = (uint32_t)k;
+			t.d[t.n].idx = (uint32_t)i;
+			t.d[t.n].v[0] = d0;
+			t.d[t.n].v[1] = d1;
+			t.n++;
+			e->last[2 * i] = s.values[0];
+			e->last[2 * i + 1] = s.values[1];
+		}
+	}
+	if (t.n) {
+		xgrow((void **)&l->ticks, &l->capticks, l->nticks + 1, sizeof(*l->ticks));
+		l->ticks[l->nticks++] = t;
+	}
+	/* Forget what no window can reach any more. */
+	{
+		uint64_t keep = (uint64_t)GP_MAX(l->window_s, MIN_HISTORY_S) * 1000000000ULL;
+		size_t drop = 0;
+
+		while (drop < l->nticks && l->active_ns > keep && l->ticks[drop].t < l->active_ns - keep)
+			free(l->ticks[drop++].d);
+		if (drop) {
+			memmove(l->ticks, l->ticks + drop, (l->nticks - drop) * sizeof(*l->ticks));
+			l->nticks -= drop;
+			l->win_first = l->win_first > drop ? l->win_first - drop : 0;
+		}
+	}
+}
+
+static struct live_event *event_new(const char *name, struct prof *p)
+{
+	struct live_event *e = xcalloc(1, sizeof(*e));
+
+	e->refs = 1;
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	e->prof = p;
+	e->samples = (uint64_t)prof_total(p, 0);
+	return e;
+}
+
+static void set_times(struct live *l, struct prof *p, uint64_t now)
+{
+	uint64_t dur = now - l->start_ns;
+
+	if (l->window_s) {
+		uint64_t w = (uint64_t)l->window_s * 1000000000ULL;
+
+		if (dur > w) {
+			prof_set_time(p, (int64_t)(l->start_wall + (dur - w)), (int64_t)w);
+			return;
+		}
+	}
+	prof_set_time(p, (int64_t)l->start_wall, (int64_t)dur);
+}
+
+/* New data for every event whose view changed. */
+static void rebuild_events(struct live *l, uint64_t now)
+{
+	size_t k, i, first;
+	int moved;
+
+	if (!l->window_s) {
+		for (k = 0; k < l->nlevs; k++) {
+			struct lev *e = l->levs[k];
+
+			if (!e->dirty && e->pub && !l->rebuild_all)
+				continue;
+			event_put(e->pub);
+			e->pub = event_new(e->name, prof_clone(e->p));
+			set_times(l, e->pub->prof, now);
+		}
+		return;
+	}
+
+	/* Decaying window: the ticks newer than active - window. */
+	{
+		uint64_t w = (uint64_t)l->window_s * 1000000000ULL;
+
+		for (first = 0; first < l->nticks; first++)
+			if (l->active_ns <= w || l->ticks[first].t > l->active_ns - w)
+				break;
+	}
+	moved = first != l->win_first;
+	l->win_first = first;
+	for (k = 0; k < l->nlevs; k++) {
+		struct lev *e = l->levs[k];
+		size_t n = prof_nsamples(e->p);
+		int64_t *sum;
+		struct prof *c;
+
+		if (!e->dirty && !moved && e->pub && !l->rebuild_all)
+			continue;
+		sum = xcalloc(2 * (n ? n : 1), sizeof(int64_t));
+		for (i = first; i < l->nticks; i++) {
+			const struct tick *t = &l->ticks[i];
+			size_t j;
+
+			for (j = 0; j < t->n; j++) {
+				if (t->d[j].ev != k || t->d[j].idx >= n)
+					continue;
+				sum[2 * t->d[j].idx] += t->d[j].v[0];
+				sum[2 * t->d[j].idx + 1] += t->d[j].v[1];
+			}
+		}
+		/* Same entries and ids as the cumulative profile, window values. */
+		c = prof_clone(e->p);
+		prof_reset_samples(c);
+		for (i = 0; i < n; i++) {
+			struct prof_sample s;
+			int64_t v[2];
+
+			if (!sum[2 * i] && !sum[2 * i + 1])
+				continue;
+			if (prof_sample_at(c, i, &s))
+				break;
+			v[0] = sum[2 * i];
+			v[1] = sum[2 * i + 1];
+			prof_add_sample(c, s.locs, s.nlocs, v, s.labels, s.nlabels);
+		}
+		free(sum);
+		event_put(e->pub);
+		e->pub = event_new(e->name, c);
+		set_times(l, c, now);
+	}
+}
+
+static int tid_cmp(const void *a, const void *b)
+{
+	const struct live_thread *x = a, *y = b;
+
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+/* Whether a known thread's name changed; the new name is queued in l->renames. */
+static int renamed(struct live *l, const struct live_thread *t)
+{
+	struct proc_stat st;
+
+	if (procinfo_stat(l->o.pid, t->tid, &st) || !strcmp(st.comm, t->comm))
+		return 0;
+	l->renames = xrealloc(l->renames, (l->nrenames + 1) * sizeof(*l->renames));
+	l->renames[l->nrenames].tid = t->tid;
+	snprintf(l->renames[l->nrenames].comm, sizeof(l->renames[0].comm), "%s", st.comm);
+	l->nrenames++;
+	l->names_changed = 1;
+	return 1;
+}
+
+/* Names of threads not seen before (threads come and go: keep the names of the gone). */
+static void update_threads(struct live *l)
+{
+	pid_t *tids = NULL;
+	long n, i;
+	size_t added = 0, old = l->names ? l->names->n : 0;
+	struct tnames *t;
+
+	n = procinfo_tasks(l->o.pid, &tids);
+	if (n <= 0) {
+		free(tids);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		struct live_thread key = { tids[i], "" }, *known = NULL;
+
+		if (old)
+			known = bsearch(&key, l->names->t, old, sizeof(key), tid_cmp);
+		if (known) {
+			if (l->recheck_names || l->seq % 5 == 0)
+				renamed(l, known);
+			continue;
+		}
+		tids[added++] = tids[i];
+	}
+	if (l->names_changed && !added) {
+		/* A known thread has a new name (threads rename themselves; a command we
+		 * started takes its name at exec): a new copy for the next snapshots. */
+		t = xmalloc(sizeof(*t) + old * sizeof(t->t[0]));
+		t->refs = 1;
+		t->n = old;
+		memcpy(t->t, l->names->t, old * sizeof(t->t[0]));
+		for (i = 0; i < (long)l->nrenames; i++) {
+			struct live_thread *x = bsearch(&l->renames[i], t->t, old, sizeof(t->t[0]), tid_cmp);
+
+			if (x)
+				*x = l->renames[i];
+		}
+		l->nrenames = 0;
+		l->names_changed = 0;
+		tnames_put(l->names);
+		l->names = t;
+	}
+	if (!added || old + added > MAX_THREAD_NAMES) {
+		free(tids);
+		return;
+	}
+	t = xmalloc(sizeof(*t) + (old + added) * sizeof(t->t[0]));
+	t->refs = 1;
+	t->n = old + added;
+	if (old)
+		memcpy(t->t, l->names->t, old * sizeof(t->t[0]));
+	for (i = 0; i < (long)added; i++) {
+		struct proc_stat st;
+
+		t->t[old + i].tid = tids[i];
+		if (procinfo_stat(l->o.pid, tids[i], &st) == 0)
+			snprintf(t->t[old + i].comm, sizeof(t->t[0].comm), "%s", st.comm);
+		else
+			snprintf(t->t[old + i].comm, sizeof(t->t[0].comm), "?");
+	}
+	qsort(t->t, t->n, sizeof(t->t[0]), tid_cmp);
+	for (i = 0; i < (long)l->nrenames; i++) {
+		struct live_thread *x = bsearch(&l->renames[i], t->t, t->n, sizeof(t->t[0]), tid_cmp);
+
+		if (x)
+			*x = l->renames[i];
+	}
+	l->nrenames = 0;
+	l->names_changed = 0;
+	tnames_put(l->names);
+	l->names = t;
+	free(tids);
+}
+
+static void update_target(struct live *l)
+{
+	struct proc_stat st;
+	char *c;
+
+	if (l->exited)
+		return;
+	/* Re-read: a command we started shows our own name until it has exec'd. */
+	c = procinfo_cmdline(l->o.pid, 1024);
+	if (c) {
+		free(l->cmdline);
+		l->cmdline = c;
+	}
+	if (procinfo_stat(l->o.pid, 0, &st) == 0) {
+		/* A new process name (exec): thread names are read again. */
+		l->recheck_names = strcmp(l->comm, st.comm) != 0;
+		snprintf(l->comm, sizeof(l->comm), "%s", st.comm);
+	}
+	update_threads(l);
+	l->recheck_names = 0;
+}
+
+static void publish(struct live *l, int periodic)
+{
+	struct live_snapshot *s = xcalloc(1, sizeof(*s)), *old;
+	uint64_t now = util_now_ns(), cpu = procinfo_self_cpu_ns();
+	double dt;
+	size_t k;
+
+	advance_active(l, now);
+	record_deltas(l);
+	rebuild_events(l, now);
+	for (k = 0; k < l->nlevs; k++)
+		l->levs[k]->dirty = 0;
+	l->rebuild_all = 0;
+	update_target(l);
+
+	s->refs = 1;
+	s->seq = ++l->seq;
+	s->periodic = periodic;
+	s->pid = l->o.pid;
+	snprintf(s->comm, sizeof(s->comm), "%s", l->comm);
+	s->cmdline = xstrdup(l->cmdline ? l->cmdline : "");
+	sampler_get_stats(l->s, &s->sst);
+	agg_get_stats(l->agg, &s->ast);
+	/* Only after the first sample: before the exec of a command we started, the
+	 * executable is still our own. */
+	if ((l->ready || s->ast.samples) && agg_go_version(l->agg))
+		s->go_version = xstrdup(agg_go_version(l->agg));
+	s->nevents = l->nlevs;
+	s->events = xcalloc(l->nlevs ? l->nlevs : 1, sizeof(*s->events));
+	for (k = 0; k < l->nlevs; k++) {
+		s->events[k] = l->levs[k]->pub;
+		__atomic_add_fetch(&s->events[k]->refs, 1, __ATOMIC_ACQ_REL);
+	}
+	snprintf(s->event, sizeof(s->event), "%s", l->event.name);
+	s->use_freq = l->use_freq;
+	s->freq = l->freq;
+	s->period = l->period;
+	s->paused = l->paused;
+	s->exited = l->exited;
+	s->window_s = l->window_s;
+	s->elapsed_ns = now - l->start_ns;
+	s->start_wall_ns = l->start_wall;
+	dt = (double)(now - l->last_pub_ns) / 1e9;
+	if (dt > 0.001) {
+		s->samples_per_s = (double)(s->sst.samples - l->last_samples) / dt;
+		s->self_cpu_pct = (double)(cpu - l->last_self_cpu) / 1e9 / dt * 100.0;
+	}
+	l->last_pub_ns = now;
+	l->last_samples = s->sst.samples;
+	l->last_self_cpu = cpu;
+	s->lost = s->sst.lost + s->sst.dropped;
+	if (l->names) {
+		__atomic_add_fetch(&l->names->refs, 1, __ATOMIC_ACQ_REL);
+		s->nthreads = l->names->n;
+		s->threads = l->names->t;
+	}
+	s->reply_seq = l->reply_seq;
+	s->reply_err = l->reply_err;
+	snprintf(s->reply, sizeof(s->reply), "%s", l->reply);
+
+	pthread_mutex_lock(&l->lock);
+	old = l->cur;
+	l->cur = s;
+	pthread_mutex_unlock(&l->lock);
+	live_snapshot_put(old);
+	{
+		uint64_t one = 1;
+
+		if (write(l->efd, &one, sizeof(one)) < 0) {
+			/* the counter is saturated: the reader is awake anyway */
+		}
+	}
+}
+
+static void reply(struct live *l, uint64_t seq, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void reply(struct live *l, uint64_t seq, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	l->reply_seq = seq;
+	l->reply_err = err;
+	va_start(ap, fmt);
+	vsnprintf(l->reply, sizeof(l->reply), fmt, ap);
+	va_end(ap);
+}
+
+static void zero(struct live *l)
+{
+	size_t k;
+
+	for (k = 0; k < l->nlevs; k++) {
+		struct lev *e = l->levs[k];
+
+		prof_reset_samples(e->p);
+		if (e->nlast)
+			memset(e->last, 0, 2 * e->nlast * sizeof(int64_t));
+		e->dirty = 1;
+	}
+	ticks_clear(l);
+	l->rebuild_all = 1;
+}
+
+static void handle(struct live *l, const struct request *r)
+{
+	char err[256];
+	int rc;
+
+	switch (r->kind) {
+	case LIVE_REQ_EVENT:
+	case LIVE_REQ_FREQ:
+	case LIVE_REQ_PERIOD: {
+		const struct event_spec *ev = r->kind == LIVE_REQ_EVENT ? &r->ev : &l->event;
+		int use_freq = r->kind == LIVE_REQ_EVENT ? l->use_freq : r->kind == LIVE_REQ_FREQ;
+		uint64_t value = r->kind == LIVE_REQ_EVENT ? (l->use_freq ? l->freq : l->period) : r->value;
+
+		if (l->exited) {
+			reply(l, r->seq, -ESRCH, "the target has exited: nothing to sample");
+			break;
+		}
+		err[0] = 0;
+		rc = sampler_set_event(l->s, ev, use_freq, value, err, sizeof(err));
+		if (rc) {
+			const char *why = err[0] ? err : strerror(-rc);
+			size_t nl = strlen(ev->name);
+
+			/* The reason usually names the event already. */
+			if (!strncmp(why, ev->name, nl) && !strncmp(why + nl, ": ", 2))
+				why += nl + 2;
+			if (r->kind == LIVE_REQ_EVENT)
+				reply(l, r->seq, rc, "cannot sample %s (still sampling %s): %s", ev->name,
+				      l->event.name, why);
+			else
+				reply(l, r->seq, rc, "cannot change the rate of %s (unchanged): %s",
+				      ev->name, why);
+			break;
+		}
+		l->event = *ev;
+		l->use_freq = use_freq;
+		if (use_freq)
+			l->freq = value;
+		else
+			l->period = value;
+		if (r->kind == LIVE_REQ_EVENT)
+			reply(l, r->seq, 0, "now sampling %s", ev->name);
+		else
+			reply(l, r->seq, 0, "%s: %s %llu", ev->name, use_freq ? "frequency (Hz)" : "period",
+			      (unsigned long long)value);
+		break;
+	}
+	case LIVE_REQ_PAUSE:
+		if (l->exited) {
+			reply(l, r->seq, -ESRCH, "the target has exited");
+			break;
+		}
+		advance_active(l, util_now_ns());
+		sampler_pause(l->s, r->value != 0);
+		l->paused = r->value != 0;
+		reply(l, r->seq, 0, l->paused ? "paused" : "resumed");
+		break;
+	case LIVE_REQ_ZERO:
+		zero(l);
+		reply(l, r->seq, 0, "counts zeroed");
+		break;
+	case LIVE_REQ_WINDOW:
+		l->window_s = (unsigned)GP_MIN(r->value, (uint64_t)LIVE_MAX_WINDOW);
+		l->rebuild_all = 1;
+		if (l->window_s)
+			reply(l, r->seq, 0, "window: last %u s", l->window_s);
+		else
+			reply(l, r->seq, 0, "window: cumulative");
+		break;
+	case LIVE_REQ_PUBLISH:
+		reply(l, r->seq, 0, "%s", "");
+		break;
+	case LIVE_REQ_TARGET_READY:
+		/* Starts the goroutine reads now rather than at the first sample. */
+		l->ready = 1;
+		agg_go_version(l->agg);
+		reply(l, r->seq, 0, "%s", "");
+		break;
+	}
+}
+
+static void *worker(void *arg)
+{
+	struct live *l = arg;
+	sigset_t all;
+	uint64_t next = util_now_ns() + l->o.refresh_ns;
+
+	/* Signals (Ctrl-C, SIGWINCH) are for the UI thread. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+
+	for (;;) {
+		struct request req[MAX_REQUESTS];
+		size_t nreq, i;
+		uint64_t now = util_now_ns();
+		int wait_ms = now >= next ? 0 : (int)GP_MIN((next - now) / 1000000 + 1, 50);
+
+		if (!l->exited) {
+			struct sample_batch *b = sampler_take(l->s, wait_ms);
+
+			if (b) {
+				feed(l, b);
+			} else if (sampler_target_exited(l->s)) {
+				/* The sampler drained the rings before it stopped. */
+				while ((b = sampler_take(l->s, 0)))
+					feed(l, b);
+				advance_active(l, util_now_ns());
+				l->exited = 1;
+				next = 0;
+			}
+		} else {
+			struct timespec ts;
+
+			pthread_mutex_lock(&l->lock);
+			if (!l->stop && !l->nreq) {
+				clock_gettime(CLOCK_REALTIME, &ts);
+				ts.tv_nsec += (long)wait_ms * 1000000L;
+				ts.tv_sec += ts.tv_nsec / 1000000000L;
+				ts.tv_nsec %= 1000000000L;
+				pthread_cond_timedwait(&l->cond, &l->lock, &ts);
+			}
+			pthread_mutex_unlock(&l->lock);
+		}
+
+		pthread_mutex_lock(&l->lock);
+		if (l->stop) {
+			pthread_mutex_unlock(&l->lock);
+			break;
+		}
+		nreq = l->nreq;
+		memcpy(req, l->req, nreq * sizeof(req[0]));
+		l->nreq = 0;
+		pthread_mutex_unlock(&l->lock);
+
+		for (i = 0; i < nreq; i++)
+			handle(l, &req[i]);
+		now = util_now_ns();
+		if (nreq || now >= next) {
+			publish(l, now >= next);
+			if (now >= next)
+				next = (next && now - next < l->o.refresh_ns) ? next + l->o.refresh_ns
+									    : now + l->o.refresh_ns;
+		}
+	}
+	return NULL;
+}
+
+/* --- public --- */
+
+struct live *live_new(const struct live_opts *o, char *err, size_t errlen)
+{
+	struct live *l = xcalloc(1, sizeof(*l));
+	struct sampler_opts so;
+	struct agg_opts ao;
+	int e;
+
+	l->o = *o;
+	if (l->o.refresh_ns < 10000000ULL)
+		l->o.refresh_ns = 10000000ULL;
+	l->efd = -1;
+	pthread_mutex_init(&l->lock, NULL);
+	pthread_cond_init(&l->cond, NULL);
+
+	memset(&ao, 0, sizeof(ao));
+	ao.pid = o->pid;
+	ao.repair = o->repair;
+	ao.go = o->go;
+	ao.kernel = o->kernel;
+	l->agg = agg_new(&ao);
+
+	memset(&so, 0, sizeof(so));
+	so.pid = o->pid;
+	so.event = o->event;
+	so.use_freq = o->use_freq;
+	so.freq = o->freq;
+	so.period = o->period;
+	so.stack_size = o->stack_size;
+	so.kernel = o->kernel;
+	so.enable_on_exec = o->enable_on_exec;
+	if (o->go_hook && o->go) {
+		/* Goroutines and labels are read right after each sample. */
+		agg_sampler_hook(l->agg, &so.hook, &so.hook_arg);
+		so.drain_ms = o->drain_ms;
+	}
+	l->s = sampler_new(&so, err, errlen);
+	if (!l->s) {
+		e = errno;
+		goto fail;
+	}
+	l->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (l->efd < 0) {
+		e = errno;
+		snprintf(err, errlen, "eventfd: %s", strerror(e));
+		goto fail;
+	}
+	l->event = o->event;
+	l->use_freq = o->use_freq;
+	l->freq = o->freq;
+	l->period = o->period;
+	l->window_s = GP_MIN(o->window_s, LIVE_MAX_WINDOW);
+	return l;
+fail:
+	live_free(l);
+	errno = e;
+	return NULL;
+}
+
+int live_start(struct live *l)
+{
+	int r;
+
+	l->start_ns = l->last_active_mark = l->last_pub_ns = util_now_ns();
+	l->start_wall = util_wall_ns();
+	l->last_self_cpu = procinfo_self_cpu_ns();
+	l->ready = !l->o.enable_on_exec;
+	if (l->ready)
+		agg_go_version(l->agg);
+	/* A first, empty snapshot: the UI can draw its frame at once. */
+	publish(l, 0);
+	r = sampler_start(l->s);
+	if (r)
+		return r;
+	r = pthread_create(&l->thread, NULL, worker, l);
+	if (r)
+		return -r;
+	l->started = 1;
+	return 0;
+}
+
+uint64_t live_request(struct live *l, enum live_req_kind kind, const struct event_spec *ev,
+		      uint64_t value)
+{
+	uint64_t seq;
+
+	pthread_mutex_lock(&l->lock);
+	seq = ++l->req_seq;
+	if (l->nreq == MAX_REQUESTS) {
+		/* The worker is far behind: the oldest request gives way. */
+		memmove(l->req, l->req + 1, (MAX_REQUESTS - 1) * sizeof(l->req[0]));
+		l->nreq--;
+	}
+	l->req[l->nreq].seq = seq;
+	l->req[l->nreq].kind = kind;
+	if (ev)
+		l->req[l->nreq].ev = *ev;
+	l->req[l->nreq].value = value;
+	l->nreq++;
+	pthread_cond_signal(&l->cond);
+	pthread_mutex_unlock(&l->lock);
+	return seq;
+}
+
+void live_stop(struct live *l)
+{
+	if (!l)
+		return;
+	if (l->started) {
+		pthread_mutex_lock(&l->lock);
+		l->stop = 1;
+		pthread_cond_signal(&l->cond);
+		pthread_mutex_unlock(&l->lock);
+		pthread_join(l->thread, NULL);
+		l->started = 0;
+	}
+	if (l->s) {
+		struct sample_batch *b;
+
+		sampler_stop(l->s);
+		while ((b = sampler_take(l->s, 0)))
+			sampler_batch_free(l->s, b);
+	}
+}
+
+void live_free(struct live *l)
+{
+	size_t k;
+
+	if (!l)
+		return;
+	live_stop(l);
+	sampler_free(l->s);
+	for (k = 0; k < l->nlevs; k++) {
+		event_put(l->levs[k]->pub);
+		free(l->levs[k]->last);
+		free(l->levs[k]);
+	}
+	free(l->levs);
+	agg_free(l->agg);
+	ticks_clear(l);
+	free(l->ticks);
+	tnames_put(l->names);
+	free(l->renames);
+	free(l->cmdline);
+	live_snapshot_put(l->cur);
+	if (l->efd >= 0)
+		close(l->efd);
+	pthread_mutex_destroy(&l->lock);
+	pthread_cond_destroy(&l->cond);
+	free(l);
+}

@@ -1,0 +1,180 @@
+#!/bin/sh
+# ui-batch.sh: the live profiler's --batch mode (the views as text, like top -b) on the C chains
+# workload and the Go demo; numbers checked against go tool pprof reading the same data (--save).
+. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
+
+need_perf
+plan 37
+W=$TOP_BUILDDIR/tests/workloads/cchains
+out=$T/out
+err=$T/err
+
+# section FILE ITERATION VIEW: the rows of one view of one iteration (after its title line).
+section() {
+	awk -v it="=== iteration $2 ===" -v v="== $3 ==" '
+		$0 == it { i = 1; next }
+		/^=== iteration / { i = 0 }
+		i && $0 == v { s = 1; getline; next }
+		i && s && (/^== / || /^$/) { s = 0 }
+		i && s { print }' "$1"
+}
+
+# --- C: Top, Tree, Callers, Threads ---
+"$GOTOP_PERF" --batch -n 2 --rows 0 --view top,tree,callers,threads --save "$T/c.pb.gz" \
+	-- "$W" 20 >"$out" 2>"$err"
+rc=$?
+check "batch -n 2 exits 0" [ $rc -eq 0 ]
+check "... after exactly 2 iterations" sh -c "grep -q '^=== iteration 2 ===' '$out' && ! grep -q '^=== iteration 3' '$out'"
+check "... with the header (pid, event, rate, state)" \
+	grep -Eq '^cpu-clock 1000 Hz .*samples/s +lost [0-9]+ +threads [0-9]+' "$out"
+section "$out" 2 Top >"$T/top.txt"
+check "Top lists the hot function hot_ab" grep -Eq '^ +[0-9.]+% +[0-9.]+% +[0-9]+ hot_ab +cchains.c:[0-9]+' "$T/top.txt"
+ab=$(awk '$4 == "hot_ab" { sub("%", "", $1); print $1 }' "$T/top.txt")
+c=$(awk '$4 == "hot_c" { sub("%", "", $1); print $1 }' "$T/top.txt")
+check "... hot_ab has about twice hot_c's self share ($ab% vs $c%)" \
+	awk -v a="$ab" -v c="$c" 'BEGIN { r = a / c; exit !(c > 0 && r > 1.5 && r < 2.6) }'
+if pprof_setup; then
+	# The same data through an independent decoder: every function's flat% and cum%.
+	pprof -top -nodecount=100000 -nodefraction=0 -edgefraction=0 "$T/c.pb.gz" 2>/dev/null | awk '
+		/^ *flat +flat%/ { s = 1; next }
+		s && NF >= 6 { f = $2; c = $5; sub("%", "", f); sub("%", "", c); print $6, f, c }' \
+		>"$T/pprof.txt"
+	awk 'function abs(x) { return x < 0 ? -x : x }
+		NR == FNR { f[$1] = $2; c[$1] = $3; next }
+		$4 in f { s = $1; t = $2; sub("%", "", s); sub("%", "", t); n++
+			if (abs(s - f[$4]) > 0.06 || abs(t - c[$4]) > 0.06) {
+				print "mismatch", $4, s, t, "pprof", f[$4], c[$4]; bad = 1 } }
+		END { print n + 0; exit bad }' "$T/pprof.txt" "$T/top.txt" >"$T/cmp.txt"
+	rc=$?
+	n=$(tail -1 "$T/cmp.txt")
+	if [ $rc -eq 0 ] && [ "$n" -ge 3 ]; then
+		ok "Top's self% and total% equal go tool pprof -top on the saved snapshot ($n functions)"
+	else
+		not_ok "Top's self% and total% equal go tool pprof -top on the saved snapshot"
+		diag_file "$T/cmp.txt"
+	fi
+else
+	skip "no Go toolchain for go tool pprof"
+fi
+section "$out" 2 Tree >"$T/tree.txt"
+# Indentation grows along main -> chain_a -> chain_b -> hot_ab.
+check "Tree nests main > chain_a > chain_b > hot_ab" awk '
+	{ n = $0; sub(/^ +[0-9.]+% +[0-9.]+% +[0-9]+ /, "", n); match(n, /[^ ]/); d = RSTART
+	  name = $NF }
+	name == "main" && !m { m = d }
+	name == "chain_a" && m && d > m && !a { a = d }
+	name == "chain_b" && a && d > a && !b { b = d }
+	name == "hot_ab" && b && d > b { ok = 1 }
+	END { exit !ok }' "$T/tree.txt"
+section "$out" 2 Callers >"$T/callers.txt"
+check "Callers start at the hottest function" sh -c "grep -q 'CALLERS OF hot_ab' '$out'"
+check "... whose caller is chain_b, then chain_a" awk '
+	$NF == "hot_ab" { h = NR } $NF == "chain_b" && h { b = NR } $NF == "chain_a" && b { ok = 1 }
+	END { exit !ok }' "$T/callers.txt"
+section "$out" 2 Threads >"$T/threads.txt"
+check "Threads shows the thread by name" grep -Eq '100\.0% +[0-9]+ +[0-9]+ +cchains +hot_ab' "$T/threads.txt"
+
+# --- an existing process (-p) ---
+"$W" 20 &
+wpid=$!
+track $wpid
+"$GOTOP_PERF" --batch -n 1 --view top -p $wpid >"$out" 2>"$err"
+check "-p PID: batch shows the running process" sh -c "grep -q '^gotop-perf PID $wpid ' '$out' && grep -q ' hot_ab ' '$out'"
+check "... and leaves it running" kill -0 $wpid
+kill $wpid
+
+# --- focus like pprof -focus, ignore like -ignore ---
+"$GOTOP_PERF" --batch -n 1 --view top --focus chain_c -- "$W" 20 >"$out" 2>"$err"
+section "$out" 1 Top >"$T/top.txt"
+check "--focus chain_c: hot_c is 100% total" grep -Eq '^ +[0-9.]+% +100\.0% +[0-9]+ hot_c ' "$T/top.txt"
+check "... and hot_ab is gone" sh -c "! grep -q ' hot_ab ' '$T/top.txt'"
+check "... the info line names the focus" grep -q 'focus: chain_c\*' "$out"
+"$GOTOP_PERF" --batch -n 1 --view top --ignore hot_ab -- "$W" 20 >"$out" 2>"$err"
+section "$out" 1 Top >"$T/top.txt"
+check "--ignore hot_ab drops its samples" sh -c "! grep -q ' hot_ab ' '$T/top.txt' && grep -q ' hot_c ' '$T/top.txt'"
+
+# --- the target exits: the last iteration says so and batch ends by itself ---
+"$GOTOP_PERF" --batch --view top -- "$W" 1.5 >"$out" 2>"$err"
+rc=$?
+check "target exit ends batch mode with 0" [ $rc -eq 0 ]
+check "... the last header says the target exited" sh -c "tail -n +\$(grep -n '^=== iteration' '$out' | tail -1 | cut -d: -f1) '$out' | grep -q 'target exited'"
+check "... and still shows the data" grep -q ' hot_ab ' "$out"
+
+# --- the decaying window: the last second only ---
+"$GOTOP_PERF" --batch -n 4 --view top -w 1 --save "$T/w.pb.gz" -- "$W" 20 >"$out" 2>"$err"
+line=$(grep '^last 1s ' "$out" | tail -1)
+check "-w 1: the info line says so" [ -n "$line" ]
+check "... and holds fewer samples than since the start ($line)" sh -c "echo '$line' |
+	awk '{ n = \$3; sub(/\\(/, \"\", \$5); exit !(n + 0 > 0 && n + 0 < \$5 + 0) }'"
+if pprof_setup; then
+	n=$(echo "$line" | awk '{ print $3 }')
+	check "... and the saved snapshot holds exactly those ($n) samples" [ "$(pprof_total "$T/w.pb.gz" 1)" = "$n" ]
+else
+	skip "no Go toolchain for go tool pprof"
+fi
+
+# --- events: what this machine can count ---
+"$GOTOP_PERF" --batch -n 1 --view events -- "$W" 20 >"$out" 2>"$err"
+check "events view: cpu-clock can be counted and is sampled" grep -Eq '^> cpu-clock +software +yes' "$out"
+if grep -q '^cycles .* no ' "$T/list.txt"; then
+	check "... cycles cannot, with the reason" grep -Eq '^  cycles +hardware +no .*not supported' "$out"
+else
+	check "... cycles can be counted here" grep -Eq '^  cycles +hardware +yes' "$out"
+fi
+"$GOTOP_PERF" --batch -n 1 --view top -e page-faults -- "$W" 20 >"$out" 2>"$err"
+check "-e page-faults samples a software event" grep -q '^page-faults 1000 Hz' "$out"
+
+# --- usage errors ---
+"$GOTOP_PERF" --batch --view bogus -- "$W" 1 >"$out" 2>&1
+check "unknown view: exit 2 naming it" sh -c "[ $? -eq 2 ] && grep -q \"unknown view 'bogus'\" '$out'"
+"$GOTOP_PERF" bogus >"$out" 2>&1
+check "unknown command: exit 2" sh -c "[ $? -eq 2 ] && grep -q \"unknown command 'bogus'\" '$out'"
+"$GOTOP_PERF" -- "$W" 1 </dev/null >"$out" 2>&1
+check "the UI without a terminal: exit 2, pointing at --batch" sh -c "[ $? -eq 2 ] && grep -q -- '--batch' '$out'"
+
+# --- Go: labels, goroutines, escaping ---
+GOW=$T/go
+mkdir -p "$GOW"
+if go_build 1.23 plain "$TOP_SRCDIR/tests/workloads/go/demo.go" "$GOW/demo" >"$T/gob.err" 2>&1 && pprof_setup; then
+	"$GOTOP_PERF" --batch -n 3 --rows 0 --view top,labels,goroutines --save "$T/demo.pb.gz" \
+		-- "$GOW/demo" >"$out" 2>"$err"
+	check "Go demo: the header shows the Go version" grep -Eq '^gotop-perf PID [0-9]+ .*demo go1\.23' "$out"
+	section "$out" 3 "Labels: handler" | awk '$3 !~ /^\(no/ { print $3, $2 }' | sort >"$T/ours.txt"
+	pprof -tags -sample_index=samples "$T/demo.pb.gz" 2>/dev/null | awk '
+		/^ *handler: Total/ { s = 1; next } s && NF == 0 { s = 0 }
+		s { v = $1; sub(/\.0$/, "", v); print $NF, v }' | sort >"$T/theirs.txt"
+	check "Labels lists the demo's handlers" grep -q '^search ' "$T/ours.txt"
+	if cmp -s "$T/ours.txt" "$T/theirs.txt" && [ -s "$T/ours.txt" ]; then
+		ok "... with the sample counts go tool pprof -tags gives ($(tr '\n' ' ' <"$T/ours.txt"))"
+	else
+		not_ok "... with the sample counts go tool pprof -tags gives"
+		diag_file "$T/ours.txt"
+		diag "pprof:"
+		diag_file "$T/theirs.txt"
+	fi
+	check "Goroutines shows goroutines with their labels" \
+		grep -Eq '^ +[0-9.]+% +[0-9]+ +[0-9]+ +handler=[a-z]+ region=[a-z-]+ tenant=' "$out"
+	# Focus on one label value changes Top (pprof -tagfocus).
+	"$GOTOP_PERF" --batch -n 3 --view top --tag handler=search --save "$T/search.pb.gz" \
+		-- "$GOW/demo" >"$out" 2>"$err"
+	check "--tag handler=search: the info line shows the focus" grep -q 'focus: handler=search' "$out"
+	ours=$(section "$out" 3 Top | awk '$4 == "main.handleSearch" { sub("%", "", $2); print $2 }')
+	theirs=$(pprof -top -nodecount=100000 -tagfocus=handler=search -relative_percentages "$T/search.pb.gz" 2>/dev/null |
+		awk '$6 == "main.handleSearch" { sub("%", "", $5); print $5 }')
+	check "... main.handleSearch's total share under the focus ($ours%) is pprof -tagfocus -relative_percentages's ($theirs%)" \
+		awk -v a="$ours" -v b="$theirs" 'BEGIN { d = a - b; exit !(a != "" && b != "" && d < 0.06 && d > -0.06) }'
+else
+	for i in 1 2 3 4 5 6; do skip "Go 1.23 toolchain unavailable: $(tail -1 "$T/gob.err")"; done
+fi
+
+if go_build 1.23 plain "$TOP_SRCDIR/tests/workloads/go/hostile.go" "$GOW/hostile" >"$T/gob.err" 2>&1; then
+	"$GOTOP_PERF" --batch -n 2 --rows 0 --view top,labels,goroutines -- "$GOW/hostile" -d 10s \
+		>"$out" 2>"$err"
+	check "hostile labels: no escape or control byte reaches the output" \
+		sh -c "! LC_ALL=C grep -q '[[:cntrl:]]' '$out'"
+	check "... they are shown escaped" grep -q '\\x1b\|\\e' "$out"
+	check "... and no right-to-left override either" sh -c "! grep -q \"\$(printf '\\342\\200\\256')\" '$out' && grep -q 'u202e\\|xe2\\\\x80\\\\xae' '$out'"
+else
+	for i in 1 2 3; do skip "Go 1.23 toolchain unavailable"; done
+fi
+finish
