@@ -127,14 +127,16 @@ uint64_t util_hash(const void *data, size_t len, uint64_t seed)
 
 /* Length of the valid UTF-8 sequence at s (at most n bytes), or 0 if invalid.
  * Rejects overlongs, surrogates and code points above U+10FFFF (RFC 3629). */
-static size_t utf8_seq(const unsigned char *s, size_t n)
+static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cpp)
 {
 	unsigned c = s[0];
 	size_t len, i;
 	uint32_t cp;
 
-	if (c < 0x80)
+	if (c < 0x80) {
+		*cpp = c;
 		return 1;
+	}
 	if (c >= 0xc2 && c <= 0xdf) {
 		len = 2;
 		cp = c & 0x1f;
@@ -160,6 +162,7 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
 	/* C1 controls U+0080..U+009F are terminal controls too. */
 	if (cp >= 0x80 && cp <= 0x9f)
 		return 0;
+	*cpp = cp;
 	return len;
 }
 
@@ -180,11 +183,18 @@ static size_t escape_one(const unsigned char *s, size_t n, int utf8, char *tmp, 
 		return 2;
 	}
 	if (c >= 0x80 && utf8) {
-		size_t l = utf8_seq(s, n);
+		uint32_t cp;
+		size_t l = utf8_seq(s, n, &cp);
 
 		if (l) {
-			memcpy(tmp, s, l);
 			*adv = l;
+			/* Bidirectional controls reorder what follows on the line (the
+			 * "Trojan Source" trick, Unicode TR9 explicit formatting
+			 * characters): show them, do not obey them. */
+			if (cp == 0x061c || cp == 0x200e || cp == 0x200f ||
+			    (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069))
+				return (size_t)snprintf(tmp, 8, "\\u%04x", (unsigned)cp);
+			memcpy(tmp, s, l);
 			return l;
 		}
 	}

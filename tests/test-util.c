@@ -40,6 +40,10 @@ static void test_escape_utf8(void **state)
 	esc("\xed\xa0\x80", 3, 1, "\\xed\\xa0\\x80", 256); /* surrogate */
 	esc("\xc2\x9b", 2, 1, "\\xc2\\x9b", 256);          /* C1 CSI */
 	esc("\xe2\x82", 2, 1, "\\xe2\\x82", 256);          /* truncated sequence */
+	esc("a\xe2\x80\xae" "b", 5, 1, "a\\u202eb", 256);      /* RIGHT-TO-LEFT OVERRIDE */
+	esc("\xe2\x81\xa6x\xe2\x81\xa9", 7, 1, "\\u2066x\\u2069", 256); /* isolates */
+	esc("\xe2\x80\x8f", 3, 1, "\\u200f", 256);          /* RLM */
+	esc("\xe2\x80\x94", 3, 1, "\xe2\x80\x94", 256);   /* an em dash stays */
 }
 
 static void test_escape_truncation(void **state)

@@ -155,7 +155,7 @@ if go_build 1.23 plain "$TOP_SRCDIR/tests/workloads/go/demo.go" "$GOW/demo" >"$T
 	check "Goroutines shows goroutines with their labels" \
 		grep -Eq '^ +[0-9.]+% +[0-9]+ +[0-9]+ +handler=[a-z]+ region=[a-z-]+ tenant=' "$out"
 	# Focus on one label value changes Top (pprof -tagfocus).
-	"$GOTOP_PERF" --batch -n 3 --view top --tag handler=search --save "$T/search.pb.gz" \
+	"$GOTOP_PERF" --batch -n 3 --view top --sort total --tag handler=search --save "$T/search.pb.gz" \
 		-- "$GOW/demo" >"$out" 2>"$err"
 	check "--tag handler=search: the info line shows the focus" grep -q 'focus: handler=search' "$out"
 	ours=$(section "$out" 3 Top | awk '$4 == "main.handleSearch" { sub("%", "", $2); print $2 }')

@@ -178,45 +178,11 @@ void tl_field(struct tline *l, int attr, const char *s, int width, int flags)
 	}
 }
 
-/* Unicode bidirectional controls (U+202A..U+202E, U+2066..U+2069) are valid UTF-8 that
- * util_escape keeps, but a bidi-capable terminal would reorder the text around them
- * (CVE-2021-42574, "Trojan Source"): they are shown as \u202e. */
-static size_t bidi_len(const unsigned char *s, size_t n, unsigned *cp)
-{
-	if (n >= 3 && s[0] == 0xe2 && s[1] == 0x80 && s[2] >= 0xaa && s[2] <= 0xae) {
-		*cp = 0x202a + (s[2] - 0xaa);
-		return 3;
-	}
-	if (n >= 3 && s[0] == 0xe2 && s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9) {
-		*cp = 0x2066 + (s[2] - 0xa6);
-		return 3;
-	}
-	return 0;
-}
-
+/* Target strings are escaped by util_escape (control characters, invalid UTF-8 and
+ * bidirectional controls), keeping UTF-8 only on a UTF-8 terminal. */
 size_t ui_escape(char *dst, size_t dstsz, const char *src, size_t len)
 {
-	char tmp[4096];
-	size_t n, i, k = 0;
-
-	if (!dstsz)
-		return 0;
-	n = util_escape(tmp, GP_MIN(sizeof(tmp), dstsz), src ? src : "", src ? len : 0, tl_utf8);
-	for (i = 0; i < n && k + 1 < dstsz;) {
-		unsigned cp;
-		size_t bl = bidi_len((const unsigned char *)tmp + i, n - i, &cp);
-
-		if (bl) {
-			if (k + 7 >= dstsz)
-				break;
-			k += (size_t)snprintf(dst + k, dstsz - k, "\\u%04x", cp);
-			i += bl;
-		} else {
-			dst[k++] = tmp[i++];
-		}
-	}
-	dst[k] = 0;
-	return k;
+	return util_escape(dst, dstsz, src ? src : "", src ? len : 0, tl_utf8);
 }
 
 void tl_untrusted(struct tline *l, int attr, const char *s, size_t len, int width, int flags)

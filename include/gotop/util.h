@@ -41,7 +41,8 @@ static inline uint64_t util_mix64(uint64_t x)
 
 /* Copies src[0..srclen) into dst (NUL-terminated, at most dstsz bytes) so that it is
  * safe to print on a terminal: control characters (C0, DEL, C1) become \xNN or \n,
- * \t, \e forms, invalid UTF-8 bytes become \xNN, backslash stays as is. Valid UTF-8
+ * \t, \e forms, invalid UTF-8 bytes become \xNN, bidirectional controls (U+202A-E,
+ * U+2066-9, U+200E/F, U+061C) become \uNNNN, backslash stays as is. Valid UTF-8
  * is kept when utf8 is nonzero, else every non-ASCII byte is escaped. Output that does
  * not fit is cut at a character boundary and ends with "...". Returns strlen(dst). */
 size_t util_escape(char *dst, size_t dstsz, const char *src, size_t srclen, int utf8);
