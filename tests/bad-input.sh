@@ -4,7 +4,7 @@
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
 
 need_perf
-plan 22
+plan 24
 W=$TOP_BUILDDIR/tests/workloads/cchains
 out=$T/out
 
@@ -51,6 +51,17 @@ check "target exit mid-run exits 0" [ $rc -eq 0 ]
 check "... with a note" grep -q 'target exited' "$out"
 check "... and a profile" [ -s "$T/exit.pb.gz" ]
 check "... which is gzip" sh -c "gzip -t '$T/exit.pb.gz'"
+
+# -d ends the recording of a command that runs on: it is stopped, not waited for.
+"$GOTOP_PERF" record -q -d 1 -o "$T/long.pb.gz" -- "$W" 60 >"$out" 2>&1 &
+gpid=$!
+track $gpid
+i=0
+while kill -0 $gpid 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+check "record -d 1 -- COMMAND returns although the command runs on (${i}00 ms)" sh -c "! kill -0 $gpid 2>/dev/null"
+wait $gpid 2>/dev/null
+left=$(ps -eo args | grep -c "^$W 60\$")
+check "... and the command is gone ($left left)" [ "$left" -eq 0 ]
 
 # SIGTERM and SIGINT: profile written, clean exit.
 for sig in TERM INT; do

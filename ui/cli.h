@@ -4,7 +4,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
+
+#include "gotop/events.h"
 
 /* Exit codes (documented in --help and gotop-perf.1). */
 enum {
@@ -32,8 +35,42 @@ int cli_check_pid(pid_t pid);
 int cli_target_spawn(struct cli_target *t, char **argv);
 /* Lets a spawned child exec. */
 void cli_target_go(struct cli_target *t);
+/* Stops a spawned command that still runs: SIGTERM, then SIGKILL after 2 s; reaps it. */
+void cli_target_stop(struct cli_target *t);
 /* Reaps a spawned child if it exited (non-blocking unless wait). */
 void cli_target_reap(struct cli_target *t, int wait);
+
+/* Options shared by `record` and the live UI: target, event(s), rate, stack copy, Go. */
+#define CLI_MAX_EVENTS 8
+struct cli_sampling {
+	pid_t pid;
+	struct event_spec events[CLI_MAX_EVENTS];
+	size_t nevents;          /* 0 until -e: then cpu-clock by cli_sampling_finish */
+	int use_freq;
+	uint64_t freq, period;
+	uint32_t stack_size;
+	int repair, go;
+	unsigned label_latency_ms;
+};
+enum { CLI_OPT_STACK = 0x200, CLI_OPT_NO_REPAIR, CLI_OPT_NO_GO, CLI_OPT_LATENCY };
+#define CLI_SAMPLING_SHORTOPTS "p:e:F:c:"
+#define CLI_SAMPLING_LONGOPTS                                                  \
+	{ "pid", required_argument, NULL, 'p' },                               \
+	{ "event", required_argument, NULL, 'e' },                             \
+	{ "freq", required_argument, NULL, 'F' },                              \
+	{ "count", required_argument, NULL, 'c' },                             \
+	{ "stack-size", required_argument, NULL, CLI_OPT_STACK },              \
+	{ "no-repair", no_argument, NULL, CLI_OPT_NO_REPAIR },                 \
+	{ "no-go", no_argument, NULL, CLI_OPT_NO_GO },                         \
+	{ "label-latency", required_argument, NULL, CLI_OPT_LATENCY }
+/* Usage lines of the shared options (-e says "repeatable" when max_events > 1). */
+void cli_sampling_usage(FILE *f, size_t max_events);
+void cli_sampling_init(struct cli_sampling *s);
+/* Handles getopt_long's result c when it is a shared option: 0 when handled, -1 when
+ * it is not one of them, or an EXIT_* code after printing why the value is bad. */
+int cli_sampling_option(struct cli_sampling *s, int c, const char *arg, size_t max_events);
+/* Defaults what was not given (cpu-clock). */
+void cli_sampling_finish(struct cli_sampling *s);
 
 /* Whether the program is a Go binary: path (searched in PATH when it has no '/'), or
  * /proc/PID/exe when path is NULL. */

@@ -27,11 +27,8 @@
 #define MAX_OPT_FILTERS 8
 
 struct live_cli {
-	pid_t pid;
+	struct cli_sampling s;
 	char **command;
-	struct event_spec event;
-	int use_freq;
-	uint64_t freq, period;
 	double refresh;
 	unsigned window;
 	int batch;
@@ -43,23 +40,19 @@ struct live_cli {
 	const char *callers;
 	const char *out_dir;
 	const char *save;
-	uint32_t stack_size;
-	int repair, go, no_color, ascii;
+	int no_color, ascii;
 	struct { enum model_filter_kind kind; const char *key, *str; int64_t num; } filters[MAX_OPT_FILTERS];
 	size_t nfilters;
 };
 
 enum {
 	OPT_REFRESH = 300, OPT_BATCH, OPT_VIEW, OPT_ROWS, OPT_SORT, OPT_MIN_PCT, OPT_CALLERS, OPT_FOCUS,
-	OPT_IGNORE, OPT_TAG, OPT_THREAD, OPT_STACK, OPT_NO_REPAIR, OPT_NO_GO, OPT_NO_COLOR,
+	OPT_IGNORE, OPT_TAG, OPT_THREAD, OPT_NO_COLOR,
 	OPT_ASCII, OPT_SAVE, OPT_HELP,
 };
 
 static const struct option long_opts[] = {
-	{ "pid", required_argument, NULL, 'p' },
-	{ "event", required_argument, NULL, 'e' },
-	{ "freq", required_argument, NULL, 'F' },
-	{ "count", required_argument, NULL, 'c' },
+	CLI_SAMPLING_LONGOPTS,
 	{ "refresh", required_argument, NULL, OPT_REFRESH },
 	{ "delay", required_argument, NULL, 'd' },
 	{ "window", required_argument, NULL, 'w' },
@@ -75,9 +68,6 @@ static const struct option long_opts[] = {
 	{ "tag", required_argument, NULL, OPT_TAG },
 	{ "thread", required_argument, NULL, OPT_THREAD },
 	{ "output-dir", required_argument, NULL, 'o' },
-	{ "stack-size", required_argument, NULL, OPT_STACK },
-	{ "no-repair", no_argument, NULL, OPT_NO_REPAIR },
-	{ "no-go", no_argument, NULL, OPT_NO_GO },
 	{ "no-color", no_argument, NULL, OPT_NO_COLOR },
 	{ "ascii", no_argument, NULL, OPT_ASCII },
 	{ "save", required_argument, NULL, OPT_SAVE },
@@ -88,12 +78,9 @@ static const struct option long_opts[] = {
 static void live_usage(FILE *f)
 {
 	fputs("Usage: gotop-perf [OPTIONS] (-p PID | -- COMMAND [ARGS...])\n"
-	      "The live profiler: a terminal UI (press h for the keys), or text with --batch.\n"
-	      "  -p, --pid PID          profile an existing process (every thread, also new ones)\n"
-	      "  -e, --event EVENT      event to sample first (default cpu-clock; see `gotop-perf list`)\n"
-	      "  -F, --freq HZ          samples per second per thread (default 1000)\n"
-	      "  -c, --count PERIOD     a sample every PERIOD events instead of -F\n"
-	      "  -d, --refresh SECONDS  time between updates (default 1)\n"
+	      "The live profiler: a terminal UI (press h for the keys), or text with --batch.\n", f);
+	cli_sampling_usage(f, 1);
+	fputs("  -d, --refresh SECONDS  time between updates (default 1)\n"
 	      "  -w, --window SECONDS   start with a decaying window of the last SECONDS\n"
 	      "                         (default: cumulative; the w key toggles)\n"
 	      "  -o, --output-dir DIR   where snapshots (S key) are saved (default: current dir)\n"
@@ -101,9 +88,6 @@ static void live_usage(FILE *f)
 	      "      --ignore FUNC      drop samples with a function containing FUNC (repeatable)\n"
 	      "      --tag KEY=VALUE    keep samples with this pprof label (repeatable)\n"
 	      "      --thread TID       keep samples of this thread\n"
-	      "      --stack-size BYTES user stack bytes copied per sample (default 1024)\n"
-	      "      --no-repair        keep the kernel's frame-pointer chains as they are\n"
-	      "      --no-go            do not read goroutine ids and pprof labels\n"
 	      "      --no-color         no colours (also when NO_COLOR is set)\n"
 	      "      --ascii            ASCII only, even on a UTF-8 terminal\n"
 	      "Batch mode (plain text on stdout, every refresh, like top -b):\n"
@@ -140,51 +124,22 @@ static int parse_args(int argc, char **argv, struct live_cli *o)
 	int c, r;
 
 	memset(o, 0, sizeof(*o));
-	o->use_freq = 1;
-	o->freq = 1000;
+	cli_sampling_init(&o->s);
 	o->refresh = 1.0;
 	o->rows = 25;
 	o->min_pct = 1.0;
-	o->stack_size = 1024;
-	o->repair = 1;
-	o->go = 1;
 	o->views = "top,tree,labels";
-	events_parse("cpu-clock", &o->event);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+p:e:F:c:d:w:n:o:", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+" CLI_SAMPLING_SHORTOPTS "d:w:n:o:", long_opts, NULL)) != -1) {
 		uint64_t v;
 		double d;
 
+		r = cli_sampling_option(&o->s, c, optarg, 1);
+		if (r > 0)
+			return r;
+		if (r == 0)
+			continue;
 		switch (c) {
-		case 'p':
-			if (cli_parse_u64(optarg, &v) || v > 0x7fffffff) {
-				cli_error("invalid PID '%s'", optarg);
-				return EXIT_USAGE;
-			}
-			o->pid = (pid_t)v;
-			break;
-		case 'e':
-			if (events_parse(optarg, &o->event)) {
-				cli_error("unknown event '%s' (see `gotop-perf list`)", optarg);
-				return EXIT_EVENT;
-			}
-			break;
-		case 'F':
-			if (cli_parse_u64(optarg, &v) || v > 1000000) {
-				cli_error("invalid frequency '%s'", optarg);
-				return EXIT_USAGE;
-			}
-			o->use_freq = 1;
-			o->freq = v;
-			break;
-		case 'c':
-			if (cli_parse_u64(optarg, &v)) {
-				cli_error("invalid period '%s'", optarg);
-				return EXIT_USAGE;
-			}
-			o->use_freq = 0;
-			o->period = v;
-			break;
 		case 'd':
 		case OPT_REFRESH:
 			if (cli_parse_seconds(optarg, &o->refresh) || o->refresh < 0.05 || o->refresh > 3600) {
@@ -282,19 +237,6 @@ static int parse_args(int argc, char **argv, struct live_cli *o)
 		case 'o':
 			o->out_dir = optarg;
 			break;
-		case OPT_STACK:
-			if (cli_parse_u64(optarg, &v) || v > 65528) {
-				cli_error("invalid stack size '%s' (1 to 65528 bytes)", optarg);
-				return EXIT_USAGE;
-			}
-			o->stack_size = (uint32_t)((v + 7) & ~7ULL);
-			break;
-		case OPT_NO_REPAIR:
-			o->repair = 0;
-			break;
-		case OPT_NO_GO:
-			o->go = 0;
-			break;
 		case OPT_NO_COLOR:
 			o->no_color = 1;
 			break;
@@ -320,8 +262,9 @@ static int parse_args(int argc, char **argv, struct live_cli *o)
 		}
 		o->command = argv + optind;
 	}
-	if (!o->pid == !o->command) {
-		cli_error(o->pid ? "give either -p PID or a command, not both"
+	cli_sampling_finish(&o->s);
+	if (!o->s.pid == !o->command) {
+		cli_error(o->s.pid ? "give either -p PID or a command, not both"
 				 : "nothing to profile: give -p PID or -- COMMAND");
 		return EXIT_USAGE;
 	}
@@ -359,32 +302,6 @@ static int spawn_quiet(struct cli_target *t, char **argv)
 	if (r)
 		cli_error("cannot start %s", argv[0]);
 	return r;
-}
-
-static void stop_target(struct cli_target *t)
-{
-	int i;
-
-	if (!t->spawned)
-		return;
-	if (t->go_fd >= 0) {
-		close(t->go_fd); /* the child sees EOF and exits without exec */
-		t->go_fd = -1;
-	}
-	cli_target_reap(t, 0);
-	if (!t->spawned)
-		return;
-	kill(t->pid, SIGTERM);
-	for (i = 0; i < 100 && t->spawned; i++) {
-		struct timespec ts = { 0, 10000000L };
-
-		nanosleep(&ts, NULL);
-		cli_target_reap(t, 0);
-	}
-	if (t->spawned) {
-		kill(t->pid, SIGKILL);
-		cli_target_reap(t, 1);
-	}
 }
 
 /* --- batch --- */
@@ -571,11 +488,11 @@ int cmd_live(int argc, char **argv)
 
 	memset(&target, 0, sizeof(target));
 	target.go_fd = target.err_fd = -1;
-	if (o.pid) {
-		rc = cli_check_pid(o.pid);
+	if (o.s.pid) {
+		rc = cli_check_pid(o.s.pid);
 		if (rc)
 			return rc;
-		target.pid = o.pid;
+		target.pid = o.s.pid;
 	} else {
 		rc = spawn_quiet(&target, o.command);
 		if (rc)
@@ -585,17 +502,17 @@ int cmd_live(int argc, char **argv)
 
 	memset(&lo, 0, sizeof(lo));
 	lo.pid = target.pid;
-	lo.event = o.event;
-	lo.use_freq = o.use_freq;
-	lo.freq = o.freq;
-	lo.period = o.period;
-	lo.stack_size = o.stack_size;
+	lo.event = o.s.events[0];
+	lo.use_freq = o.s.use_freq;
+	lo.freq = o.s.freq;
+	lo.period = o.s.period;
+	lo.stack_size = o.s.stack_size;
 	lo.kernel = kernel;
 	lo.enable_on_exec = target.spawned;
-	lo.repair = o.repair;
-	lo.go = o.go;
-	lo.go_hook = o.go && cli_is_go_binary(o.pid ? NULL : o.command[0], target.pid);
-	lo.drain_ms = 4;
+	lo.repair = o.s.repair;
+	lo.go = o.s.go;
+	lo.go_hook = o.s.go && cli_is_go_binary(o.s.pid ? NULL : o.command[0], target.pid);
+	lo.drain_ms = o.s.label_latency_ms;
 	lo.refresh_ns = (uint64_t)(o.refresh * 1e9);
 	lo.window_s = o.window;
 	live = live_new(&lo, why, sizeof(why));
@@ -604,7 +521,7 @@ int cmd_live(int argc, char **argv)
 
 		cli_error("%s", why);
 		rc = (err == EACCES || err == EPERM) ? EXIT_PERM : (err == ESRCH) ? EXIT_TARGET : EXIT_EVENT;
-		stop_target(&target);
+		cli_target_stop(&target);
 		return rc;
 	}
 	cli_install_signals();
@@ -612,7 +529,7 @@ int cmd_live(int argc, char **argv)
 	if (rc) {
 		cli_error("cannot start sampling: %s", strerror(-rc));
 		live_free(live);
-		stop_target(&target);
+		cli_target_stop(&target);
 		return EXIT_FAIL;
 	}
 	if (target.spawned) {
@@ -620,7 +537,7 @@ int cmd_live(int argc, char **argv)
 		if (target.exit_status < 0) {
 			cli_error("cannot run %s: %s", o.command[0], strerror(-target.exit_status));
 			live_free(live);
-			stop_target(&target);
+			cli_target_stop(&target);
 			return EXIT_TARGET;
 		}
 		live_request(live, LIVE_REQ_TARGET_READY, NULL, 0);
@@ -629,7 +546,7 @@ int cmd_live(int argc, char **argv)
 	ui_init(&ui, o.batch);
 	ui.live = live;
 	ui.kernel = kernel;
-	ui.freq_default = o.freq;
+	ui.freq_default = o.s.freq;
 	ui.save_dir = o.out_dir;
 	ui.spawned = target.spawned;
 	ui.batch_rows = (size_t)o.rows;
@@ -658,7 +575,7 @@ int cmd_live(int argc, char **argv)
 	}
 	ui_fini(&ui);
 	live_stop(live);
-	stop_target(&target);
+	cli_target_stop(&target);
 	live_free(live);
 	return rc;
 }

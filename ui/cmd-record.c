@@ -17,39 +17,25 @@
 #include "gotop/sampler.h"
 #include "gotop/util.h"
 
-#define MAX_EVENTS 8
 #define MAX_TIDS 256
 
 struct record_opts {
-	pid_t pid;
+	struct cli_sampling s;
 	char **command;
-	struct event_spec events[MAX_EVENTS];
-	size_t nevents;
-	int use_freq;
-	uint64_t freq, period;
 	double duration;
 	const char *output;
 	pid_t tids[MAX_TIDS];
 	size_t ntids;
-	uint32_t stack_size;
-	int repair, go, verbose, quiet;
-	unsigned drain_ms;
+	int verbose, quiet;
 };
 
-enum { OPT_STACK = 256, OPT_NO_REPAIR, OPT_NO_GO, OPT_LATENCY, OPT_HELP };
+enum { OPT_HELP = 256 };
 
 static const struct option long_opts[] = {
-	{ "pid", required_argument, NULL, 'p' },
-	{ "event", required_argument, NULL, 'e' },
-	{ "freq", required_argument, NULL, 'F' },
-	{ "count", required_argument, NULL, 'c' },
+	CLI_SAMPLING_LONGOPTS,
 	{ "duration", required_argument, NULL, 'd' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "tid", required_argument, NULL, 't' },
-	{ "stack-size", required_argument, NULL, OPT_STACK },
-	{ "no-repair", no_argument, NULL, OPT_NO_REPAIR },
-	{ "no-go", no_argument, NULL, OPT_NO_GO },
-	{ "label-latency", required_argument, NULL, OPT_LATENCY },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -58,21 +44,13 @@ static const struct option long_opts[] = {
 
 static void record_usage(FILE *f)
 {
-	fputs("Usage: gotop-perf record (-p PID | -- COMMAND [ARGS...]) [OPTIONS]\n"
-	      "  -p, --pid PID          profile an existing process (all its threads, also new ones)\n"
-	      "  -t, --tid TID          only these threads (repeatable; no new threads)\n"
-	      "  -e, --event EVENT      event to sample (repeatable; default cpu-clock; see `list`)\n"
-	      "  -F, --freq HZ          samples per second per thread (default 1000)\n"
-	      "  -c, --count PERIOD     a sample every PERIOD events instead of -F\n"
-	      "  -d, --duration SECONDS stop after this long (default: Ctrl-C or target exit)\n"
+	fputs("Usage: gotop-perf record (-p PID | -- COMMAND [ARGS...]) [OPTIONS]\n", f);
+	cli_sampling_usage(f, CLI_MAX_EVENTS);
+	fputs("  -t, --tid TID          only these threads (repeatable; no new threads)\n"
+	      "  -d, --duration SECONDS stop after this long (default: Ctrl-C or target exit);\n"
+	      "                         a COMMAND still running then gets SIGTERM\n"
 	      "  -o, --output FILE      gzipped pprof output (default gotop-perf.pb.gz); with several\n"
 	      "                         events, one file per event: FILE with .EVENT before .pb.gz\n"
-	      "      --stack-size BYTES user stack bytes copied per sample (default 1024)\n"
-	      "      --no-repair        keep the kernel's frame-pointer chains as they are\n"
-	      "      --no-go            do not read goroutine ids and pprof labels\n"
-	      "      --label-latency MS (Go) read each sample's goroutine and labels at most about\n"
-	      "                         MS ms after the sample (default 4); shorter is more exact,\n"
-	      "                         at one wakeup per MS\n"
 	      "  -v, --verbose          print statistics at the end\n"
 	      "  -q, --quiet            print errors only\n", f);
 }
@@ -96,53 +74,19 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	int c;
 
 	memset(o, 0, sizeof(*o));
-	o->use_freq = 1;
-	o->freq = 1000;
+	cli_sampling_init(&o->s);
 	o->output = "gotop-perf.pb.gz";
-	o->stack_size = 1024;
-	o->repair = 1;
-	o->go = 1;
-	o->drain_ms = 4;
 	optind = 1;
 	/* "+" stops at the first non-option so that -- COMMAND args stay intact. */
-	while ((c = getopt_long(argc, argv, "+p:e:F:c:d:o:t:vq", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+" CLI_SAMPLING_SHORTOPTS "d:o:t:vq", long_opts, NULL)) != -1) {
 		uint64_t v;
+		int r = cli_sampling_option(&o->s, c, optarg, CLI_MAX_EVENTS);
 
+		if (r > 0)
+			return r;
+		if (r == 0)
+			continue;
 		switch (c) {
-		case 'p':
-			if (cli_parse_u64(optarg, &v) || v > 0x7fffffff) {
-				cli_error("invalid PID '%s'", optarg);
-				return EXIT_USAGE;
-			}
-			o->pid = (pid_t)v;
-			break;
-		case 'e':
-			if (o->nevents == MAX_EVENTS) {
-				cli_error("at most %d events", MAX_EVENTS);
-				return EXIT_USAGE;
-			}
-			if (events_parse(optarg, &o->events[o->nevents])) {
-				cli_error("unknown event '%s' (see `gotop-perf list`)", optarg);
-				return EXIT_EVENT;
-			}
-			o->nevents++;
-			break;
-		case 'F':
-			if (cli_parse_u64(optarg, &v) || v > 1000000) {
-				cli_error("invalid frequency '%s'", optarg);
-				return EXIT_USAGE;
-			}
-			o->use_freq = 1;
-			o->freq = v;
-			break;
-		case 'c':
-			if (cli_parse_u64(optarg, &v)) {
-				cli_error("invalid period '%s'", optarg);
-				return EXIT_USAGE;
-			}
-			o->use_freq = 0;
-			o->period = v;
-			break;
 		case 'd':
 			if (cli_parse_seconds(optarg, &o->duration)) {
 				cli_error("invalid duration '%s'", optarg);
@@ -158,26 +102,6 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 				return EXIT_USAGE;
 			}
 			o->tids[o->ntids++] = (pid_t)v;
-			break;
-		case OPT_STACK:
-			if (cli_parse_u64(optarg, &v) || v > 65528) {
-				cli_error("invalid stack size '%s' (1 to 65528 bytes)", optarg);
-				return EXIT_USAGE;
-			}
-			o->stack_size = (uint32_t)((v + 7) & ~7ULL);
-			break;
-		case OPT_NO_REPAIR:
-			o->repair = 0;
-			break;
-		case OPT_NO_GO:
-			o->go = 0;
-			break;
-		case OPT_LATENCY:
-			if (cli_parse_u64(optarg, &v) || v > 1000) {
-				cli_error("invalid label latency '%s' (1 to 1000 ms)", optarg);
-				return EXIT_USAGE;
-			}
-			o->drain_ms = (unsigned)v;
 			break;
 		case 'v':
 			o->verbose = 1;
@@ -195,19 +119,16 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	}
 	if (optind < argc)
 		o->command = argv + optind;
-	if (!o->pid == !o->command) {
-		cli_error(o->pid ? "give either -p PID or a command, not both"
-				 : "nothing to profile: give -p PID or -- COMMAND");
+	if (!o->s.pid == !o->command) {
+		cli_error(o->s.pid ? "give either -p PID or a command, not both"
+				   : "nothing to profile: give -p PID or -- COMMAND");
 		return EXIT_USAGE;
 	}
-	if (o->ntids && !o->pid) {
+	if (o->ntids && !o->s.pid) {
 		cli_error("-t needs -p");
 		return EXIT_USAGE;
 	}
-	if (o->nevents == 0) {
-		events_parse("cpu-clock", &o->events[0]);
-		o->nevents = 1;
-	}
+	cli_sampling_finish(&o->s);
 	return 0;
 }
 
@@ -223,14 +144,14 @@ static void set_metadata(struct prof *p, const struct event_spec *ev, const stru
 	pt.unit = prof_str(p, unit);
 	/* Period: for cpu-clock at F Hz a sample stands for 1e9/F ns of CPU, as in Go's
 	 * own profiles; with -c it is the fixed event count. */
-	if (o->use_freq)
-		prof_set_period(p, pt, !strcmp(unit, "nanoseconds") ? (int64_t)(1000000000ULL / o->freq)
-								 : (int64_t)o->freq);
+	if (o->s.use_freq)
+		prof_set_period(p, pt, !strcmp(unit, "nanoseconds") ? (int64_t)(1000000000ULL / o->s.freq)
+								 : (int64_t)o->s.freq);
 	else
-		prof_set_period(p, pt, (int64_t)o->period);
+		prof_set_period(p, pt, (int64_t)o->s.period);
 	snprintf(buf, sizeof(buf), "gotop-perf %s: event %s, %s %llu", PACKAGE_VERSION, ev->name,
-		 o->use_freq ? "frequency (Hz)" : "period",
-		 (unsigned long long)(o->use_freq ? o->freq : o->period));
+		 o->s.use_freq ? "frequency (Hz)" : "period",
+		 (unsigned long long)(o->s.use_freq ? o->s.freq : o->s.period));
 	prof_add_comment(p, buf);
 	if (cmdline && *cmdline)
 		prof_add_comment(p, cmdline);
@@ -238,7 +159,7 @@ static void set_metadata(struct prof *p, const struct event_spec *ev, const stru
 		snprintf(buf, sizeof(buf), "go version %s", gover);
 		prof_add_comment(p, buf);
 	}
-	if (!o->repair)
+	if (!o->s.repair)
 		prof_add_comment(p, "frame-pointer repair off (--no-repair)");
 }
 
@@ -246,7 +167,7 @@ int cmd_record(int argc, char **argv)
 {
 	struct record_opts o;
 	struct cli_target target;
-	struct sampler *samplers[MAX_EVENTS] = { 0 };
+	struct sampler *samplers[CLI_MAX_EVENTS] = { 0 };
 	struct agg *agg = NULL;
 	struct agg_opts ao;
 	char why[512], kwhy[256], *cmdline = NULL;
@@ -261,8 +182,8 @@ int cmd_record(int argc, char **argv)
 	target.go_fd = target.err_fd = -1;
 
 	/* Fail before sampling when the output cannot be written. */
-	for (e = 0; e < o.nevents; e++) {
-		char *path = output_for(o.output, o.events[e].name, o.nevents > 1);
+	for (e = 0; e < o.s.nevents; e++) {
+		char *path = output_for(o.output, o.s.events[e].name, o.s.nevents > 1);
 		int w = pprof_check_writable(path);
 
 		if (w) {
@@ -272,19 +193,19 @@ int cmd_record(int argc, char **argv)
 		}
 		free(path);
 	}
-	if (o.pid) {
-		rc = cli_check_pid(o.pid);
+	if (o.s.pid) {
+		rc = cli_check_pid(o.s.pid);
 		if (rc)
 			return rc;
 		for (e = 0; e < o.ntids; e++) {
 			struct proc_stat st;
 
-			if (procinfo_stat(o.pid, o.tids[e], &st)) {
-				cli_error("no thread %d in process %d", (int)o.tids[e], (int)o.pid);
+			if (procinfo_stat(o.s.pid, o.tids[e], &st)) {
+				cli_error("no thread %d in process %d", (int)o.tids[e], (int)o.s.pid);
 				return EXIT_TARGET;
 			}
 		}
-		target.pid = o.pid;
+		target.pid = o.s.pid;
 	} else {
 		rc = cli_target_spawn(&target, o.command);
 		if (rc)
@@ -297,30 +218,30 @@ int cmd_record(int argc, char **argv)
 
 	memset(&ao, 0, sizeof(ao));
 	ao.pid = target.pid;
-	ao.repair = o.repair;
-	ao.go = o.go;
+	ao.repair = o.s.repair;
+	ao.go = o.s.go;
 	ao.kernel = kernel;
 	agg = agg_new(&ao);
-	go_target = o.go && cli_is_go_binary(o.pid ? NULL : o.command[0], target.pid);
+	go_target = o.s.go && cli_is_go_binary(o.s.pid ? NULL : o.command[0], target.pid);
 
-	for (e = 0; e < o.nevents; e++) {
+	for (e = 0; e < o.s.nevents; e++) {
 		struct sampler_opts so;
 
 		memset(&so, 0, sizeof(so));
 		so.pid = target.pid;
 		so.tids = o.tids;
 		so.ntids = o.ntids;
-		so.event = o.events[e];
-		so.use_freq = o.use_freq;
-		so.freq = o.freq;
-		so.period = o.period;
-		so.stack_size = o.stack_size;
+		so.event = o.s.events[e];
+		so.use_freq = o.s.use_freq;
+		so.freq = o.s.freq;
+		so.period = o.s.period;
+		so.stack_size = o.s.stack_size;
 		so.kernel = kernel;
 		so.enable_on_exec = target.spawned;
 		if (go_target) {
 			/* Goroutines and labels are read right after each sample. */
 			agg_sampler_hook(agg, &so.hook, &so.hook_arg);
-			so.drain_ms = o.drain_ms;
+			so.drain_ms = o.s.label_latency_ms;
 		}
 		samplers[e] = sampler_new(&so, why, sizeof(why));
 		if (!samplers[e]) {
@@ -336,7 +257,7 @@ int cmd_record(int argc, char **argv)
 	cli_install_signals();
 	start_ns = util_now_ns();
 	start_wall = util_wall_ns();
-	for (e = 0; e < o.nevents; e++) {
+	for (e = 0; e < o.s.nevents; e++) {
 		int r = sampler_start(samplers[e]);
 
 		if (r) {
@@ -360,7 +281,7 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "gotop-perf: recording PID %d (%s)%s\n", (int)target.pid,
 			cmdline ? cmdline : "?", o.duration > 0 ? "" : ": Ctrl-C to stop");
 
-	nev = (int)o.nevents;
+	nev = (int)o.s.nevents;
 	while (!cli_stop_signal) {
 		int all_exited = 1;
 
@@ -394,10 +315,10 @@ int cmd_record(int argc, char **argv)
 	agg_set_times(agg, (int64_t)start_wall, (int64_t)(util_now_ns() - start_ns));
 
 	rc = EXIT_OK;
-	for (e = 0; e < o.nevents; e++) {
-		struct prof *p = agg_profile(agg, o.events[e].name);
+	for (e = 0; e < o.s.nevents; e++) {
+		struct prof *p = agg_profile(agg, o.s.events[e].name);
 		struct sampler_stats st;
-		char *path = output_for(o.output, o.events[e].name, o.nevents > 1);
+		char *path = output_for(o.output, o.s.events[e].name, o.s.nevents > 1);
 		int w;
 
 		if (!p) {
@@ -405,12 +326,12 @@ int cmd_record(int argc, char **argv)
 			struct sample_batch empty;
 
 			memset(&empty, 0, sizeof(empty));
-			empty.event = &o.events[e];
+			empty.event = &o.s.events[e];
 			agg_feed(agg, &empty);
-			p = agg_profile(agg, o.events[e].name);
+			p = agg_profile(agg, o.s.events[e].name);
 			agg_set_times(agg, (int64_t)start_wall, (int64_t)(util_now_ns() - start_ns));
 		}
-		set_metadata(p, &o.events[e], &o, cmdline, agg_go_version(agg));
+		set_metadata(p, &o.s.events[e], &o, cmdline, agg_go_version(agg));
 		w = pprof_write_file(p, path);
 		sampler_get_stats(samplers[e], &st);
 		if (w) {
@@ -419,7 +340,7 @@ int cmd_record(int argc, char **argv)
 		} else if (!o.quiet) {
 			fprintf(stderr,
 				"gotop-perf: %s: %llu samples, %llu lost, %llu dropped, %u threads, %.1f s -> %s\n",
-				o.events[e].name, (unsigned long long)st.samples,
+				o.s.events[e].name, (unsigned long long)st.samples,
 				(unsigned long long)st.lost, (unsigned long long)st.dropped,
 				st.threads, (double)(util_now_ns() - start_ns) / 1e9, path);
 		}
@@ -449,14 +370,11 @@ int cmd_record(int argc, char **argv)
 			fprintf(stderr, "gotop-perf: stopped by signal %d; profile written\n", cli_stop_signal);
 	}
 out:
-	for (e = 0; e < o.nevents; e++)
+	for (e = 0; e < o.s.nevents; e++)
 		sampler_free(samplers[e]);
 	agg_free(agg);
 	free(cmdline);
-	if (target.spawned) {
-		if (target.go_fd >= 0)
-			close(target.go_fd); /* the child sees EOF and exits without exec */
-		cli_target_reap(&target, 1);
-	}
+	/* A command still running when recording ends (-d, a signal) is stopped. */
+	cli_target_stop(&target);
 	return rc;
 }

@@ -9,10 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "gotop/events.h"
 #include "gotop/procinfo.h"
+#include "gotop/util.h"
 #include "gotop/symtab.h"
 
 volatile int cli_stop_signal;
@@ -75,6 +78,108 @@ int cli_parse_seconds(const char *s, double *out)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+void cli_sampling_init(struct cli_sampling *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->use_freq = 1;
+	s->freq = 1000;
+	s->stack_size = 1024;
+	s->repair = 1;
+	s->go = 1;
+	s->label_latency_ms = 4;
+}
+
+void cli_sampling_finish(struct cli_sampling *s)
+{
+	if (s->nevents == 0) {
+		events_parse("cpu-clock", &s->events[0]);
+		s->nevents = 1;
+	}
+}
+
+void cli_sampling_usage(FILE *f, size_t max_events)
+{
+	fprintf(f,
+		"  -p, --pid PID          profile an existing process (all its threads, also new ones)\n"
+		"  -e, --event EVENT      event to sample (default cpu-clock; see `gotop-perf list`)%s\n"
+		"  -F, --freq HZ          samples per second per thread (default 1000)\n"
+		"  -c, --count PERIOD     a sample every PERIOD events instead of -F\n"
+		"      --stack-size BYTES user stack bytes copied per sample (default 1024)\n"
+		"      --no-repair        keep the kernel's frame-pointer chains as they are\n"
+		"      --no-go            do not read goroutine ids and pprof labels\n"
+		"      --label-latency MS (Go) read each sample's goroutine and labels at most about\n"
+		"                         MS ms after the sample (default 4); shorter is more exact,\n"
+		"                         at one wakeup per MS\n",
+		max_events > 1 ? "; repeatable" : "");
+}
+
+int cli_sampling_option(struct cli_sampling *s, int c, const char *arg, size_t max_events)
+{
+	uint64_t v;
+
+	switch (c) {
+	case 'p':
+		if (cli_parse_u64(arg, &v) || v > 0x7fffffff) {
+			cli_error("invalid PID '%s'", arg);
+			return EXIT_USAGE;
+		}
+		s->pid = (pid_t)v;
+		return 0;
+	case 'e':
+		if (s->nevents >= max_events || s->nevents >= CLI_MAX_EVENTS) {
+			if (max_events == 1)
+				cli_error("one event at a time here (switch events live with the e key)");
+			else
+				cli_error("at most %zu events", GP_MIN(max_events, (size_t)CLI_MAX_EVENTS));
+			return EXIT_USAGE;
+		}
+		if (events_parse(arg, &s->events[s->nevents])) {
+			cli_error("unknown event '%s' (see `gotop-perf list`)", arg);
+			return EXIT_EVENT;
+		}
+		s->nevents++;
+		return 0;
+	case 'F':
+		if (cli_parse_u64(arg, &v) || v > 1000000) {
+			cli_error("invalid frequency '%s'", arg);
+			return EXIT_USAGE;
+		}
+		s->use_freq = 1;
+		s->freq = v;
+		return 0;
+	case 'c':
+		if (cli_parse_u64(arg, &v)) {
+			cli_error("invalid period '%s'", arg);
+			return EXIT_USAGE;
+		}
+		s->use_freq = 0;
+		s->period = v;
+		return 0;
+	case CLI_OPT_STACK:
+		if (cli_parse_u64(arg, &v) || v > 65528) {
+			cli_error("invalid stack size '%s' (1 to 65528 bytes)", arg);
+			return EXIT_USAGE;
+		}
+		s->stack_size = (uint32_t)((v + 7) & ~7ULL);
+		return 0;
+	case CLI_OPT_NO_REPAIR:
+		s->repair = 0;
+		return 0;
+	case CLI_OPT_NO_GO:
+		s->go = 0;
+		return 0;
+	case CLI_OPT_LATENCY:
+		if (cli_parse_u64(arg, &v) || v > 1000) {
+			cli_error("invalid label latency '%s' (1 to 1000 ms)", arg);
+			return EXIT_USAGE;
+		}
+		s->label_latency_ms = (unsigned)v;
+		return 0;
+	default:
+		return -1;
+	}
 }
 
 int cli_check_pid(pid_t pid)
@@ -202,6 +307,32 @@ int cli_is_go_binary(const char *path, pid_t pid)
 	go = symfile_go_version(sf) != NULL;
 	symfile_free(sf);
 	return go;
+}
+
+void cli_target_stop(struct cli_target *t)
+{
+	int i;
+
+	if (!t->spawned)
+		return;
+	if (t->go_fd >= 0) {
+		close(t->go_fd); /* the child sees EOF and exits without exec */
+		t->go_fd = -1;
+	}
+	cli_target_reap(t, 0);
+	if (!t->spawned)
+		return;
+	kill(t->pid, SIGTERM);
+	for (i = 0; i < 200 && t->spawned; i++) {
+		struct timespec ts = { 0, 10000000L };
+
+		nanosleep(&ts, NULL);
+		cli_target_reap(t, 0);
+	}
+	if (t->spawned) {
+		kill(t->pid, SIGKILL);
+		cli_target_reap(t, 1);
+	}
 }
 
 static void usage(FILE *f)
