@@ -766,10 +766,36 @@ static void tid_remember(struct gort *g, uint32_t tid, uint64_t m, uint64_t g0, 
 	s->gsignal = gsignal;
 }
 
+/* Statuses of a goroutine that exists: its g cannot have been reused (runtime/proc.go
+ * gfput takes only _Gdead goroutines). runtime/runtime2.go: _Grunnable 1, _Grunning 2,
+ * _Gsyscall 3, _Gwaiting 4, _Gpreempted 9. */
+static bool status_alive(uint32_t st)
+{
+	st &= ~(uint32_t)G_SCAN;
+	return (st >= 1 && st <= 4) || st == 9;
+}
+
 static bool status_live(uint32_t st)
 {
 	st &= ~(uint32_t)G_SCAN;
 	return st == G_RUNNING || st == G_SYSCALL;
+}
+
+/* A goroutine that left the thread between the sample and the read is still the one
+ * sampled when it is alive and its stack holds the sampled SP: a live g is not reused
+ * (runtime/proc.go gfput takes only _Gdead ones) and a stack moved since (copystack) no
+ * longer holds SP. The rest rejects memory that only looks like a g (a register
+ * pointing into the stack makes stack words pass for bounds): g is heap memory, never
+ * inside its own stack; stacks are powers of two from 2 KiB (runtime/stack.go
+ * stackalloc); g0 and gsignal have goid 0. */
+static bool left_thread(const struct gview *gv, uint64_t greg, uint64_t sp)
+{
+	uint64_t n = gv->stack_hi - gv->stack_lo;
+
+	return gv->goid && gv->goid < (1ULL << 48) && status_alive(gv->status) &&
+	       gv->stack_hi > gv->stack_lo && !(gv->stack_lo & 7) && n >= 2048 && n <= (1ULL << 30) &&
+	       !(n & (n - 1)) && sp >= gv->stack_lo && sp < gv->stack_hi &&
+	       !(greg >= gv->stack_lo && greg < gv->stack_hi);
 }
 
 /* Errors that mean "this candidate is garbage", not "the target is gone". */
@@ -840,6 +866,19 @@ static int via_register(struct gort *gr, const struct gp_mem *mem, uint32_t tid,
 		gr->st.fast_path++;
 		return 0;
 	}
+	/* The goroutine parked between the sample and this read (g.m is nil): still the
+	 * goroutine that was sampled if it is alive and its stack holds the sampled SP
+	 * (see left_thread). */
+	if (gv.m == 0 && left_thread(&gv, greg, sp)) {
+		uint32_t st = gv.status & ~(uint32_t)G_SCAN;
+
+		if (st == 1 || st == 4 || st == 9) {
+			*cur = gv;
+			*flags |= GORT_LEFT;
+			gr->st.left++;
+			return 0;
+		}
+	}
 	rc = read_m(gr, mem, gv.m, &mv);
 	if (rc)
 		return soft_error(rc) ? 1 : rc;
@@ -847,6 +886,13 @@ static int via_register(struct gort *gr, const struct gp_mem *mem, uint32_t tid,
 		/* A real g of another thread: the goroutine moved on since the sample (the
 		 * registers are older than this read). Falling back to this thread's current
 		 * goroutine could name one that did not run then. */
+		if (mv.procid && greg == mv.curg && status_live(gv.status) && left_thread(&gv, greg, sp)) {
+			/* It runs on that thread now, and ran on this one when sampled. */
+			*cur = gv;
+			*flags |= GORT_LEFT;
+			gr->st.left++;
+			return 0;
+		}
 		if (mv.procid && (greg == mv.curg || greg == mv.g0 || greg == mv.gsignal))
 			return -ENOENT;
 		return 1;

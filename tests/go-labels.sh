@@ -28,7 +28,7 @@ for v in $VERSIONS; do
 	fi
 	# Go's profiler at 250 Hz: enough samples for a 3-point comparison, and the
 	# setitimer-based profiler still keeps up (at 1 kHz it loses most signals).
-	"$GOTOP_PERF" record -q -d 7 -o "$T/g-$v.pb.gz" -- \
+	"$GOTOP_PERF" record -q -o "$T/g-$v.pb.gz" -- \
 		"$bin" -d 6s -cpuprofile "$T/go-$v.pprof" -cpurate 250 >"$T/out" 2>&1
 	rc=$?
 	check "go$v: record exits 0" [ $rc -eq 0 ]

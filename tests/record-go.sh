@@ -13,7 +13,7 @@ rc=$?
 [ $rc -eq 77 ] && skip_all "Go $v unavailable"
 [ $rc -ne 0 ] && { diag_file "$T/build.err"; skip_all "cannot build the Go workload"; }
 
-"$GOTOP_PERF" record -d 5 -o "$T/ours.pb.gz" -- "$bin" -d 5s -cpuprofile "$T/go.pprof" -cpurate 250 >"$T/out" 2>&1
+"$GOTOP_PERF" record -o "$T/ours.pb.gz" -- "$bin" -d 5s -cpuprofile "$T/go.pprof" -cpurate 250 >"$T/out" 2>&1
 rc=$?
 check "record of a Go program exits 0" [ $rc -eq 0 ]
 [ $rc -eq 0 ] || diag_file "$T/out"

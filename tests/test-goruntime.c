@@ -409,9 +409,14 @@ static void test_procid_mismatch(void **state)
 	struct fthread t;
 
 	make_thread(f, &t, 1234, 77);
-	/* The same g sampled on another thread: its m is not that thread's. */
+	/* The same g with SP on its stack sampled on another thread: it ran there then and
+	 * runs on its m's thread now. */
 	t.tid = 999;
-	assert_int_equal(rd(f, &t, t.g, t.sp, &r), -ENOENT);
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+	assert_int_equal(r.goid, 77);
+	assert_true(r.flags & GORT_LEFT);
+	/* With SP elsewhere the register proves nothing. */
+	assert_int_equal(rd(f, &t, t.g, t.g0sp, &r), -ENOENT);
 	assert_int_equal(r.goid, 0);
 	t.tid = 1234;
 	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
@@ -420,15 +425,19 @@ static void test_procid_mismatch(void **state)
 	w64(f, t.m + f->o->m_procid, 4321);
 	assert_int_equal(rd(f, &t, t.g, t.g0sp + 100000, &r), -ENOENT);
 	assert_int_equal(rd(f, &t, 0, t.sp, &r), -ENOENT);
-	/* A g of another thread in the register: it moved since the sample; never fall
-	 * back to this thread's current goroutine. */
+	/* A g of another thread in the register, SP on its stack: the goroutine ran here
+	 * when sampled and moved to that thread since: it is the answer (never this
+	 * thread's current goroutine). Without SP on its stack it is not. */
 	{
 		struct fthread u;
 
 		make_thread(f, &u, 5555, 88);
 		w64(f, t.m + f->o->m_procid, 1234);
 		assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
-		assert_int_equal(rd(f, &t, u.g, u.sp, &r), -ENOENT);
+		assert_int_equal(rd(f, &t, u.g, u.sp, &r), 0);
+		assert_int_equal(r.goid, 88);
+		assert_true(r.flags & GORT_LEFT);
+		assert_int_equal(rd(f, &t, u.g, t.sp, &r), -ENOENT);
 		assert_int_equal(rd(f, &t, u.g0, u.g0sp, &r), -ENOENT);
 	}
 	/* A g that claims the m but is not its curg, SP on its own stack (a register older

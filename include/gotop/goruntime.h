@@ -63,6 +63,8 @@ struct gort_labels {
 #define GORT_LABELS_DROPPED 0x20 /* the intern table is full: labels NULL */
 #define GORT_OFF_STACK 0x40      /* g register was the goroutine, SP outside its stack
 				  * (vDSO call on g0's stack, C code keeping R14) */
+#define GORT_LEFT 0x80           /* the goroutine had left the thread by the read (parked,
+				  * runnable, or running elsewhere): found by its stack */
 
 struct gort_result {
 	uint64_t goid;
@@ -74,6 +76,7 @@ struct gort_stats {
 	uint64_t reads, found, not_found, faults;
 	uint64_t via_register, via_m_cache, via_allm, system_stack;
 	uint64_t fast_path;          /* found with a single read of g (thread's m known) */
+	uint64_t left;               /* found after it left the thread (parked or moved) */
 	uint64_t label_lookups;      /* reads whose goroutine had g.labels != 0 */
 	uint64_t label_hits_epoch;   /* cache hit proven by an unchanged GC sweep generation */
 	uint64_t label_hits_checked; /* cache hit proven by re-reading the fingerprint */

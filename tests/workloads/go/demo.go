@@ -16,7 +16,7 @@
 // without unlocking it, so the Go runtime destroys those threads and starts new ones: the
 // set of threads in the process keeps changing.
 //
-// Usage: demo [-d DURATION] [-rate REQUESTS_PER_SECOND] [-workers N] [-cpuprofile FILE]
+// Usage: demo [-d DURATION] [-rate REQUESTS_PER_SECOND] [-work N] [-workers N] [-cpuprofile FILE]
 // With no -d it runs until killed. It prints its pid and then nothing. At the default
 // rate it keeps about half a CPU busy.
 package main
@@ -199,12 +199,18 @@ func handleHealthz(r *request) {
 
 // ---- the service ------------------------------------------------------------------------
 
+// workPerRequest is how many times a request repeats its handler's work (-work): real
+// requests take milliseconds, and so should these.
+var workPerRequest = 8
+
 // serve runs one request under its labels; the labels stay on the goroutine (and on any
 // goroutine it starts) until the handler returns.
 func serve(r *request, fn func(*request)) {
 	labels := pprof.Labels("handler", r.handler, "tenant", r.tenant, "region", r.region)
 	pprof.Do(context.Background(), labels, func(context.Context) {
-		fn(r)
+		for i := 0; i < workPerRequest; i++ {
+			fn(r)
+		}
 	})
 	served.Add(1)
 }
@@ -346,10 +352,14 @@ func setup() {
 
 func main() {
 	dur := flag.Duration("d", 0, "run for this long (default: until killed)")
-	rate := flag.Int("rate", 500, "requests per second")
+	rate := flag.Int("rate", 60, "requests per second")
+	work := flag.Int("work", 8, "how many times each request repeats its handler's work")
 	workers := flag.Int("workers", 8, "worker goroutines")
 	cpuprofile := flag.String("cpuprofile", "", "also write Go's own CPU profile to this file (needs -d)")
 	flag.Parse()
+	if *work > 0 {
+		workPerRequest = *work
+	}
 
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
