@@ -178,6 +178,13 @@ static void go_init(struct agg *a)
 		goread_publish_file(a->goslot, a->o.pid, sf);
 }
 
+void agg_preload(struct agg *a, int main)
+{
+	symbolizer_preload(a->sym, main, a->o.kernel);
+	if (main)
+		go_init(a);
+}
+
 void agg_sampler_hook(struct agg *a, sampler_hook_fn *fn, void **arg)
 {
 	*fn = a->o.go ? goread_hook : NULL;

@@ -56,6 +56,7 @@ static uint64_t regs_mask(void)
 #define BATCH_BYTES (256 * 1024)
 #define QUEUE_MAX_BYTES (64u << 20) /* beyond this the consumer is behind: drop, count */
 #define RESCAN_NS (200 * 1000000ULL)
+#define PUBLISH_NS (50 * 1000000ULL)
 
 /* One thread we opened events on: fds[i] is the event on cpus[i]. */
 struct tev {
@@ -97,6 +98,7 @@ struct sampler {
 	pid_t *forked;        /* threads announced by PERF_RECORD_FORK (covered by inherit) */
 	size_t nforked, capforked;
 	uint64_t last_scan;
+	uint64_t last_publish;
 
 	pthread_mutex_t qlock;
 	pthread_cond_t qcond;
@@ -617,37 +619,50 @@ static void *sampler_main(void *arg)
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	pthread_getcpuclockid(pthread_self(), &s->thread_clock);
 
+	/* The poll set changes only with the event set: build it once per generation. */
+	struct pollfd *pfd = xcalloc(s->ncpus + 2, sizeof(*pfd));
+	size_t np = 0;
+	uint32_t pgen = 0;
+
 	for (;;) {
-		struct pollfd *pfd;
-		size_t np = 0, c;
-		int stop, gone;
+		size_t c;
+		int stop, gone = 0, pidx = -1;
 
 		pthread_mutex_lock(&s->lock);
-		pfd = xcalloc(s->ncpus + 2, sizeof(*pfd));
-		pfd[np].fd = s->wakefd;
-		pfd[np++].events = POLLIN;
-		if (s->pidfd >= 0) {
-			pfd[np].fd = s->pidfd;
+		if (s->cur->gen != pgen) {
+			pgen = s->cur->gen;
+			np = 0;
+			pfd[np].fd = s->wakefd;
 			pfd[np++].events = POLLIN;
-		}
-		for (c = 0; c < s->ncpus; c++) {
-			if (s->cur->owner[c] >= 0) {
-				pfd[np].fd = s->cur->owner[c];
+			for (c = 0; c < s->ncpus; c++) {
+				if (s->cur->owner[c] >= 0) {
+					pfd[np].fd = s->cur->owner[c];
+					pfd[np++].events = POLLIN;
+				}
+			}
+			if (s->pidfd >= 0) {
+				pfd[np].fd = s->pidfd;
 				pfd[np++].events = POLLIN;
 			}
 		}
+		if (s->pidfd >= 0)
+			pidx = (int)np - 1;
 		pthread_mutex_unlock(&s->lock);
 
+		for (c = 0; c < np; c++)
+			pfd[c].revents = 0;
 		poll(pfd, np, s->o.drain_ms ? (int)s->o.drain_ms : 100);
-		free(pfd);
-		{
+		if (pfd[0].revents & POLLIN) {
 			uint64_t v;
 
 			if (read(s->wakefd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 				break;
 		}
-
-		gone = target_gone(s);
+		/* A pidfd is readable once the process has exited (pidfd_open(2)). */
+		if (pidx >= 0)
+			gone = (pfd[pidx].revents & (POLLIN | POLLHUP)) != 0;
+		else
+			gone = target_gone(s);
 		pthread_mutex_lock(&s->lock);
 		drain(s, s->cur);
 		if (!s->o.ntids && !gone) {
@@ -671,11 +686,22 @@ static void *sampler_main(void *arg)
 			if (clock_gettime(s->thread_clock, &ts) == 0)
 				s->st.self_cpu_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 		}
-		batch_publish(s);
+		/* Hand the batch on every 50 ms (or when half full): short drain intervals
+		 * are for the hook's reads, the consumer need not wake for each. */
+		{
+			uint64_t now = util_now_ns();
+
+			if (stop || (s->fill && s->fill->len > s->fill->cap / 2) ||
+			    now - s->last_publish >= PUBLISH_NS) {
+				batch_publish(s);
+				s->last_publish = now;
+			}
+		}
 		pthread_mutex_unlock(&s->lock);
 		if (stop)
 			break;
 	}
+	free(pfd);
 	pthread_mutex_lock(&s->qlock);
 	s->running = 0;
 	pthread_cond_broadcast(&s->qcond);

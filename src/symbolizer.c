@@ -509,6 +509,23 @@ int symbolizer_lookup(struct symbolizer *s, uint64_t addr, int is_return,
 	return n;
 }
 
+void symbolizer_preload(struct symbolizer *s, int main, int kernel)
+{
+	if (kernel && !s->ks_tried) {
+		s->ks_tried = 1;
+		s->ks = kallsyms_load(&s->ks_err);
+		s->kbuild_id = kallsyms_kernel_build_id();
+	}
+	if (main) {
+		struct symfile *sf = symbolizer_main_file(s);
+
+		if (sf) {
+			symfile_nsymbols(sf);
+			symfile_gopcln(sf);
+		}
+	}
+}
+
 struct symfile *symbolizer_main_file(struct symbolizer *s)
 {
 	char link[64], target[4096];

@@ -254,6 +254,8 @@ int cmd_record(int argc, char **argv)
 		}
 	}
 
+	/* Symbol tables and kallsyms are loaded now, not inside the profiled time. */
+	agg_preload(agg, !target.spawned);
 	cli_install_signals();
 	start_ns = util_now_ns();
 	start_wall = util_wall_ns();
@@ -274,8 +276,8 @@ int cmd_record(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (go_target)
-		agg_go_version(agg); /* starts the goroutine reads now, not at the first batch */
+	if (target.spawned)
+		agg_preload(agg, 1); /* the command has exec'd: its symbols, and the Go reads */
 	cmdline = procinfo_cmdline(target.pid, 1024);
 	if (!o.quiet)
 		fprintf(stderr, "gotop-perf: recording PID %d (%s)%s\n", (int)target.pid,

@@ -41,6 +41,11 @@ void agg_free(struct agg *a);
  * must be stopped before agg_free. fn is NULL when Go reading is off. */
 void agg_sampler_hook(struct agg *a, sampler_hook_fn *fn, void **arg);
 
+/* Loads symbol tables (the executable's when main, kallsyms when the kernel is
+ * sampled) and starts the Go reads before sampling, as perf does its set-up first.
+ * main must be 0 while a command has not exec'd yet. */
+void agg_preload(struct agg *a, int main);
+
 /* Folds every record of the batch into the profile of the batch's event. */
 void agg_feed(struct agg *a, const struct sample_batch *b);
 

@@ -35,6 +35,11 @@ void symbolizer_free(struct symbolizer *s); /* accepts NULL */
 int symbolizer_lookup(struct symbolizer *s, uint64_t addr, int is_return,
 		      const struct sym_module **mod, struct sym_frame *out, int max);
 
+/* Loads now what the first lookups would load: the main executable's symbol table and
+ * .gopclntab (main), /proc/kallsyms (kernel). Call before sampling starts, so that the
+ * cost does not fall inside the profiled time. */
+void symbolizer_preload(struct symbolizer *s, int main, int kernel);
+
 /* A new mmap was seen: reload /proc/PID/maps on the next miss. */
 void symbolizer_invalidate_maps(struct symbolizer *s);
 
