@@ -764,134 +764,91 @@ static int dec_str(const struct decoder *d, uint64_t v, uint32_t *out)
 	return 0;
 }
 
-static int dec_value_type(struct decoder *d, struct span s, struct prof_value_type *vt)
+/* Reads a message whose fields of interest are scalars numbered 1..n (all of
+ * ValueType, Mapping, Function, Line and Label in profile.proto are): v[k] gets field k,
+ * 0 when absent; other fields are skipped. */
+static int rd_scalar_fields(struct span s, uint64_t *v, uint32_t n)
 {
 	struct rd r = {s.p, s.p + s.n};
-	uint64_t type = 0, unit = 0;
 	uint32_t field, wt;
 	int err = 0;
 
+	memset(v, 0, (n + 1) * sizeof(*v));
 	while (!err && r.p < r.end) {
 		err = rd_key(&r, &field, &wt);
-		if (err)
-			break;
-		if (field == F_VT_TYPE)
-			err = rd_scalar(&r, wt, &type);
-		else if (field == F_VT_UNIT)
-			err = rd_scalar(&r, wt, &unit);
-		else
-			err = rd_skip(&r, wt);
+		if (!err)
+			err = field >= 1 && field <= n ? rd_scalar(&r, wt, &v[field]) : rd_skip(&r, wt);
 	}
+	return err;
+}
+
+static int dec_value_type(struct decoder *d, struct span s, struct prof_value_type *vt)
+{
+	uint64_t v[F_VT_UNIT + 1];
+	int err = rd_scalar_fields(s, v, F_VT_UNIT);
+
 	if (!err)
-		err = dec_str(d, type, &vt->type);
+		err = dec_str(d, v[F_VT_TYPE], &vt->type);
 	if (!err)
-		err = dec_str(d, unit, &vt->unit);
+		err = dec_str(d, v[F_VT_UNIT], &vt->unit);
 	return err;
 }
 
 static int dec_mapping(struct decoder *d, struct span s)
 {
-	struct rd r = {s.p, s.p + s.n};
-	uint64_t id = 0, start = 0, limit = 0, offset = 0, filename = 0, build_id = 0;
-	uint64_t flags[4] = {0};
+	uint64_t v[F_MAPPING_HAS_INLINE_FRAMES + 1];
 	struct prof_mapping m;
-	uint32_t field, wt;
-	int err = 0;
+	int err = rd_scalar_fields(s, v, F_MAPPING_HAS_INLINE_FRAMES);
 
-	while (!err && r.p < r.end) {
-		err = rd_key(&r, &field, &wt);
-		if (err)
-			break;
-		switch (field) {
-		case F_MAPPING_ID: err = rd_scalar(&r, wt, &id); break;
-		case F_MAPPING_MEMORY_START: err = rd_scalar(&r, wt, &start); break;
-		case F_MAPPING_MEMORY_LIMIT: err = rd_scalar(&r, wt, &limit); break;
-		case F_MAPPING_FILE_OFFSET: err = rd_scalar(&r, wt, &offset); break;
-		case F_MAPPING_FILENAME: err = rd_scalar(&r, wt, &filename); break;
-		case F_MAPPING_BUILD_ID: err = rd_scalar(&r, wt, &build_id); break;
-		case F_MAPPING_HAS_FUNCTIONS:
-		case F_MAPPING_HAS_FILENAMES:
-		case F_MAPPING_HAS_LINE_NUMBERS:
-		case F_MAPPING_HAS_INLINE_FRAMES:
-			err = rd_scalar(&r, wt, &flags[field - F_MAPPING_HAS_FUNCTIONS]);
-			break;
-		default: err = rd_skip(&r, wt); break;
-		}
-	}
 	if (err)
 		return err;
-	if (id == 0)
+	if (v[F_MAPPING_ID] == 0)
 		return -EBADMSG;
 	memset(&m, 0, sizeof(m));
-	m.start = start;
-	m.limit = limit;
-	m.offset = offset;
-	if (dec_str(d, filename, &m.filename) || dec_str(d, build_id, &m.build_id))
+	m.start = v[F_MAPPING_MEMORY_START];
+	m.limit = v[F_MAPPING_MEMORY_LIMIT];
+	m.offset = v[F_MAPPING_FILE_OFFSET];
+	if (dec_str(d, v[F_MAPPING_FILENAME], &m.filename) ||
+	    dec_str(d, v[F_MAPPING_BUILD_ID], &m.build_id))
 		return -EBADMSG;
-	m.has_functions = flags[0] != 0;
-	m.has_filenames = flags[1] != 0;
-	m.has_line_numbers = flags[2] != 0;
-	m.has_inline_frames = flags[3] != 0;
-	idmap_push(&d->maps, id, prof_add_mapping(d->p, &m));
+	m.has_functions = v[F_MAPPING_HAS_FUNCTIONS] != 0;
+	m.has_filenames = v[F_MAPPING_HAS_FILENAMES] != 0;
+	m.has_line_numbers = v[F_MAPPING_HAS_LINE_NUMBERS] != 0;
+	m.has_inline_frames = v[F_MAPPING_HAS_INLINE_FRAMES] != 0;
+	idmap_push(&d->maps, v[F_MAPPING_ID], prof_add_mapping(d->p, &m));
 	return 0;
 }
 
 static int dec_function(struct decoder *d, struct span s)
 {
-	struct rd r = {s.p, s.p + s.n};
-	uint64_t id = 0, name = 0, system_name = 0, filename = 0, start_line = 0;
-	uint32_t field, wt, n, sn, fn;
-	int err = 0;
+	uint64_t v[F_FUNCTION_START_LINE + 1];
+	uint32_t n, sn, fn;
+	int err = rd_scalar_fields(s, v, F_FUNCTION_START_LINE);
 
-	while (!err && r.p < r.end) {
-		err = rd_key(&r, &field, &wt);
-		if (err)
-			break;
-		switch (field) {
-		case F_FUNCTION_ID: err = rd_scalar(&r, wt, &id); break;
-		case F_FUNCTION_NAME: err = rd_scalar(&r, wt, &name); break;
-		case F_FUNCTION_SYSTEM_NAME: err = rd_scalar(&r, wt, &system_name); break;
-		case F_FUNCTION_FILENAME: err = rd_scalar(&r, wt, &filename); break;
-		case F_FUNCTION_START_LINE: err = rd_scalar(&r, wt, &start_line); break;
-		default: err = rd_skip(&r, wt); break;
-		}
-	}
 	if (err)
 		return err;
-	if (id == 0 || dec_str(d, name, &n) || dec_str(d, system_name, &sn) ||
-	    dec_str(d, filename, &fn))
+	if (v[F_FUNCTION_ID] == 0 || dec_str(d, v[F_FUNCTION_NAME], &n) ||
+	    dec_str(d, v[F_FUNCTION_SYSTEM_NAME], &sn) || dec_str(d, v[F_FUNCTION_FILENAME], &fn))
 		return -EBADMSG;
-	idmap_push(&d->funcs, id, prof_add_function(d->p, n, sn, fn, (int64_t)start_line));
+	idmap_push(&d->funcs, v[F_FUNCTION_ID],
+		   prof_add_function(d->p, n, sn, fn, (int64_t)v[F_FUNCTION_START_LINE]));
 	return 0;
 }
 
 static int dec_line(struct decoder *d, struct span s, struct prof_line *out)
 {
-	struct rd r = {s.p, s.p + s.n};
-	uint64_t fid = 0, line = 0;
-	uint32_t field, wt;
-	int err = 0;
+	uint64_t v[F_LINE_LINE + 1];
+	int err = rd_scalar_fields(s, v, F_LINE_LINE);
 
-	while (!err && r.p < r.end) {
-		err = rd_key(&r, &field, &wt);
-		if (err)
-			break;
-		if (field == F_LINE_FUNCTION_ID)
-			err = rd_scalar(&r, wt, &fid);
-		else if (field == F_LINE_LINE)
-			err = rd_scalar(&r, wt, &line);
-		else
-			err = rd_skip(&r, wt);
-	}
 	if (err)
 		return err;
 	out->function = 0;
-	if (fid) {
-		out->function = idmap_get(&d->funcs, fid);
+	if (v[F_LINE_FUNCTION_ID]) {
+		out->function = idmap_get(&d->funcs, v[F_LINE_FUNCTION_ID]);
 		if (!out->function)
 			return -EBADMSG;
 	}
-	out->line = (int64_t)line;
+	out->line = (int64_t)v[F_LINE_LINE];
 	return 0;
 }
 
@@ -942,29 +899,15 @@ static int dec_location(struct decoder *d, struct span s)
 
 static int dec_label(struct decoder *d, struct span s, struct prof_label *out)
 {
-	struct rd r = {s.p, s.p + s.n};
-	uint64_t key = 0, str = 0, num = 0, num_unit = 0;
-	uint32_t field, wt;
-	int err = 0;
+	uint64_t v[F_LABEL_NUM_UNIT + 1];
+	int err = rd_scalar_fields(s, v, F_LABEL_NUM_UNIT);
 
-	while (!err && r.p < r.end) {
-		err = rd_key(&r, &field, &wt);
-		if (err)
-			break;
-		switch (field) {
-		case F_LABEL_KEY: err = rd_scalar(&r, wt, &key); break;
-		case F_LABEL_STR: err = rd_scalar(&r, wt, &str); break;
-		case F_LABEL_NUM: err = rd_scalar(&r, wt, &num); break;
-		case F_LABEL_NUM_UNIT: err = rd_scalar(&r, wt, &num_unit); break;
-		default: err = rd_skip(&r, wt); break;
-		}
-	}
 	if (err)
 		return err;
-	if (dec_str(d, key, &out->key) || dec_str(d, str, &out->str) ||
-	    dec_str(d, num_unit, &out->num_unit))
+	if (dec_str(d, v[F_LABEL_KEY], &out->key) || dec_str(d, v[F_LABEL_STR], &out->str) ||
+	    dec_str(d, v[F_LABEL_NUM_UNIT], &out->num_unit))
 		return -EBADMSG;
-	out->num = (int64_t)num;
+	out->num = (int64_t)v[F_LABEL_NUM];
 	return 0;
 }
 
