@@ -520,8 +520,14 @@ void symbolizer_preload(struct symbolizer *s, int main, int kernel)
 		struct symfile *sf = symbolizer_main_file(s);
 
 		if (sf) {
+			GElf_Ehdr eh;
+			struct sym_frame fr[4];
+
 			symfile_nsymbols(sf);
 			symfile_gopcln(sf);
+			/* One lookup builds the DWARF unit and line indexes too. */
+			if (gelf_getehdr(symfile_elf(sf), &eh))
+				symfile_lookup(sf, eh.e_entry, fr, 4);
 		}
 	}
 }
