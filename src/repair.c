@@ -256,6 +256,7 @@ static void live_frame(void *ctx, uint64_t pc, int innermost, struct repair_fram
 
 			if (gopcln_find_func(g, vaddr, &fn) == 0 && gopcln_pcsp(g, vaddr, &d) == 0) {
 				out->known = 1;
+				out->go = 1;
 				out->sp_delta = d;
 				out->top = (fn.flag & GOPCLN_FLAG_TOPFRAME) != 0;
 				/* SP-writing functions (morestack, systemstack, gogo) switch
@@ -283,6 +284,7 @@ int repair_chain(struct repair *r, const struct perf_sample *s, uint64_t *chain,
 	size_t nout = 0;
 	int ip = sampler_reg(SREG_IP), sp = sampler_reg(SREG_SP), fp = sampler_reg(SREG_FP);
 	int lr = sampler_reg(SREG_LR), res;
+	struct repair_frame f0;
 
 	if (*n == 0 || ip < 0 || sp < 0 || fp < 0 || !(s->regs_mask & (1ULL << sp)))
 		return 0;
@@ -323,8 +325,9 @@ int repair_chain(struct repair *r, const struct perf_sample *s, uint64_t *chain,
 	}
 	/* The outermost Go frames (runtime.goexit, runtime.mstart: the TopFrame flag,
 	 * go1.24 internal/abi/symtab.go) end the stack; the kernel's walk goes on into
-	 * whatever the frame pointer slot above them holds. */
-	for (size_t i = 1; i < nout; i++) {
+	 * whatever the frame pointer slot above them holds. Only Go stacks have them. */
+	live_frame(r, chain[0], 1, &f0);
+	for (size_t i = 1; f0.go && i < nout; i++) {
 		struct repair_frame f;
 
 		live_frame(r, out[i], 0, &f);

@@ -41,6 +41,7 @@ struct repair_frame {
 	int fp_based;      /* CFA is computed from the frame pointer: the frame is set up */
 	int32_t sp_delta;  /* amd64: return address at SP+sp_delta; arm64: frame size (pcsp) */
 	int top;           /* the outermost frame (goexit, mstart): stop here */
+	int go;            /* the layout came from Go's pcsp table */
 };
 
 /* Looks up the frame layout at pc. innermost: pc is the sampled pc (else a return
