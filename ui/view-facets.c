@@ -425,44 +425,16 @@ size_t view_labels_keys(struct view *v, const struct model_key **keys)
 	return f->nkeys;
 }
 
-const struct view_ops view_labels_ops = {
-	.name = "Labels",
-	.batch_name = "labels",
-	.update = facet_update,
-	.nrows = facet_nrows,
-	.row_id = facet_row_id,
-	.title = facet_title,
-	.row = facet_row,
-	.action = facet_action,
-	.empty = facet_empty,
-	.selected_fn = facet_selected_fn,
-	.free = facet_free,
-};
+/* Labels, Goroutines and Threads are one facet view over different keys. */
+#define FACET_OPS(display, batch)                                              \
+	{                                                                      \
+		.name = display, .batch_name = batch, .update = facet_update,  \
+		.nrows = facet_nrows, .row_id = facet_row_id,                   \
+		.title = facet_title, .row = facet_row, .action = facet_action, \
+		.empty = facet_empty, .selected_fn = facet_selected_fn,         \
+		.free = facet_free,                                             \
+	}
 
-const struct view_ops view_goroutines_ops = {
-	.name = "Goroutines",
-	.batch_name = "goroutines",
-	.update = facet_update,
-	.nrows = facet_nrows,
-	.row_id = facet_row_id,
-	.title = facet_title,
-	.row = facet_row,
-	.action = facet_action,
-	.empty = facet_empty,
-	.selected_fn = facet_selected_fn,
-	.free = facet_free,
-};
-
-const struct view_ops view_threads_ops = {
-	.name = "Threads",
-	.batch_name = "threads",
-	.update = facet_update,
-	.nrows = facet_nrows,
-	.row_id = facet_row_id,
-	.title = facet_title,
-	.row = facet_row,
-	.action = facet_action,
-	.empty = facet_empty,
-	.selected_fn = facet_selected_fn,
-	.free = facet_free,
-};
+const struct view_ops view_labels_ops = FACET_OPS("Labels", "labels");
+const struct view_ops view_goroutines_ops = FACET_OPS("Goroutines", "goroutines");
+const struct view_ops view_threads_ops = FACET_OPS("Threads", "threads");
