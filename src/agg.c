@@ -79,6 +79,7 @@ struct evprof {
 	struct u64map mappings; /* sym_module id + 1 -> mapping id */
 	struct labelset *lsets;
 	size_t nlsets, caplsets;
+	struct u64map lsidx; /* interned label set pointer -> index + 1 into lsets */
 	uint32_t k_thread, k_goroutine;
 	int main_mapped; /* the main executable's mapping is mapping 1 (pprof's "File:") */
 };
@@ -120,6 +121,7 @@ void agg_free(struct agg *a)
 		for (j = 0; j < e->nlsets; j++)
 			free(e->lsets[j].labels);
 		free(e->lsets);
+		u64map_free(&e->lsidx);
 		free(e);
 	}
 	free(a->evs);
@@ -276,16 +278,18 @@ static uint64_t location_for(struct agg *a, struct evprof *e, uint64_t addr, int
 static const struct prof_label *labels_for(struct evprof *e, const struct gort_labels *gl,
 					   size_t *n)
 {
+	uint64_t *slot = u64map_slot(&e->lsidx, (uint64_t)(uintptr_t)gl, 1);
 	struct labelset *ls;
 	size_t i;
 
-	for (i = 0; i < e->nlsets; i++)
-		if (e->lsets[i].key == gl) {
-			*n = e->lsets[i].n;
-			return e->lsets[i].labels;
-		}
+	if (*slot) {
+		ls = &e->lsets[*slot - 1];
+		*n = ls->n;
+		return ls->labels;
+	}
 	xgrow((void **)&e->lsets, &e->caplsets, e->nlsets + 1, sizeof(*e->lsets));
 	ls = &e->lsets[e->nlsets++];
+	*slot = e->nlsets;
 	ls->key = gl;
 	ls->n = gl->n;
 	ls->labels = xcalloc(gl->n ? gl->n : 1, sizeof(struct prof_label));
