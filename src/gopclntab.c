@@ -416,8 +416,10 @@ static inline bool read_uvarint(const uint8_t **p, const uint8_t *end, uint32_t 
 
 /* Value of the pc-value table at pctab+off for a function starting at entry
  * (go1.24 runtime/symtab.go pcvalue and step): 0 and *val, -ENOENT when there is no
- * table or pc is past its end, -EINVAL when the table runs off the data. */
-static int pcvalue(const struct gopcln *t, uint32_t off, uint64_t entry, uint64_t pc, int32_t *val)
+ * table or pc is past its end, -EINVAL when the table runs off the data. The row holding
+ * pc spans [*row_start, *row_end) when those are not NULL. */
+static int pcvalue_row(const struct gopcln *t, uint32_t off, uint64_t entry, uint64_t pc, int32_t *val,
+		       uint64_t *row_start, uint64_t *row_end)
 {
 	if (off == 0)
 		return -ENOENT;
@@ -452,12 +454,22 @@ static int pcvalue(const struct gopcln *t, uint32_t off, uint64_t entry, uint64_
 			return -EINVAL;
 		/* int32 arithmetic wraps in Go; do it unsigned here */
 		v = (int32_t)((uint32_t)v + ((uv >> 1) ^ -(uv & 1)));
+		uint64_t prev = cur;
 		cur += (uint32_t)(d * t->quantum);
 		if (pc < cur) {
 			*val = v;
+			if (row_start)
+				*row_start = prev;
+			if (row_end)
+				*row_end = cur;
 			return 0;
 		}
 	}
+}
+
+static int pcvalue(const struct gopcln *t, uint32_t off, uint64_t entry, uint64_t pc, int32_t *val)
+{
+	return pcvalue_row(t, off, entry, pc, val, NULL, NULL);
 }
 
 /* pcdata table `table` of f at pc (go1.24 runtime/symtab.go pcdatavalue1). */
@@ -724,17 +736,20 @@ int gopcln_frames(const struct gopcln *t, uint64_t pc, struct gopcln_frame *out,
 
 int gopcln_pcsp(const struct gopcln *t, uint64_t pc, int32_t *spdelta)
 {
+	return gopcln_pcsp_row(t, pc, spdelta, NULL, NULL);
+}
+
+int gopcln_pcsp_row(const struct gopcln *t, uint64_t pc, int32_t *spdelta, uint64_t *start, uint64_t *end)
+{
 	struct fn f;
 	ptrdiff_t i = find_index(t, pc);
-	int rc;
 
 	if (i < 0)
 		return -ENOENT;
 	if (load_fn(t, (size_t)i, &f) < 0)
 		return -EINVAL;
 	/* -ENOENT also when pc is in the padding after the function's last instruction */
-	rc = pcvalue(t, f.pcsp, f.entry, pc, spdelta);
-	return rc;
+	return pcvalue_row(t, f.pcsp, f.entry, pc, spdelta, start, end);
 }
 
 uint8_t gopcln_wrapper_funcid(const struct gopcln *t)

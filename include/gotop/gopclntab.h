@@ -104,5 +104,8 @@ int gopcln_frames(const struct gopcln *t, uint64_t pc, struct gopcln_frame *out,
 
 /* pcsp at pc: the SP delta of the frame (amd64: RA at [SP+delta]). 0 or -ENOENT/-EINVAL. */
 int gopcln_pcsp(const struct gopcln *t, uint64_t pc, int32_t *spdelta);
+/* The same, and the pcsp row holding pc: [*start, *end) share its SP delta (link-time
+ * addresses; start and end may be NULL). */
+int gopcln_pcsp_row(const struct gopcln *t, uint64_t pc, int32_t *spdelta, uint64_t *start, uint64_t *end);
 
 #endif
