@@ -88,6 +88,7 @@ void cli_install_signals(void);
 
 int cmd_record(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
 /* The live UI (and --batch). */
 int cmd_live(int argc, char **argv);
 

@@ -1,4 +1,4 @@
-/* main.c: gotop-perf's entry point: dispatches to the live UI, record and list. */
+/* main.c: gotop-perf's entry point: dispatches to the live UI, record, verify and list. */
 #include "config.h"
 #include "cli.h"
 
@@ -345,6 +345,7 @@ static void usage(FILE *f)
 	      "       gotop-perf record (-p PID | -- COMMAND [ARGS...]) [-e EVENT]... [-F HZ | -c PERIOD]\n"
 	      "                         [-d SECONDS] [-o FILE] [-t TID]... [--stack-size BYTES]\n"
 	      "                         [--no-repair] [--no-go] [-v] [-q]\n"
+	      "       gotop-perf verify (-p PID | -- COMMAND [ARGS...]) [-d SECONDS] [--rate N] [--json]\n"
 	      "       gotop-perf list\n"
 	      "       gotop-perf --help | --version\n"
 	      "\n"
@@ -367,6 +368,9 @@ static void usage(FILE *f)
 	      "\n"
 	      "record writes a gzipped pprof profile (default gotop-perf.pb.gz) for `go tool pprof`;\n"
 	      "without -d it runs until Ctrl-C or until the target exits.\n"
+	      "verify compares frame-pointer stacks (raw and repaired) with a full libunwind unwind\n"
+	      "of threads it stops one at a time, and reports per function how often they are wrong\n"
+	      "(gotop-perf verify --help).\n"
 	      "list prints every event gotop-perf knows and whether this machine can count it.\n"
 	      "\n"
 	      "Exit codes: 0 success (also when the target exits during the run), 1 failure,\n"
@@ -380,6 +384,8 @@ int main(int argc, char **argv)
 		return cmd_record(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "list"))
 		return cmd_list(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "verify"))
+		return cmd_verify(argc - 1, argv + 1);
 	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		usage(stdout);
 		return EXIT_OK;

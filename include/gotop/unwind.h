@@ -1,0 +1,62 @@
+/* unwind.h: ground-truth unwinding of a stopped thread with libunwind-ptrace, given the
+ * unwind information libunwind lacks for Go code (.debug_frame or .gopclntab's pcsp). */
+#ifndef GOTOP_UNWIND_H
+#define GOTOP_UNWIND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct symbolizer;
+
+/* x86-64 DWARF register numbers (System V psABI, "DWARF Register Number Mapping"):
+ * 0 rax, 1 rdx, 2 rcx, 3 rbx, 4 rsi, 5 rdi, 6 rbp, 7 rsp, 8-15 r8-r15, 16 the return
+ * address column (rip). libunwind's UNW_X86_64_* numbers are the same. */
+enum { UNW_GP_RBP = 6, UNW_GP_RSP = 7, UNW_GP_RIP = 16, UNW_GP_NREGS = 17 };
+
+/* What a thread looked like while it was stopped: its registers and a copy of its stack
+ * from SP upward. Everything in it came from the target and is untrusted. */
+struct thread_snapshot {
+	pid_t tid;
+	uint64_t regs[UNW_GP_NREGS];
+	const uint8_t *stack; /* bytes at regs[UNW_GP_RSP] ... */
+	size_t stack_len;     /* ... this many of them */
+};
+
+/* One unwinder per target process, used from one thread. sym is borrowed (modules,
+ * files, Go tables) and must outlive it. NULL with errno when libunwind cannot create an
+ * address space. */
+struct unwinder;
+struct unwinder *unwinder_new(pid_t pid, struct symbolizer *sym);
+void unwinder_free(struct unwinder *u); /* accepts NULL */
+
+/* Why an unwind ended. Only TOP and STOP are the true outermost frame; after the others
+ * the stack goes on in a way no unwinder can follow (or it was cut). */
+enum unwind_end {
+	UNWIND_END_TOP,    /* a Go top frame: runtime.goexit, runtime.mstart (TopFrame) */
+	UNWIND_END_STOP,   /* libunwind reports the end (no return address) */
+	UNWIND_END_SWITCH, /* a Go function that switches stacks (SPWrite: mcall, systemstack) */
+	UNWIND_END_ERROR,  /* unw_step failed */
+	UNWIND_END_MAX,    /* max frames */
+};
+
+/* Unwinds the snapshot with libunwind (unw_init_remote, unw_step) into pcs: pcs[0] is
+ * the stopped pc, then the return addresses, outermost last; the walk stops where Go's
+ * own traceback stops (TopFrame and SPWrite functions), when libunwind reports the end,
+ * or at max; *end says which. Memory outside the stack copy (code, .eh_frame, deeper
+ * stack) is read from the live process. Returns the number of pcs, or -errno when not
+ * even the first frame could be set up. */
+int unwinder_unwind(struct unwinder *u, const struct thread_snapshot *ts, uint64_t *pcs, size_t max,
+		    enum unwind_end *end);
+
+struct unwinder_stats {
+	uint64_t unwinds;
+	uint64_t go_debug_frame; /* Go frames unwound from .debug_frame */
+	uint64_t go_pcsp;        /* Go frames unwound from .gopclntab's pcsp (stripped) */
+	uint64_t native;         /* frames left to libunwind's own lookup (.eh_frame) */
+	uint64_t live_reads;     /* words read from the live process, outside the copy */
+	uint64_t step_errors;    /* unw_step failed (the stack ends there) */
+};
+void unwinder_get_stats(const struct unwinder *u, struct unwinder_stats *st);
+
+#endif

@@ -1,0 +1,838 @@
+/* verify.c: the verifier: ptrace-stop one thread, copy its registers and stack, let it go,
+ * then compare the kernel's frame-pointer chain and gotop-perf's repair of it with a full
+ * libunwind unwind of the same state, per leaf function. */
+#include "config.h"
+
+#include "gotop/verify.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gotop/perfrec.h"
+#include "gotop/procinfo.h"
+#include "gotop/repair.h"
+#include "gotop/sampler.h"
+#include "gotop/symbolizer.h"
+#include "gotop/util.h"
+
+/* The kernel's default kernel.perf_event_max_stack (linux include/uapi/linux/perf_event.h
+ * PERF_MAX_STACK_DEPTH). */
+#define KERNEL_MAX_STACK 127
+#define MAX_FRAMES 256
+/* Highest user address on x86-64 with 4-level paging (linux TASK_SIZE_MAX). */
+#define USER_ADDR_END 0x00007ffffffff000ULL
+#define STOP_HIST_US 10000 /* stop-time histogram: 1 us buckets up to 10 ms, then one */
+#define MAX_SHAPES 6
+
+static uint64_t now_ns(void)
+{
+	return util_now_ns();
+}
+
+/* --- one stop --- */
+
+static int collect_exit(pid_t tid)
+{
+	/* A traced thread that exits must be waited for, or it stays a zombie. Bounded:
+	 * an exiting thread reports within milliseconds. */
+	for (int i = 0; i < 200; i++) {
+		int st;
+		pid_t w = waitpid(tid, &st, __WALL | WNOHANG);
+
+		if (w == tid || (w < 0 && errno == ECHILD))
+			return -ESRCH;
+		usleep(500);
+	}
+	return -ESRCH;
+}
+
+/* While a thread of the target is stopped, the verifier must run at once: on a busy
+ * machine an ordinary thread waits a scheduler tick or more to be woken (5 to 10 ms
+ * measured on 2 busy CPUs), and the target waits with it. With CAP_SYS_NICE the stop
+ * window runs at the lowest real-time priority; without it, as it is. */
+static int boost(int on)
+{
+	struct sched_param sp = { .sched_priority = on ? 1 : 0 };
+
+	return pthread_setschedparam(pthread_self(), on ? SCHED_FIFO : SCHED_OTHER, &sp) == 0;
+}
+
+static int capture(pid_t pid, pid_t tid, size_t stack_max, struct verify_capture *cap, int boosted);
+
+int verify_capture(pid_t pid, pid_t tid, size_t stack_max, struct verify_capture *cap)
+{
+	int boosted = boost(1), rc = capture(pid, tid, stack_max, cap, boosted);
+
+	if (boosted)
+		boost(0);
+	return rc;
+}
+
+static int capture(pid_t pid, pid_t tid, size_t stack_max, struct verify_capture *cap, int boosted)
+{
+	struct user_regs_struct r;
+	int status, sig = 0, rc;
+	uint64_t t0;
+
+	cap->signal = 0;
+	cap->group_stop = 0;
+	cap->stopped_ns = 0;
+	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0)
+		return -errno;
+	t0 = now_ns();
+	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0) {
+		rc = -errno;
+		if (rc == -ESRCH)
+			return collect_exit(tid);
+		/* Not stopped yet, so PTRACE_DETACH would fail; the interrupt never came, so
+		 * waiting for the stop below is the way out. Unreachable in practice. */
+	}
+	for (;;) {
+		pid_t w = waitpid(tid, &status, __WALL);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue; /* a signal for gotop-perf: finish the stop first */
+			return -errno;
+		}
+		if (WIFEXITED(status) || WIFSIGNALED(status))
+			return -ESRCH;
+		if (!WIFSTOPPED(status))
+			continue;
+		if ((status >> 16) == PTRACE_EVENT_STOP) {
+			/* The interrupt (SIGTRAP), or a group stop that is in effect
+			 * (SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU: ptrace(2) "group-stop"). */
+			cap->group_stop = WSTOPSIG(status) != SIGTRAP;
+		} else if ((status >> 16) == 0) {
+			/* A signal arrived first (signal-delivery-stop): its registers are the
+			 * interrupted user state all the same. Pass it on at detach. */
+			sig = WSTOPSIG(status);
+		}
+		break;
+	}
+	/* The thread stopped at most now. Boosted, the verifier wakes within microseconds of
+	 * the stop, so the stop is timed from here: the wait before it was the thread
+	 * getting to its stop (a runnable thread waiting for a CPU is not held up by us).
+	 * Not boosted, the whole time since the interrupt counts, an upper bound. */
+	if (boosted)
+		t0 = now_ns();
+	rc = 0;
+	if (ptrace(PTRACE_GETREGS, tid, NULL, &r) < 0) {
+		rc = -errno;
+	} else {
+		struct thread_snapshot *ts = &cap->ts;
+		ssize_t got;
+
+		/* x86-64 DWARF register order (System V psABI): rax rdx rcx rbx rsi rdi rbp
+		 * rsp r8-r15, then rip as the return-address column. */
+		uint64_t regs[UNW_GP_NREGS] = { r.rax, r.rdx, r.rcx, r.rbx, r.rsi, r.rdi, r.rbp, r.rsp, r.r8,
+						r.r9,  r.r10, r.r11, r.r12, r.r13, r.r14, r.r15, r.rip };
+		memcpy(ts->regs, regs, sizeof(regs));
+		ts->tid = tid;
+		if (cap->cap < stack_max) {
+			free(cap->buf);
+			cap->buf = xmalloc(stack_max);
+			cap->cap = stack_max;
+		}
+		{
+			/* Stops at the first unmapped page: a partial copy is fine. */
+			struct iovec l = { cap->buf, stack_max }, rm = { (void *)(uintptr_t)r.rsp, stack_max };
+			got = stack_max ? process_vm_readv(pid, &l, 1, &rm, 1, 0) : 0;
+		}
+		ts->stack = cap->buf;
+		ts->stack_len = got > 0 ? (size_t)got : 0;
+	}
+	if (ptrace(PTRACE_DETACH, tid, NULL, (void *)(uintptr_t)sig) < 0 && errno == ESRCH)
+		rc = rc ? rc : -ESRCH; /* killed while stopped: nothing left to release */
+	cap->stopped_ns = now_ns() - t0;
+	cap->signal = sig;
+	return rc;
+}
+
+void verify_explain_eperm(pid_t pid, int err, char *buf, size_t len)
+{
+	char path[64], *status, *line;
+	long tracer = 0, scope = -1;
+	char *s;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	status = util_read_file(path, 1 << 16, NULL);
+	if (status && (line = strstr(status, "\nTracerPid:")) != NULL)
+		tracer = strtol(line + 11, NULL, 10);
+	free(status);
+	s = util_read_file("/proc/sys/kernel/yama/ptrace_scope", 64, NULL);
+	if (s)
+		scope = strtol(s, NULL, 10);
+	free(s);
+	if (tracer > 0) {
+		char comm[64] = "?";
+		struct proc_stat st;
+
+		if (procinfo_stat((pid_t)tracer, 0, &st) == 0)
+			snprintf(comm, sizeof(comm), "%s", st.comm);
+		snprintf(buf, len, "process %d is already traced by process %ld (%s), e.g. a debugger; "
+			 "only one tracer at a time", (int)pid, tracer, comm);
+	} else if (err == -ESRCH) {
+		snprintf(buf, len, "process %d is gone", (int)pid);
+	} else if (scope >= 3) {
+		snprintf(buf, len, "ptrace is disabled for everyone: kernel.yama.ptrace_scope is 3");
+	} else if (scope >= 1 && geteuid() != 0) {
+		snprintf(buf, len, "ptrace not permitted: kernel.yama.ptrace_scope is %ld; run as root, grant "
+			 "CAP_SYS_PTRACE, or set it to 0", scope);
+	} else if ((uid_t)procinfo_uid(pid) != geteuid()) {
+		snprintf(buf, len, "ptrace not permitted: process %d belongs to another user; run as root or "
+			 "with CAP_SYS_PTRACE", (int)pid);
+	} else {
+		snprintf(buf, len, "ptrace not permitted on process %d (%s): it may be non-dumpable "
+			 "(prctl PR_SET_DUMPABLE) or protected by a security module; CAP_SYS_PTRACE is needed",
+			 (int)pid, strerror(-err));
+	}
+}
+
+/* --- the kernel's walk --- */
+
+static int read_word(pid_t pid, const struct thread_snapshot *ts, uint64_t addr, uint64_t *v)
+{
+	uint64_t sp = ts->regs[UNW_GP_RSP];
+
+	if (addr >= sp && addr - sp < ts->stack_len && ts->stack_len - (addr - sp) >= 8) {
+		memcpy(v, ts->stack + (addr - sp), 8);
+		return 0;
+	}
+	struct iovec l = { v, 8 }, r = { (void *)(uintptr_t)addr, 8 };
+	return process_vm_readv(pid, &l, 1, &r, 1, 0) == 8 ? 0 : -EFAULT;
+}
+
+size_t verify_fp_chain(pid_t pid, const struct thread_snapshot *ts, uint64_t *out, size_t max)
+{
+	/* linux arch/x86/events/core.c perf_callchain_user: store regs->ip, then while the
+	 * frame at fp is a valid user address and both words read, store the return
+	 * address (whatever it is, 0 included) and follow the saved frame pointer. */
+	uint64_t fp = ts->regs[UNW_GP_RBP];
+	size_t n = 0;
+
+	if (max == 0)
+		return 0;
+	out[n++] = ts->regs[UNW_GP_RIP];
+	while (n < max) {
+		uint64_t next, ra;
+
+		if (fp >= USER_ADDR_END - 16)
+			break;
+		if (read_word(pid, ts, fp, &next) || read_word(pid, ts, fp + 8, &ra))
+			break;
+		out[n++] = ra;
+		fp = next;
+	}
+	return n;
+}
+
+/* --- classification --- */
+
+const char *verify_class_name(enum verify_class c)
+{
+	static const char *const names[VERIFY_NCLASS] = { "agrees", "caller missing", "duplicate frame",
+							   "truncated", "different" };
+	return c < VERIFY_NCLASS ? names[c] : "?";
+}
+
+static int same(const uint64_t *a, const uint64_t *b, size_t n)
+{
+	return memcmp(a, b, n * sizeof(*a)) == 0;
+}
+
+/* chain matches truth (both from some frame on): equal; or longer, where the truth
+ * may go on (open); or shorter, where the chain was cut at the depth limit (cut). */
+static int match(const uint64_t *c, size_t nc, const uint64_t *t, size_t nt, int open, int cut)
+{
+	if (nc >= nt)
+		return same(c, t, nt) && (nc == nt || open);
+	return cut && same(c, t, nc);
+}
+
+void verify_compare(const uint64_t *truth, size_t nt, int open, const uint64_t *chain, size_t nc,
+		    size_t limit, struct verify_diff *d)
+{
+	size_t i = 0;
+	int cut;
+
+	memset(d, 0, sizeof(*d));
+	/* Within the kernel's depth limit only. */
+	if (nt > limit) {
+		nt = limit;
+		open = 1;
+	}
+	if (nc > limit)
+		nc = limit;
+	cut = nc == limit;
+	if (match(chain, nc, truth, nt, open, cut))
+		return; /* agrees */
+	while (i < nt && i < nc && truth[i] == chain[i])
+		i++;
+	d->at = i;
+	if (i == nc) {
+		d->cls = VERIFY_TRUNCATED;
+		return;
+	}
+	d->pc = chain[i];
+	if (i == nt) {
+		d->cls = VERIFY_DIFFERENT; /* frames past the outermost one */
+		return;
+	}
+	if (match(chain + i, nc - i, truth + i + 1, nt - i - 1, open, cut)) {
+		d->cls = VERIFY_MISSING;
+		d->pc = truth[i];
+		return;
+	}
+	if (match(chain + i + 1, nc - i - 1, truth + i, nt - i, open, cut)) {
+		d->cls = VERIFY_DUPLICATE;
+		return;
+	}
+	d->cls = VERIFY_DIFFERENT;
+}
+
+/* --- the verifier --- */
+
+struct shape {
+	char text[VERIFY_SHAPE_LEN];
+	uint64_t n;
+};
+
+struct frow {
+	struct verify_row r;
+	struct shape raw[MAX_SHAPES], rep[MAX_SHAPES];
+};
+
+struct verifier {
+	pid_t pid;
+	struct verify_opts o;
+	struct symbolizer *sym;
+	struct repair *rep;
+	struct unwinder *uw;
+	struct verify_capture cap;
+	verify_result_fn result_fn;
+	void *result_ctx;
+	unsigned rnd;
+	uint64_t start_ns, last_round_ns;
+
+	pthread_mutex_t lock; /* guards everything below */
+	struct frow *rows;
+	size_t nrows, caprows;
+	struct verify_report tot; /* rows unused here */
+	uint32_t hist[STOP_HIST_US + 1];
+
+	pthread_t thread;
+	int running;
+	volatile int quit;
+};
+
+void verify_opts_default(struct verify_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->rate = 20;
+	o->max_stopped = 0.01;
+	o->stack_copy = 65536;
+	o->sample_stack = 1024;
+}
+
+struct verifier *verifier_new(pid_t pid, const struct verify_opts *o)
+{
+	struct verifier *v = xcalloc(1, sizeof(*v));
+
+	v->pid = pid;
+	if (o)
+		v->o = *o;
+	else
+		verify_opts_default(&v->o);
+	if (v->o.rate <= 0)
+		v->o.rate = 20;
+	if (v->o.max_stopped <= 0)
+		v->o.max_stopped = 0.01;
+	v->sym = symbolizer_new(pid);
+	v->rep = repair_new(v->sym);
+	v->uw = unwinder_new(pid, v->sym);
+	if (!v->uw) {
+		verifier_free(v);
+		errno = ENOMEM;
+		return NULL;
+	}
+	v->rnd = (unsigned)(now_ns() ^ (uint64_t)getpid());
+	v->start_ns = now_ns();
+	pthread_mutex_init(&v->lock, NULL);
+	return v;
+}
+
+void verifier_free(struct verifier *v)
+{
+	if (!v)
+		return;
+	verifier_stop(v);
+	unwinder_free(v->uw);
+	repair_free(v->rep);
+	symbolizer_free(v->sym);
+	free(v->cap.buf);
+	free(v->rows);
+	pthread_mutex_destroy(&v->lock);
+	free(v);
+}
+
+void verifier_set_result_fn(struct verifier *v, verify_result_fn fn, void *ctx)
+{
+	v->result_fn = fn;
+	v->result_ctx = ctx;
+}
+
+/* Display name of a pc (the innermost function), escaped. */
+static void pc_name(struct verifier *v, uint64_t pc, int is_return, char *buf, size_t len)
+{
+	const struct sym_module *mod = NULL;
+	struct sym_frame f[8];
+	int n = symbolizer_lookup(v->sym, pc, is_return, &mod, f, GP_ARRAY_SIZE(f));
+
+	if (n > 0 && f[0].func) {
+		util_escape(buf, len, f[0].func, strlen(f[0].func), 1);
+	} else if (mod && mod->path && mod->path[0]) {
+		const char *base = strrchr(mod->path, '/');
+		char tmp[256];
+
+		snprintf(tmp, sizeof(tmp), "%s+0x%llx", base ? base + 1 : mod->path,
+			 (unsigned long long)(pc - mod->start + mod->pgoff));
+		util_escape(buf, len, tmp, strlen(tmp), 1);
+	} else {
+		snprintf(buf, len, "0x%llx", (unsigned long long)pc);
+	}
+}
+
+void verifier_pc_name(struct verifier *v, uint64_t pc, int is_return, char *buf, size_t len)
+{
+	pc_name(v, pc, is_return, buf, len);
+}
+
+static void shape_text(struct verifier *v, const struct verify_diff *d, char *buf, size_t len)
+{
+	char name[128];
+
+	switch (d->cls) {
+	case VERIFY_MISSING:
+		pc_name(v, d->pc, d->at > 0, name, sizeof(name));
+		snprintf(buf, len, "caller missing: %s", name);
+		break;
+	case VERIFY_DUPLICATE:
+		pc_name(v, d->pc, d->at > 0, name, sizeof(name));
+		snprintf(buf, len, "duplicate frame: %s", name);
+		break;
+	case VERIFY_TRUNCATED:
+		snprintf(buf, len, "truncated after %zu frames", d->at);
+		break;
+	case VERIFY_DIFFERENT:
+		pc_name(v, d->pc, d->at > 0, name, sizeof(name));
+		snprintf(buf, len, "different from frame %zu: %s", d->at, name);
+		break;
+	default:
+		buf[0] = '\0';
+	}
+}
+
+static void count_shape(struct shape *sh, const char *text)
+{
+	for (int i = 0; i < MAX_SHAPES; i++) {
+		if (sh[i].n && strcmp(sh[i].text, text) == 0) {
+			sh[i].n++;
+			return;
+		}
+		if (!sh[i].n) {
+			snprintf(sh[i].text, sizeof(sh[i].text), "%s", text);
+			sh[i].n = 1;
+			return;
+		}
+	}
+	/* Table full: the rarest shape makes room (counts stay approximate only then). */
+	int m = 0;
+	for (int i = 1; i < MAX_SHAPES; i++)
+		if (sh[i].n < sh[m].n)
+			m = i;
+	snprintf(sh[m].text, sizeof(sh[m].text), "%s", text);
+	sh[m].n++;
+}
+
+static void account(struct verifier *v, const char *func, const struct verify_diff *draw,
+		    const struct verify_diff *drep, uint64_t stopped_ns)
+{
+	char sraw[VERIFY_SHAPE_LEN] = "", srep[VERIFY_SHAPE_LEN] = "";
+	struct frow *row = NULL;
+	uint64_t us = stopped_ns / 1000;
+
+	if (draw->cls != VERIFY_AGREE)
+		shape_text(v, draw, sraw, sizeof(sraw));
+	if (drep->cls != VERIFY_AGREE)
+		shape_text(v, drep, srep, sizeof(srep));
+	pthread_mutex_lock(&v->lock);
+	for (size_t i = 0; i < v->nrows; i++)
+		if (strcmp(v->rows[i].r.func, func) == 0) {
+			row = &v->rows[i];
+			break;
+		}
+	if (!row) {
+		if (v->nrows == v->caprows) {
+			v->caprows = v->caprows ? v->caprows * 2 : 64;
+			v->rows = xrealloc(v->rows, v->caprows * sizeof(*v->rows));
+		}
+		row = &v->rows[v->nrows++];
+		memset(row, 0, sizeof(*row));
+		snprintf(row->r.func, sizeof(row->r.func), "%s", func);
+	}
+	row->r.n++;
+	row->r.raw_cls[draw->cls]++;
+	row->r.rep_cls[drep->cls]++;
+	v->tot.comparisons++;
+	v->tot.raw_cls[draw->cls]++;
+	v->tot.rep_cls[drep->cls]++;
+	if (draw->cls != VERIFY_AGREE) {
+		row->r.raw_wrong++;
+		v->tot.raw_wrong++;
+		count_shape(row->raw, sraw);
+	}
+	if (drep->cls != VERIFY_AGREE) {
+		row->r.rep_wrong++;
+		v->tot.rep_wrong++;
+		count_shape(row->rep, srep);
+	}
+	pthread_mutex_unlock(&v->lock);
+	(void)us;
+}
+
+static void account_stop(struct verifier *v, const struct verify_capture *c)
+{
+	uint64_t us = c->stopped_ns / 1000;
+
+	pthread_mutex_lock(&v->lock);
+	v->tot.stops++;
+	v->tot.stop_total_ns += c->stopped_ns;
+	if (c->stopped_ns > v->tot.stop_max_ns)
+		v->tot.stop_max_ns = c->stopped_ns;
+	v->hist[us < STOP_HIST_US ? us : STOP_HIST_US]++;
+	if (c->signal)
+		v->tot.signals++;
+	pthread_mutex_unlock(&v->lock);
+}
+
+static void bump(struct verifier *v, uint64_t *counter)
+{
+	pthread_mutex_lock(&v->lock);
+	(*counter)++;
+	pthread_mutex_unlock(&v->lock);
+}
+
+/* Builds the repair's view of the snapshot: a user-mode sample with the registers the
+ * sampler asks the kernel for and the stack copy. */
+static void repaired_chain(struct verifier *v, const struct thread_snapshot *ts, const uint64_t *raw, size_t nraw,
+			   uint64_t *out, size_t *nout)
+{
+	struct perf_sample s;
+	int ip = sampler_reg(SREG_IP), sp = sampler_reg(SREG_SP), fp = sampler_reg(SREG_FP);
+
+	memcpy(out, raw, nraw * sizeof(*raw));
+	*nout = nraw;
+	if (ip < 0 || sp < 0 || fp < 0)
+		return;
+	memset(&s, 0, sizeof(s));
+	s.pid = (uint32_t)v->pid;
+	s.tid = (uint32_t)ts->tid;
+	s.regs_abi = 2; /* PERF_SAMPLE_REGS_ABI_64 */
+	s.regs_mask = (1ULL << ip) | (1ULL << sp) | (1ULL << fp);
+	s.regs[ip] = ts->regs[UNW_GP_RIP];
+	s.regs[sp] = ts->regs[UNW_GP_RSP];
+	s.regs[fp] = ts->regs[UNW_GP_RBP];
+	/* The repair gets no more stack than a sample carries (--stack-size). */
+	s.stack = ts->stack;
+	s.stack_size = s.stack_dyn = GP_MIN(ts->stack_len, v->o.sample_stack);
+	repair_chain(v->rep, &s, out, nout, MAX_FRAMES);
+}
+
+static int compare_snapshot(struct verifier *v, const struct verify_capture *c)
+{
+	uint64_t truth[MAX_FRAMES], raw[MAX_FRAMES], rep[MAX_FRAMES];
+	size_t nraw, nrep;
+	enum unwind_end end;
+	int nt, open;
+	struct verify_diff draw, drep;
+	char func[128];
+
+	nt = unwinder_unwind(v->uw, &c->ts, truth, MAX_FRAMES, &end);
+	if (nt <= 0) {
+		bump(v, &v->tot.unwind_failed);
+		return 0;
+	}
+	nraw = verify_fp_chain(v->pid, &c->ts, raw, KERNEL_MAX_STACK);
+	repaired_chain(v, &c->ts, raw, nraw, rep, &nrep);
+	/* Past a stack switch or an unwind error the truth is unknown, not ended. */
+	open = end != UNWIND_END_TOP && end != UNWIND_END_STOP;
+	verify_compare(truth, (size_t)nt, open, raw, nraw, KERNEL_MAX_STACK, &draw);
+	verify_compare(truth, (size_t)nt, open, rep, nrep, KERNEL_MAX_STACK, &drep);
+	pc_name(v, truth[0], 0, func, sizeof(func));
+	account(v, func, &draw, &drep, c->stopped_ns);
+	if (v->result_fn) {
+		struct verify_result r = { c->ts.tid, truth, raw, rep, (size_t)nt, nraw, nrep, draw, drep,
+					   c->stopped_ns };
+		v->result_fn(v->result_ctx, &r);
+	}
+	return 1;
+}
+
+static int one(struct verifier *v, pid_t tid)
+{
+	int rc = verify_capture(v->pid, tid, v->o.stack_copy, &v->cap);
+
+	if (rc == -ESRCH) {
+		bump(v, &v->tot.gone);
+		return 0;
+	}
+	if (v->cap.stopped_ns)
+		account_stop(v, &v->cap);
+	if (rc < 0)
+		return rc;
+	return compare_snapshot(v, &v->cap);
+}
+
+static void set_error(struct verifier *v, int rc)
+{
+	pthread_mutex_lock(&v->lock);
+	v->tot.error = rc;
+	verify_explain_eperm(v->pid, rc, v->tot.why, sizeof(v->tot.why));
+	pthread_mutex_unlock(&v->lock);
+}
+
+int verifier_round(struct verifier *v, pid_t tid)
+{
+	pid_t *tids = NULL, pick = tid;
+	long n;
+	int rc;
+
+	v->last_round_ns = now_ns();
+	if (!pick) {
+		size_t nrun = 0;
+
+		n = procinfo_tasks(v->pid, &tids);
+		if (n < 0) {
+			set_error(v, (int)n);
+			return (int)n;
+		}
+		/* Keep the threads running now (state R) and choose one at random. */
+		for (long i = 0; i < n; i++) {
+			struct proc_stat st;
+
+			if (procinfo_stat(v->pid, tids[i], &st) == 0 && st.state == 'R')
+				tids[nrun++] = tids[i];
+		}
+		if (nrun)
+			pick = tids[rand_r(&v->rnd) % nrun];
+		free(tids);
+		if (!pick) {
+			bump(v, &v->tot.idle_rounds);
+			return 0;
+		}
+	}
+	rc = one(v, pick);
+	if (rc < 0 && rc != -ESRCH)
+		set_error(v, rc);
+	return rc;
+}
+
+int verifier_probe(struct verifier *v)
+{
+	int rc = verify_capture(v->pid, v->pid, 0, &v->cap);
+
+	if (v->cap.stopped_ns)
+		account_stop(v, &v->cap);
+	if (rc == -ESRCH) /* the main thread may have exited alone: the others tell */
+		return 0;
+	if (rc < 0)
+		set_error(v, rc);
+	return rc;
+}
+
+int verifier_pass(struct verifier *v)
+{
+	pid_t *tids = NULL;
+	long n = procinfo_tasks(v->pid, &tids);
+	int made = 0;
+
+	if (n < 0) {
+		set_error(v, (int)n);
+		return (int)n;
+	}
+	for (long i = 0; i < n; i++) {
+		int rc = one(v, tids[i]);
+
+		if (rc < 0) {
+			free(tids);
+			set_error(v, rc);
+			return rc;
+		}
+		made += rc;
+	}
+	free(tids);
+	return made;
+}
+
+void verifier_pace(struct verifier *v, volatile int *quit)
+{
+	for (;;) {
+		uint64_t now = now_ns(), due = v->last_round_ns + (uint64_t)(1e9 / v->o.rate), stopped, wall;
+
+		pthread_mutex_lock(&v->lock);
+		stopped = v->tot.stop_total_ns;
+		pthread_mutex_unlock(&v->lock);
+		/* Under the budget: the stopped time so far must stay below max_stopped of
+		 * the time elapsed since the start. */
+		wall = (uint64_t)((double)stopped / v->o.max_stopped);
+		if (v->start_ns + wall > due)
+			due = v->start_ns + wall;
+		if (now >= due || (quit && *quit))
+			return;
+		uint64_t left = due - now;
+		if (left > 20000000)
+			left = 20000000; /* wake up every 20 ms to look at *quit */
+		struct timespec ts = { (time_t)(left / 1000000000), (long)(left % 1000000000) };
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void *verifier_main(void *arg)
+{
+	struct verifier *v = arg;
+	sigset_t all;
+
+	/* Signals belong to the main thread; waitpid here restarts after them anyway. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	while (!v->quit) {
+		verifier_pace(v, &v->quit);
+		if (v->quit)
+			break;
+		if (verifier_round(v, 0) < 0 && v->tot.error)
+			break;
+	}
+	return NULL;
+}
+
+int verifier_start(struct verifier *v)
+{
+	int rc;
+
+	if (v->running)
+		return 0;
+	v->quit = 0;
+	pthread_mutex_lock(&v->lock);
+	v->tot.error = 0;
+	v->tot.why[0] = '\0';
+	pthread_mutex_unlock(&v->lock);
+	rc = pthread_create(&v->thread, NULL, verifier_main, v);
+	if (rc)
+		return -rc;
+	v->running = 1;
+	return 0;
+}
+
+void verifier_stop(struct verifier *v)
+{
+	if (!v->running)
+		return;
+	v->quit = 1;
+	pthread_join(v->thread, NULL);
+	v->running = 0;
+}
+
+int verifier_running(const struct verifier *v)
+{
+	return v->running && !v->tot.error;
+}
+
+static uint64_t percentile(const uint32_t *hist, uint64_t total, double q)
+{
+	uint64_t want = (uint64_t)((double)total * q), seen = 0;
+
+	if (total == 0)
+		return 0;
+	if (want >= total)
+		want = total - 1;
+	for (size_t i = 0; i <= STOP_HIST_US; i++) {
+		seen += hist[i];
+		if (seen > want)
+			return (uint64_t)i * 1000 + 500; /* the bucket's middle */
+	}
+	return (uint64_t)STOP_HIST_US * 1000;
+}
+
+static double wrong_share(const struct verify_row *r)
+{
+	return r->n ? (double)r->raw_wrong / (double)r->n : 0;
+}
+
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct verify_row *x = a, *y = b;
+	double wx = wrong_share(x), wy = wrong_share(y);
+
+	if (wx != wy)
+		return wx > wy ? -1 : 1;
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	return strcmp(x->func, y->func);
+}
+
+static void best_shape(const struct shape *sh, char *out, uint64_t *n)
+{
+	int m = -1;
+
+	for (int i = 0; i < MAX_SHAPES; i++)
+		if (sh[i].n && (m < 0 || sh[i].n > sh[m].n))
+			m = i;
+	if (m < 0) {
+		out[0] = '\0';
+		*n = 0;
+		return;
+	}
+	snprintf(out, VERIFY_SHAPE_LEN, "%s", sh[m].text);
+	*n = sh[m].n;
+}
+
+void verifier_report(struct verifier *v, struct verify_report *r)
+{
+	pthread_mutex_lock(&v->lock);
+	*r = v->tot;
+	r->rows = xcalloc(v->nrows ? v->nrows : 1, sizeof(*r->rows));
+	r->nrows = v->nrows;
+	for (size_t i = 0; i < v->nrows; i++) {
+		r->rows[i] = v->rows[i].r;
+		best_shape(v->rows[i].raw, r->rows[i].raw_shape, &r->rows[i].raw_shape_n);
+		best_shape(v->rows[i].rep, r->rows[i].rep_shape, &r->rows[i].rep_shape_n);
+	}
+	unwinder_get_stats(v->uw, &r->unwind);
+	r->stop_p50_ns = percentile(v->hist, v->tot.stops, 0.50);
+	r->stop_p99_ns = percentile(v->hist, v->tot.stops, 0.99);
+	/* bucket middles can pass the largest value seen */
+	r->stop_p50_ns = GP_MIN(r->stop_p50_ns, r->stop_max_ns);
+	r->stop_p99_ns = GP_MIN(r->stop_p99_ns, r->stop_max_ns);
+	pthread_mutex_unlock(&v->lock);
+	r->wall_ns = now_ns() - v->start_ns;
+	qsort(r->rows, r->nrows, sizeof(*r->rows), cmp_rows);
+}
+
+void verify_report_free(struct verify_report *r)
+{
+	free(r->rows);
+	r->rows = NULL;
+	r->nrows = 0;
+}
