@@ -4,7 +4,7 @@
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
 
 need_perf
-plan 37
+plan 39
 W=$TOP_BUILDDIR/tests/workloads/cchains
 out=$T/out
 err=$T/err
@@ -177,4 +177,9 @@ if go_build 1.23 plain "$TOP_SRCDIR/tests/workloads/go/hostile.go" "$GOW/hostile
 else
 	for i in 1 2 3; do skip "Go 1.23 toolchain unavailable"; done
 fi
+# The Verifier view in batch mode (--verify --view verify).
+"$GOTOP_PERF" --batch -n 3 -d 0.7 --verify --view verify -- "$W" 300 >"$out" 2>"$err"
+check "--verify --view verify: totals, raw and repaired" \
+	grep -Eq '^[0-9]+ comparisons: FP stacks wrong [0-9.]+% raw, [0-9.]+% after repair' "$out"
+check "... and a row per leaf function of the C workload (hot_ab)" grep -Eq '^hot_ab +[0-9]+ +[0-9.]+% +[0-9.]+%' "$out"
 finish

@@ -9,7 +9,7 @@ command -v tmux >/dev/null 2>&1 || skip_all "tmux is not installed"
 need_perf
 [ -e /lib/terminfo/s/screen ] || [ -e /usr/share/terminfo/s/screen ] ||
 	skip_all "no terminfo entry for TERM=screen"
-plan 43
+plan 47
 
 W=$TOP_BUILDDIR/tests/workloads/cchains
 SOCK=gotop-ui-test-$$
@@ -153,6 +153,16 @@ keys w
 check "w switches to a decaying window" wait_for '^last 10s +[0-9]+ samples \([0-9]+ since start\)'
 keys w
 check "... w again back to cumulative" wait_for '^cumulative +[0-9]+ samples'
+
+# --- the Verifier view (V) ---
+keys V
+check "V opens the Verifier and starts it" wait_for '[0-9]+ comparisons: FP stacks wrong [0-9.]+% raw, [0-9.]+% after repair'
+check "... with the threads' stop times" wait_for 'thread stops [0-9]+: p50 [0-9]+ us, p99 [0-9]+ us'
+check "... and a row per leaf function (hot_ab)" wait_for '^hot_ab +[0-9]+ +[0-9.]+% +[0-9.]+%'
+keys V
+check "V in the view switches it off and keeps the counts" wait_for '^\(off\) [0-9]+ comparisons'
+keys Escape
+wait_for '^q Quit h Help' >/dev/null
 
 # --- resize ---
 tm resize-window -t ui -x 80 -y 24

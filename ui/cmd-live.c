@@ -41,6 +41,7 @@ struct live_cli {
 	const char *out_dir;
 	const char *save;
 	int no_color, ascii;
+	int verify;
 	struct { enum model_filter_kind kind; const char *key, *str; int64_t num; } filters[MAX_OPT_FILTERS];
 	size_t nfilters;
 };
@@ -48,7 +49,7 @@ struct live_cli {
 enum {
 	OPT_REFRESH = 300, OPT_BATCH, OPT_VIEW, OPT_ROWS, OPT_SORT, OPT_MIN_PCT, OPT_CALLERS, OPT_FOCUS,
 	OPT_IGNORE, OPT_TAG, OPT_THREAD, OPT_NO_COLOR,
-	OPT_ASCII, OPT_SAVE, OPT_HELP,
+	OPT_ASCII, OPT_SAVE, OPT_HELP, OPT_VERIFY,
 };
 
 static const struct option long_opts[] = {
@@ -71,6 +72,7 @@ static const struct option long_opts[] = {
 	{ "no-color", no_argument, NULL, OPT_NO_COLOR },
 	{ "ascii", no_argument, NULL, OPT_ASCII },
 	{ "save", required_argument, NULL, OPT_SAVE },
+	{ "verify", no_argument, NULL, OPT_VERIFY },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -100,6 +102,7 @@ static void live_usage(FILE *f)
 	      "      --callers FUNC     the function of the callers view (default: the hottest)\n"
 	      "      --min-pct PCT      tree nodes below PCT% are left out (default 1)\n"
 	      "      --save FILE        at the end, save what the last update showed (gzipped pprof)\n"
+	      "      --verify           start the verifier (V key; --view verify in batch mode)\n"
 	      "A command started with -- gets /dev/null as stdin, stdout and stderr and is stopped\n"
 	      "(SIGTERM) when gotop-perf quits.\n", f);
 }
@@ -246,6 +249,9 @@ static int parse_args(int argc, char **argv, struct live_cli *o)
 		case OPT_SAVE:
 			o->save = optarg;
 			break;
+		case OPT_VERIFY:
+			o->verify = 1;
+			break;
 		case OPT_HELP:
 			live_usage(stdout);
 			exit(EXIT_OK);
@@ -310,7 +316,7 @@ static size_t view_by_name(const char *name)
 {
 	static const struct view_ops *const ops[VIEW_COUNT] = {
 		&view_top_ops, &view_tree_ops, &view_callers_ops, &view_labels_ops,
-		&view_goroutines_ops, &view_threads_ops, &view_events_ops, &view_help_ops,
+		&view_goroutines_ops, &view_threads_ops, &view_events_ops, &view_verify_ops, &view_help_ops,
 	};
 	size_t i;
 
@@ -327,7 +333,7 @@ static int check_views(const char *list)
 	snprintf(buf, sizeof(buf), "%s", list);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
 		if (view_by_name(tok) == VIEW_COUNT) {
-			cli_error("unknown view '%s' (top, tree, callers, labels, goroutines, threads, events, help)", tok);
+			cli_error("unknown view '%s' (top, tree, callers, labels, goroutines, threads, events, verify, help)", tok);
 			return EXIT_USAGE;
 		}
 	return 0;
@@ -564,6 +570,12 @@ int cmd_live(int argc, char **argv)
 			      o.filters[i].num);
 	if (!kernel)
 		ui_set_status(&ui, UA_DIM, "%s", kwhy);
+	ui.target_pid = target.pid;
+	if (o.verify) {
+		ui_verify_toggle(&ui);
+		if (o.batch && ui.status_attr == UA_ERR)
+			cli_error("%s", ui.status); /* profiling goes on without it */
+	}
 
 	if (o.batch) {
 		ui.width = 200;

@@ -10,7 +10,7 @@
 #include "gotop/util.h"
 
 #define CTRL(c) ((c) & 0x1f)
-#define V_OVERLAYS (VB(VIEW_EVENTS) | VB(VIEW_HELP))
+#define V_OVERLAYS (VB(VIEW_EVENTS) | VB(VIEW_VERIFY) | VB(VIEW_HELP))
 #define V_FUNCS (VB(VIEW_TOP) | VB(VIEW_TREE) | VB(VIEW_CALLERS))
 #define V_TREES (VB(VIEW_TREE) | VB(VIEW_CALLERS))
 #define V_FACETS (VB(VIEW_LABELS) | VB(VIEW_GOROUTINES) | VB(VIEW_THREADS))
@@ -106,6 +106,7 @@ static const struct ui_key keys[] = {
 
 	/* Sampling. */
 	{ 'e', ACT_EVENTS, "e", "event picker: what this machine can count; switch live", VB_ALL, "Event" },
+	{ 'V', ACT_VERIFY, "V", "Verifier: how often FP stacks are wrong, per function (ptrace + libunwind); V again: on/off", VB_ALL, "Verify" },
 	{ '[', ACT_EVENT_DATA_PREV, "[ ]", "look at the data kept for the previous / next event", VB_ALL, NULL },
 	{ ']', ACT_EVENT_DATA_NEXT, NULL, NULL, VB_ALL, NULL },
 	{ 'F', ACT_FREQ, "F", "change the sampling frequency (Hz)", VB_ALL, NULL },
@@ -157,6 +158,8 @@ static const char *views_text(unsigned v)
 		return "events";
 	if (v == VB(VIEW_HELP))
 		return "help";
+	if (v == VB(VIEW_VERIFY))
+		return "verifier";
 	return "";
 }
 

@@ -14,6 +14,7 @@
 
 #include "gotop/pprof.h"
 #include "gotop/util.h"
+#include "gotop/verify.h"
 
 static const struct view_ops *const all_ops[VIEW_COUNT] = {
 	[VIEW_TOP] = &view_top_ops,
@@ -23,6 +24,7 @@ static const struct view_ops *const all_ops[VIEW_COUNT] = {
 	[VIEW_GOROUTINES] = &view_goroutines_ops,
 	[VIEW_THREADS] = &view_threads_ops,
 	[VIEW_EVENTS] = &view_events_ops,
+	[VIEW_VERIFY] = &view_verify_ops,
 	[VIEW_HELP] = &view_help_ops,
 };
 
@@ -53,6 +55,8 @@ void ui_fini(struct ui *ui)
 	for (i = 0; i < VIEW_COUNT; i++)
 		if (ui->views[i].ops->free)
 			ui->views[i].ops->free(&ui->views[i]);
+	verifier_free(ui->verifier); /* joins its thread: no target thread stays stopped */
+	ui->verifier = NULL;
 	model_free(ui->model);
 	ui->model = NULL;
 	ui_clear_filters(ui);
@@ -471,6 +475,8 @@ void ui_tabs(struct ui *ui, struct tline *l)
 	}
 	if (ui->cur == VIEW_EVENTS)
 		tl_put(l, UA_TAB_ON, " Events ");
+	else if (ui->cur == VIEW_VERIFY)
+		tl_put(l, UA_TAB_ON, " Verifier ");
 	else if (ui->cur == VIEW_HELP)
 		tl_put(l, UA_TAB_ON, " Help ");
 }
@@ -686,6 +692,14 @@ int ui_action(struct ui *ui, enum ui_action a)
 	case ACT_EVENTS:
 		ui->views[VIEW_EVENTS].stale = 1;
 		return go_view(ui, VIEW_EVENTS);
+	case ACT_VERIFY:
+		/* V shows the view and starts the verifier; V in the view switches it. */
+		if (ui->cur != VIEW_VERIFY) {
+			r = ui->verifier && verifier_running(ui->verifier) ? R_NONE : ui_verify_toggle(ui);
+			ui->views[VIEW_VERIFY].stale = 1;
+			return r | go_view(ui, VIEW_VERIFY);
+		}
+		return ui_verify_toggle(ui);
 	case ACT_CLOSE:
 		if (ui->cur >= VIEW_TABS) {
 			ui->cur = ui->back;

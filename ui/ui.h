@@ -66,7 +66,7 @@ enum ui_action {
 	ACT_PREV_KEY, ACT_NEXT_KEY,
 	ACT_PAUSE, ACT_ZERO, ACT_FREQ, ACT_WINDOW, ACT_WINDOW_LEN, ACT_SAVE,
 	ACT_EVENT_DATA_PREV, ACT_EVENT_DATA_NEXT, ACT_EVENT_NAME,
-	ACT_CLOSE, ACT_REDRAW,
+	ACT_CLOSE, ACT_REDRAW, ACT_VERIFY,
 };
 
 enum {
@@ -81,9 +81,9 @@ enum {
 
 enum ui_view_id {
 	VIEW_TOP, VIEW_TREE, VIEW_CALLERS, VIEW_LABELS, VIEW_GOROUTINES, VIEW_THREADS,
-	VIEW_EVENTS, VIEW_HELP, VIEW_COUNT
+	VIEW_EVENTS, VIEW_VERIFY, VIEW_HELP, VIEW_COUNT
 };
-#define VIEW_TABS 6      /* views 0..5 are in the Tab cycle; events and help are overlays */
+#define VIEW_TABS 6      /* views 0..5 are in the Tab cycle; events, verifier, help are overlays */
 #define VB(v) (1u << (v))
 #define VB_LISTS (VB(VIEW_TOP) | VB(VIEW_TREE) | VB(VIEW_CALLERS) | VB(VIEW_LABELS) | \
 		  VB(VIEW_GOROUTINES) | VB(VIEW_THREADS))
@@ -169,6 +169,8 @@ struct ui {
 	int target_status;       /* exit status of a command we started, -1 unknown */
 	uint64_t freq_default;
 	unsigned window_len;     /* seconds used when the decaying window is switched on */
+	struct verifier *verifier; /* the Verifier view's (V), NULL until first switched on */
+	pid_t target_pid;
 	int kernel;
 	const char *save_dir;
 };
@@ -219,7 +221,9 @@ void ui_request(struct ui *ui, enum live_req_kind kind, const struct event_spec 
 
 /* Views. */
 extern const struct view_ops view_top_ops, view_tree_ops, view_callers_ops, view_labels_ops,
-	view_goroutines_ops, view_threads_ops, view_events_ops, view_help_ops;
+	view_goroutines_ops, view_threads_ops, view_events_ops, view_verify_ops, view_help_ops;
+/* Switches the verifier on (creating it for the target) or off; R_* flags. */
+int ui_verify_toggle(struct ui *ui);
 
 /* Batch helpers: the Top view's sort order by name ("self", "total", "name"); the
  * Labels view's key. 0, or -1 when unknown. */
