@@ -153,8 +153,11 @@ static int capture(pid_t pid, pid_t tid, size_t stack_max, struct verify_capture
 		ts->stack = cap->buf;
 		ts->stack_len = got > 0 ? (size_t)got : 0;
 	}
-	if (ptrace(PTRACE_DETACH, tid, NULL, (void *)(uintptr_t)sig) < 0 && errno == ESRCH)
-		rc = rc ? rc : -ESRCH; /* killed while stopped: nothing left to release */
+	if (ptrace(PTRACE_DETACH, tid, NULL, (void *)(uintptr_t)sig) < 0 && errno == ESRCH) {
+		/* Killed while stopped (the process exited): nothing left to release, but as
+		 * its tracer we must reap it, or the whole process stays a zombie. */
+		rc = collect_exit(tid);
+	}
 	cap->stopped_ns = now_ns() - t0;
 	cap->signal = sig;
 	return rc;

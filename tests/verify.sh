@@ -7,7 +7,7 @@
 
 command -v jq >/dev/null || skip_all "jq is not installed (setup.sh installs it)"
 VERSIONS=${GOTOP_GO_VERSIONS:-1.19 1.23 1.27}
-plan $(($(echo $VERSIONS | wc -w) * 5 + 17))
+plan $(($(echo $VERSIONS | wc -w) * 5 + 18))
 W=$TOP_BUILDDIR/tests/workloads
 SRC=$TOP_SRCDIR/tests/workloads/go/leafduff.go
 
@@ -134,7 +134,19 @@ if command -v strace >/dev/null; then
 	wait $stpid 2>/dev/null
 	check "another tracer (strace): exit 4 and names it ($(head -1 "$T/busy.err"))" \
 		sh -c "[ $rc -eq 4 ] && grep -q 'already traced by process $stpid (strace)' '$T/busy.err'"
+	# The live UI says why and goes on profiling without the verifier.
+	strace -p $cpid -o /dev/null 2>/dev/null &
+	stpid=$!
+	track $stpid
+	sleep 0.5
+	"$GOTOP_PERF" -p $cpid --batch -n 2 -d 0.5 --verify --view top,verify >"$T/busyui.out" 2>"$T/busyui.err"
+	rc=$?
+	kill $stpid
+	wait $stpid 2>/dev/null
+	check "live UI --verify with ptrace refused: says why, profiles on (exit $rc; $(head -1 "$T/busyui.err"))" \
+		sh -c "[ $rc -eq 0 ] && grep -q 'verifier: .*already traced' '$T/busyui.err' && grep -Eq ' hot_ab +cchains' '$T/busyui.out'"
 else
+	skip "strace is not installed"
 	skip "strace is not installed"
 fi
 if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null; then
