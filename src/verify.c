@@ -573,6 +573,10 @@ static int compare_snapshot(struct verifier *v, const struct verify_capture *c)
 	char func[128];
 
 	nt = unwinder_unwind(v->uw, &c->ts, truth, MAX_FRAMES, &end);
+	/* the unwinder's counters, for reports taken from other threads */
+	pthread_mutex_lock(&v->lock);
+	unwinder_get_stats(v->uw, &v->tot.unwind);
+	pthread_mutex_unlock(&v->lock);
 	if (nt <= 0) {
 		bump(v, &v->tot.unwind_failed);
 		return 0;
@@ -724,8 +728,10 @@ static void *verifier_main(void *arg)
 		verifier_pace(v, &v->quit);
 		if (v->quit)
 			break;
-		if (verifier_round(v, 0) < 0 && v->tot.error)
-			break;
+		int rc = verifier_round(v, 0);
+
+		if (rc < 0 && rc != -ESRCH)
+			break; /* the error and its explanation are in the report */
 	}
 	return NULL;
 }
@@ -757,9 +763,14 @@ void verifier_stop(struct verifier *v)
 	v->running = 0;
 }
 
-int verifier_running(const struct verifier *v)
+int verifier_running(struct verifier *v)
 {
-	return v->running && !v->tot.error;
+	int err;
+
+	pthread_mutex_lock(&v->lock);
+	err = v->tot.error;
+	pthread_mutex_unlock(&v->lock);
+	return v->running && !err;
 }
 
 static uint64_t percentile(const uint32_t *hist, uint64_t total, double q)
@@ -822,7 +833,6 @@ void verifier_report(struct verifier *v, struct verify_report *r)
 		best_shape(v->rows[i].raw, r->rows[i].raw_shape, &r->rows[i].raw_shape_n);
 		best_shape(v->rows[i].rep, r->rows[i].rep_shape, &r->rows[i].rep_shape_n);
 	}
-	unwinder_get_stats(v->uw, &r->unwind);
 	r->stop_p50_ns = percentile(v->hist, v->tot.stops, 0.50);
 	r->stop_p99_ns = percentile(v->hist, v->tot.stops, 0.99);
 	/* bucket middles can pass the largest value seen */

@@ -117,7 +117,7 @@ int verifier_pass(struct verifier *v);
 /* Runs rounds at opts.rate on a background thread until verifier_stop; 0 or -errno. */
 int verifier_start(struct verifier *v);
 void verifier_stop(struct verifier *v);
-int verifier_running(const struct verifier *v);
+int verifier_running(struct verifier *v);
 
 /* Paces the caller's own loop: sleeps until the next round is due under opts.rate and
  * opts.max_stopped, or until *quit becomes non-zero. */
