@@ -1,5 +1,6 @@
 /* goread.c: reads each sample's goroutine and pprof labels on the sampling thread, as
- * close to the sample as possible, and hands them on as an extra record. */
+ * close to the sample as possible (once per ring drain, for all of its samples at once),
+ * and hands them on as an extra record. */
 #include "config.h"
 #include "gotop/goread.h"
 #include "gotop/maps.h"
@@ -18,22 +19,30 @@
 #include <string.h>
 #include <time.h>
 
-/* The last read per thread: samples of one thread drained together are read at the
- * same moment anyway (the thread has run on since), so one read serves them all. */
-#define TIDCACHE 256
-#define COALESCE_NS 200000 /* a drain takes microseconds; reads this close are one */
-
-struct tidread {
-	uint32_t tid;
-	uint64_t greg; /* the same g register: the thread did not switch goroutines */
-	uint64_t when;
-	struct goread_extra x;
+/* The samples of one drain wait for its end (the sampler's end-of-drain call of the
+ * hook), then are read together with gort_read_batch: a few vectored reads per drain
+ * instead of a few reads per sample. Samples of one thread with the same g register
+ * are read at the same moment anyway (the thread has run on since), so one read
+ * serves them all. */
+struct pend {
+	uint64_t time;            /* sample time, CLOCK_MONOTONIC */
+	struct goread_extra *x;   /* in the sampler's batch, held until the end of the drain */
+	uint32_t item;            /* index into the drain's distinct reads */
 };
+
+#define PEND_MAX 65536 /* beyond this a drain's samples are read at once, in a batch of their own */
+#define DEDUP_SLOTS 1024
 
 struct goread {
 	struct gort *gort;
 	struct gp_mem *mem;
-	struct tidread last[TIDCACHE];
+	struct pend *pend;
+	size_t npend, cappend;
+	struct gort_sample *in;   /* distinct (tid, g register) of the drain */
+	struct gort_result *res;
+	int *rcs;
+	size_t nin, capin;
+	uint32_t dedup[DEDUP_SLOTS]; /* item + 1 by hash of (tid, greg); 0: empty */
 };
 
 struct goread_slot {
@@ -57,6 +66,10 @@ void goread_slot_free(struct goread_slot *slot)
 	if (slot->gr) {
 		gort_free(slot->gr->gort);
 		mem_pid_free(slot->gr->mem);
+		free(slot->gr->pend);
+		free(slot->gr->in);
+		free(slot->gr->res);
+		free(slot->gr->rcs);
 		free(slot->gr);
 	}
 	pthread_mutex_destroy(&slot->lock);
@@ -173,6 +186,68 @@ static int log2_bucket(uint64_t v)
 	return b;
 }
 
+/* Reads every waiting sample's goroutine and labels and fills in their extra records.
+ * Called with the slot's lock held. */
+static void flush(struct goread_slot *slot, struct goread *gr)
+{
+	uint64_t t;
+	size_t i;
+
+	if (!gr->npend)
+		return;
+	t = util_now_ns(); /* the reads happen right after */
+	gort_read_batch(gr->gort, gr->mem, gr->in, gr->nin, gr->res, gr->rcs);
+	slot->st.reads += gr->nin;
+	slot->st.coalesced += gr->npend - gr->nin;
+	for (i = 0; i < gr->npend; i++) {
+		const struct pend *p = &gr->pend[i];
+		const struct gort_result *r = &gr->res[p->item];
+		struct goread_extra *x = p->x;
+
+		memset(x, 0, sizeof(*x));
+		x->rc = gr->rcs[p->item];
+		if (x->rc == 0) {
+			x->goid = r->goid;
+			x->labels = r->labels;
+			slot->st.found++;
+			if (x->labels && x->labels->n)
+				slot->st.labelled++;
+		}
+		x->flags = (uint32_t)r->flags;
+		/* Sample times are CLOCK_MONOTONIC (the sampler sets use_clockid). */
+		x->delay_ns = t > p->time ? t - p->time : 0;
+		slot->st.delay_hist[log2_bucket(x->delay_ns)]++;
+	}
+	gr->npend = 0;
+	gr->nin = 0;
+	memset(gr->dedup, 0, sizeof(gr->dedup));
+}
+
+/* The drain's read for (tid, greg): an existing one, or a new one with this sp. */
+static uint32_t item_for(struct goread *gr, uint32_t tid, uint64_t greg, uint64_t sp)
+{
+	size_t j, k;
+
+	for (j = util_mix64(greg ^ ((uint64_t)tid << 40)) & (DEDUP_SLOTS - 1), k = 0;
+	     gr->dedup[j] && k < DEDUP_SLOTS; j = (j + 1) & (DEDUP_SLOTS - 1), k++) {
+		const struct gort_sample *in = &gr->in[gr->dedup[j] - 1];
+
+		if (in->tid == tid && in->greg == greg)
+			return gr->dedup[j] - 1;
+	}
+	if (gr->nin >= gr->capin) {
+		size_t cap = gr->capin, c2 = gr->capin;
+
+		xgrow((void **)&gr->in, &gr->capin, gr->nin + 1, sizeof(*gr->in));
+		xgrow((void **)&gr->res, &cap, gr->nin + 1, sizeof(*gr->res));
+		xgrow((void **)&gr->rcs, &c2, gr->nin + 1, sizeof(*gr->rcs));
+	}
+	gr->in[gr->nin] = (struct gort_sample){ tid, greg, sp };
+	if (k < DEDUP_SLOTS && gr->nin < DEDUP_SLOTS / 2)
+		gr->dedup[j] = (uint32_t)gr->nin + 1;
+	return (uint32_t)gr->nin++;
+}
+
 size_t goread_hook(void *arg, const struct perf_event_header *h, const struct perfrec_layout *layout,
 		   void *extra)
 {
@@ -180,44 +255,27 @@ size_t goread_hook(void *arg, const struct perf_event_header *h, const struct pe
 	struct goread *gr = __atomic_load_n(&slot->gr, __ATOMIC_ACQUIRE);
 	struct goread_extra *x = extra;
 	struct perf_sample s;
-	struct gort_result r;
-	struct timespec now;
 	int sp = sampler_reg(SREG_SP), g = sampler_reg(SREG_G);
 
-	if (!gr || perfrec_parse_sample(layout, h, &s) || !s.regs_abi || sp < 0 || g < 0)
+	if (!gr)
+		return 0;
+	if (!h) {
+		/* The end of a drain: every sample's extra record is still the sampler's. */
+		pthread_mutex_lock(&slot->lock);
+		flush(slot, gr);
+		pthread_mutex_unlock(&slot->lock);
+		return 0;
+	}
+	if (perfrec_parse_sample(layout, h, &s) || !s.regs_abi || sp < 0 || g < 0)
 		return 0;
 	memset(x, 0, sizeof(*x));
-	clock_gettime(CLOCK_MONOTONIC, &now);
+	x->rc = -EAGAIN; /* until the end of the drain */
 	pthread_mutex_lock(&slot->lock);
-	{
-		uint64_t t = (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
-		struct tidread *c = &gr->last[s.tid % TIDCACHE];
-
-		if (c->tid == s.tid && c->greg == s.regs[g] && t - c->when < COALESCE_NS) {
-			*x = c->x;
-			slot->st.coalesced++;
-		} else {
-			x->rc = gort_read(gr->gort, gr->mem, s.tid, s.regs[g], s.regs[sp], &r);
-			slot->st.reads++;
-			if (x->rc == 0) {
-				x->goid = r.goid;
-				x->labels = r.labels;
-			}
-			x->flags = (uint32_t)r.flags;
-			c->tid = s.tid;
-			c->greg = s.regs[g];
-			c->when = t;
-			c->x = *x;
-		}
-		if (x->rc == 0) {
-			slot->st.found++;
-			if (x->labels && x->labels->n)
-				slot->st.labelled++;
-		}
-		/* Sample times are CLOCK_MONOTONIC (the sampler sets use_clockid). */
-		x->delay_ns = t > s.time ? t - s.time : 0;
-		slot->st.delay_hist[log2_bucket(x->delay_ns)]++;
-	}
+	if (gr->npend >= PEND_MAX)
+		flush(slot, gr);
+	xgrow((void **)&gr->pend, &gr->cappend, gr->npend + 1, sizeof(*gr->pend));
+	gr->pend[gr->npend++] = (struct pend){ s.time, x,
+					       item_for(gr, s.tid, s.regs[g], s.regs[sp]) };
 	pthread_mutex_unlock(&slot->lock);
 	return sizeof(*x);
 }

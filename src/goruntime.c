@@ -453,6 +453,30 @@ struct dpair {
 
 struct batch_item;
 
+/* A read served to one gort_read_batch (see pf_read): the bytes at pf_buf + off. */
+struct pf_ent {
+	uint64_t addr;
+	uint32_t len, off;
+	uint32_t gen;  /* the entry is empty unless gen == gort.pf_gen */
+	int rc;
+	uint8_t ready; /* 0: requested, not read yet */
+	uint8_t early; /* read by the batch's first vectored read, before the sweep generation */
+};
+#define PF_SLOTS 4096
+#define PF_MAX_ENTS 2048
+#define PF_MAX_BYTES (4u << 20)
+#define PF_ROUNDS 8
+enum { PF_OFF, PF_PASS, PF_DRY };
+
+/* A string of the binary's read-only image, kept once read (see read_str). */
+struct sstr {
+	uint64_t addr;
+	uint32_t len, off; /* bytes at ss_buf + off; len 0: empty slot */
+};
+#define SS_SLOTS 4096
+#define SS_MAX (SS_SLOTS / 2)
+#define SS_MAX_BYTES (1u << 20)
+
 struct gort {
 	struct gort_offsets off;
 	const char *source;
@@ -481,6 +505,27 @@ struct gort {
 	/* gort_read_batch scratch */
 	struct batch_item *batch;
 	size_t batch_cap;
+	size_t *pending;
+
+	/* gort_read_batch's reads: requested while decoding (PF_DRY), then read together */
+	struct pf_ent *pf;
+	uint32_t pf_gen, pf_n;
+	uint8_t *pf_buf;
+	size_t pf_len, pf_bufcap;
+	struct mem_iov *pf_req;
+	uint32_t *pf_reqent;
+	size_t pf_nreq, pf_reqcap;
+	const struct gp_mem *pf_mem; /* the real reader */
+	int pf_mode;
+	bool pf_missed;              /* a read of the current sample was only requested */
+	bool pf_last_early;          /* the last read came from the batch's first read */
+	uint64_t pf_calls;           /* vectored reads issued */
+
+	/* strings of the static ranges already read: immutable, never read again */
+	struct sstr *ss;
+	uint32_t ss_n;
+	char *ss_buf;
+	size_t ss_len, ss_bufcap;
 
 	struct gort_stats st;
 };
@@ -632,6 +677,10 @@ void gort_reset(struct gort *g)
 	for (i = 0; i < (size_t)LC_SETS * LC_WAYS; i++)
 		lc_drop(&g->lc[i]);
 	g->last_allm_walk = 0;
+	if (g->ss)
+		memset(g->ss, 0, SS_SLOTS * sizeof(*g->ss));
+	g->ss_n = 0;
+	g->ss_len = 0;
 }
 
 void gort_free(struct gort *g)
@@ -652,6 +701,13 @@ void gort_free(struct gort *g)
 	free(g->mbuf);
 	free(g->bucket);
 	free(g->batch);
+	free(g->pending);
+	free(g->pf);
+	free(g->pf_buf);
+	free(g->pf_req);
+	free(g->pf_reqent);
+	free(g->ss);
+	free(g->ss_buf);
 	free(g);
 }
 
@@ -685,6 +741,7 @@ void gort_get_stats(const struct gort *g, struct gort_stats *out)
 	*out = g->st;
 	out->interned_sets = g->iset_n;
 	out->interned_bytes = g->iset_bytes;
+	out->batch_readvs = g->pf_calls;
 }
 
 static bool is_static(const struct gort *g, uint64_t addr, uint64_t len)
@@ -702,6 +759,7 @@ static bool is_static(const struct gort *g, uint64_t addr, uint64_t len)
 struct gview {
 	uint64_t addr, stack_lo, stack_hi, m, goid, labels;
 	uint32_t status;
+	bool early; /* read by gort_read_batch's first read, before its sweep generation */
 };
 
 struct batch_item {
@@ -720,9 +778,11 @@ static int read_g(struct gort *gr, const struct gp_mem *mem, uint64_t addr, stru
 
 	if (!ptr_ok(addr))
 		return -EFAULT;
+	gr->pf_last_early = false;
 	rc = mem_read(mem, addr, gr->gbuf, gr->gsz);
 	if (rc)
 		return rc;
+	v->early = gr->pf_last_early;
 	v->addr = addr;
 	v->stack_lo = ld64(gr->gbuf, o->g_stack_lo);
 	v->stack_hi = ld64(gr->gbuf, o->g_stack_hi);
@@ -1006,6 +1066,55 @@ static void buf_reserve(struct gort *g, size_t more)
 	xgrow((void **)&g->buf, &g->bufcap, g->buflen + more, 1);
 }
 
+/* The slot of static string (addr, len): the entry holding it, or the empty slot where
+ * it goes. */
+static struct sstr *sstr_slot(struct gort *g, uint64_t addr, uint32_t len)
+{
+	size_t j;
+
+	if (!g->ss)
+		g->ss = xcalloc(SS_SLOTS, sizeof(*g->ss));
+	for (j = util_mix64(addr ^ ((uint64_t)len << 48)) & (SS_SLOTS - 1); g->ss[j].len;
+	     j = (j + 1) & (SS_SLOTS - 1))
+		if (g->ss[j].addr == addr && g->ss[j].len == len)
+			break;
+	return &g->ss[j];
+}
+
+/* Reads keep bytes of string ptr into buf. Strings inside a static range (the binary's
+ * read-only image: Go's string literals, such as the keys and values passed to
+ * pprof.Labels) cannot change while the target lives: they are read once and kept. */
+static int str_bytes(struct gort *g, const struct gp_mem *mem, uint64_t ptr, uint32_t keep,
+		     char *buf)
+{
+	struct sstr *e;
+	bool missed;
+	int rc;
+
+	if (!is_static(g, ptr, keep))
+		return mem_read(mem, ptr, buf, keep);
+	e = sstr_slot(g, ptr, keep);
+	if (e->len) {
+		memcpy(buf, g->ss_buf + e->off, keep);
+		return 0;
+	}
+	missed = g->pf_missed;
+	g->pf_missed = false;
+	rc = mem_read(mem, ptr, buf, keep);
+	/* Only bytes really read are kept (not a batch's placeholder, see pf_read). */
+	if (rc == 0 && !g->pf_missed && g->ss_n < SS_MAX && g->ss_len + keep <= SS_MAX_BYTES) {
+		xgrow((void **)&g->ss_buf, &g->ss_bufcap, g->ss_len + keep, 1);
+		memcpy(g->ss_buf + g->ss_len, buf, keep);
+		e->addr = ptr;
+		e->len = keep;
+		e->off = (uint32_t)g->ss_len;
+		g->ss_len += keep;
+		g->ss_n++;
+	}
+	g->pf_missed |= missed;
+	return rc;
+}
+
 /* Reads a Go string {ptr, len} into the scratch buffer, keeping at most
  * GORT_MAX_STRLEN bytes and marking a cut. 0 or -1 (garbage). */
 static int read_str(struct gort *g, const struct gp_mem *mem, uint64_t ptr, uint64_t len,
@@ -1017,7 +1126,7 @@ static int read_str(struct gort *g, const struct gp_mem *mem, uint64_t ptr, uint
 		return -1;
 	keep = (uint32_t)GP_MIN(len, (uint64_t)GORT_MAX_STRLEN);
 	buf_reserve(g, keep + sizeof(GORT_TRUNC_MARK));
-	if (keep && mem_read(mem, ptr, g->buf + g->buflen, keep))
+	if (keep && str_bytes(g, mem, ptr, keep, g->buf + g->buflen))
 		return -1;
 	s->addr = ptr;
 	s->len = len;
@@ -1447,6 +1556,12 @@ static int labels_decode(struct gort *g, const struct gp_mem *mem, uint64_t ptr,
 			rc = decode_slice(g, mem, fp, fp + 24, n, len) ? -EINVAL : 0;
 		}
 	}
+	if (g->pf_missed) {
+		/* A batch's dry run (pf_read): the bytes were placeholders, the answer is
+		 * thrown away; keep nothing of it. */
+		*out = NULL;
+		return 0;
+	}
 	if (rc) {
 		g->st.label_bad++;
 		*flags |= GORT_LABELS_BAD;
@@ -1509,9 +1624,11 @@ static bool read_sweepgen(struct gort *g, const struct gp_mem *mem, uint32_t *sg
 }
 
 /* Labels of goroutine gv (whose g.labels is ptr != 0). *sg, when have_sg, is the sweep
- * generation read after gv was read (else it is read here). */
+ * generation read after gv was read (else it is read here); sg_before: the same value
+ * was also read before gv was. */
 static int labels_of(struct gort *g, const struct gp_mem *mem, const struct gview *gv,
-		     bool have_sg, uint32_t sg, const struct gort_labels **out, int *flags)
+		     bool have_sg, bool sg_before, uint32_t sg, const struct gort_labels **out,
+		     int *flags)
 {
 	uint8_t fp[24 + 32 * GORT_MAX_LABELS];
 	uint32_t fplen = 0, n = 0, sweepgen = 0;
@@ -1543,10 +1660,24 @@ static int labels_of(struct gort *g, const struct gp_mem *mem, const struct gvie
 			*out = e->set;
 			return 0;
 		}
-		/* Observe reachability again after the sweepgen read. */
-		rc = mem_read_u64(mem, gv->addr + g->off.g_labels, &ptr);
-		if (rc)
-			return soft_error(rc) ? 0 : rc;
+		/* Observe reachability again after the sweepgen read, unless g.labels was
+		 * read between two reads that gave this same sweep generation: it was then
+		 * observed after one already (gort_read_batch). */
+		if (!(have_sg && sg_before)) {
+			bool missed = g->pf_missed;
+
+			g->pf_missed = false;
+			rc = mem_read_u64(mem, gv->addr + g->off.g_labels, &ptr);
+			if (rc)
+				return soft_error(rc) ? 0 : rc;
+			/* In a batch's dry run the value is only requested: go on as if it had
+			 * not changed (the usual case), so that the label set's first read is
+			 * requested in the same vectored read, after it. The answer of a dry
+			 * run is discarded. */
+			if (g->pf_missed)
+				ptr = gv->labels;
+			g->pf_missed |= missed;
+		}
 		if (!ptr)
 			return 0;
 		if (!ptr_ok(ptr)) {
@@ -1560,6 +1691,8 @@ static int labels_of(struct gort *g, const struct gp_mem *mem, const struct gvie
 		rc = read_fingerprint(g, mem, ptr, fp, &fplen, &data, &len, &n);
 		if (rc == 0 && fplen == e->fplen && memcmp(fp, e->fp, fplen) == 0) {
 			rc = heap_strings_same(mem, e);
+			if (g->pf_missed)
+				return 0; /* a dry run (pf_read): keep the entry as it is */
 			if (rc == 0) {
 				e->used = ++g->lc_clock;
 				e->epoch_ok = epoch;
@@ -1569,6 +1702,8 @@ static int labels_of(struct gort *g, const struct gp_mem *mem, const struct gvie
 				return 0;
 			}
 		}
+		if (g->pf_missed)
+			return 0;
 		if (rc < 0 && !soft_error(rc))
 			return rc;
 		g->st.label_stale++;
@@ -1614,7 +1749,7 @@ static int identify(struct gort *gr, const struct gp_mem *mem, uint32_t tid, uin
 
 /* Fills *out for a sample whose goroutine is cur (rc == 0) or not found (rc < 0). */
 static int finish(struct gort *gr, const struct gp_mem *mem, int rc, const struct gview *cur,
-		  int flags, bool have_sg, uint32_t sg, struct gort_result *out)
+		  int flags, bool have_sg, bool sg_before, uint32_t sg, struct gort_result *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (rc) {
@@ -1625,7 +1760,7 @@ static int finish(struct gort *gr, const struct gp_mem *mem, int rc, const struc
 	if ((cur->status & ~(uint32_t)G_SCAN) == G_SYSCALL)
 		flags |= GORT_SYSCALL;
 	if (cur->labels) {
-		rc = labels_of(gr, mem, cur, have_sg, sg, &out->labels, &flags);
+		rc = labels_of(gr, mem, cur, have_sg, sg_before, sg, &out->labels, &flags);
 		if (rc) {
 			out->labels = NULL;
 			out->flags = flags;
@@ -1645,34 +1780,218 @@ int gort_read(struct gort *gr, const struct gp_mem *mem, uint32_t tid, uint64_t 
 	int flags, rc;
 
 	rc = identify(gr, mem, tid, greg, sp, &cur, &flags);
-	return finish(gr, mem, rc, &cur, flags, false, 0, out);
+	return finish(gr, mem, rc, &cur, flags, false, false, 0, out);
+}
+
+/* ---------------------------------------------------------------- batched reads */
+
+/*
+ * gort_read_batch reads with few system calls. Its reads go through pf_read, which
+ * serves them from a table of reads made for this batch:
+ * - first, one vectored read of every sample's g (and of the m of samples on a known
+ *   thread's system stack), with the GC sweep generation last;
+ * - then the goroutines are identified as gort_read does (reads the first read did not
+ *   cover are made on the spot);
+ * - then their labels are worked out in rounds. In a round every read that is not in the
+ *   table yet is only requested (PF_DRY: the caller gets zeros), and the sample's answer
+ *   is thrown away; at the end of the round all requests are read with one vectored
+ *   read, in the order they were made. A round thus goes one pointer deeper for every
+ *   sample at once: g.labels again, the label set's header, its array or buckets, its
+ *   strings. An answer is kept only from a pass that got every byte it asked for.
+ * Every read still happens after the reads it depends on, so the label cache's proofs
+ * hold as in gort_read (mem_readv reads pieces in order).
+ */
+static struct pf_ent *pf_slot(struct gort *g, uint64_t addr, uint32_t len)
+{
+	size_t j;
+
+	for (j = util_mix64(addr ^ ((uint64_t)len << 48)) & (PF_SLOTS - 1); g->pf[j].gen == g->pf_gen;
+	     j = (j + 1) & (PF_SLOTS - 1))
+		if (g->pf[j].addr == addr && g->pf[j].len == len)
+			break;
+	return &g->pf[j];
+}
+
+/* Requests a read of len bytes at addr for the next pf_issue. NULL when the table is
+ * full. */
+static struct pf_ent *pf_want(struct gort *g, uint64_t addr, uint32_t len)
+{
+	struct pf_ent *e = pf_slot(g, addr, len);
+
+	if (e->gen == g->pf_gen)
+		return e;
+	if (g->pf_n >= PF_MAX_ENTS || g->pf_len + len > PF_MAX_BYTES)
+		return NULL;
+	xgrow((void **)&g->pf_buf, &g->pf_bufcap, g->pf_len + len, 1);
+	e->addr = addr;
+	e->len = len;
+	e->off = (uint32_t)g->pf_len;
+	e->gen = g->pf_gen;
+	e->rc = 0;
+	e->ready = 0;
+	e->early = 0;
+	g->pf_len += (len + 7u) & ~7u;
+	g->pf_n++;
+	if (g->pf_nreq >= g->pf_reqcap) {
+		size_t cap = g->pf_reqcap;
+
+		xgrow((void **)&g->pf_req, &g->pf_reqcap, g->pf_nreq + 1, sizeof(*g->pf_req));
+		xgrow((void **)&g->pf_reqent, &cap, g->pf_nreq + 1, sizeof(*g->pf_reqent));
+	}
+	g->pf_req[g->pf_nreq].addr = addr;
+	g->pf_req[g->pf_nreq].len = len;
+	g->pf_reqent[g->pf_nreq] = (uint32_t)(e - g->pf);
+	g->pf_nreq++;
+	return e;
+}
+
+/* Reads every request with one vectored read. */
+static void pf_issue(struct gort *g, bool early)
+{
+	size_t i;
+
+	if (!g->pf_nreq)
+		return;
+	for (i = 0; i < g->pf_nreq; i++)
+		g->pf_req[i].buf = g->pf_buf + g->pf[g->pf_reqent[i]].off;
+	mem_readv(g->pf_mem, g->pf_req, g->pf_nreq);
+	g->pf_calls++;
+	for (i = 0; i < g->pf_nreq; i++) {
+		struct pf_ent *e = &g->pf[g->pf_reqent[i]];
+
+		e->rc = g->pf_req[i].rc;
+		e->ready = 1;
+		e->early = early;
+	}
+	g->pf_nreq = 0;
+}
+
+/* The reader gort's code sees during gort_read_batch (ctx: the gort). */
+static int pf_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct gort *g = ctx;
+	struct pf_ent *e = len <= UINT32_MAX ? pf_slot(g, addr, (uint32_t)len) : NULL;
+
+	if (e && e->gen == g->pf_gen && e->ready) {
+		if (e->rc == 0)
+			memcpy(buf, g->pf_buf + e->off, len);
+		g->pf_last_early = e->early;
+		return e->rc;
+	}
+	if (g->pf_mode == PF_DRY && len <= UINT32_MAX && pf_want(g, addr, (uint32_t)len)) {
+		g->pf_missed = true;
+		memset(buf, 0, len);
+		return 0;
+	}
+	return mem_read(g->pf_mem, addr, buf, len);
+}
+
+static void pf_begin(struct gort *g, const struct gp_mem *mem)
+{
+	if (!g->pf)
+		g->pf = xcalloc(PF_SLOTS, sizeof(*g->pf));
+	if (++g->pf_gen == 0) { /* wrapped: old entries could look current */
+		memset(g->pf, 0, PF_SLOTS * sizeof(*g->pf));
+		g->pf_gen = 1;
+	}
+	g->pf_n = 0;
+	g->pf_len = 0;
+	g->pf_nreq = 0;
+	g->pf_mem = mem;
+	g->pf_mode = PF_PASS;
 }
 
 void gort_read_batch(struct gort *gr, const struct gp_mem *mem, const struct gort_sample *in,
 		     size_t n, struct gort_result *out, int *rcs)
 {
+	const struct gp_mem pmem = { pf_read, gr, NULL };
+	uint64_t sgaddr = gr->mheap + gr->off.mheap_sweepgen;
 	uint32_t sg = 0;
-	bool have_sg = false, any_labels = false;
-	size_t i;
+	bool have_sg = false, sg_around = false;
+	size_t i, npend = 0;
+	int round;
 
 	if (n > gr->batch_cap) {
 		size_t cap = gr->batch_cap;
 
 		xgrow((void **)&gr->batch, &cap, n, sizeof(*gr->batch));
+		gr->pending = xrealloc(gr->pending, cap * sizeof(*gr->pending));
 		gr->batch_cap = cap;
 	}
+	pf_begin(gr, mem);
+	/* The first read: every g the registers name, the m of samples on a known thread's
+	 * system stack (via_register), and the sweep generation before and after them (8
+	 * bytes before, 4 after: two entries of the table; sweepgen is a uint32 inside the
+	 * large mheap_, runtime/mheap.go; both architectures are little-endian). */
+	if (gr->mheap && gr->off.mheap_sweepgen)
+		pf_want(gr, sgaddr, 8);
+	for (i = 0; i < n; i++) {
+		const struct tid_slot *s = tid_slot(gr, in[i].tid);
+
+		if (s->tid == in[i].tid && s->g0 && ptr_ok(s->m) &&
+		    (in[i].greg == s->g0 || in[i].greg == s->gsignal))
+			pf_want(gr, s->m, gr->msz);
+		else if (ptr_ok(in[i].greg))
+			pf_want(gr, in[i].greg, gr->gsz);
+	}
+	if (gr->mheap && gr->off.mheap_sweepgen)
+		pf_want(gr, sgaddr, 4);
+	pf_issue(gr, true);
 	for (i = 0; i < n; i++) {
 		struct batch_item *b = &gr->batch[i];
 
-		b->rc = identify(gr, mem, in[i].tid, in[i].greg, in[i].sp, &b->cur, &b->flags);
-		any_labels |= b->rc == 0 && b->cur.labels;
+		b->rc = identify(gr, &pmem, in[i].tid, in[i].greg, in[i].sp, &b->cur, &b->flags);
+		if (b->rc == 0 && b->cur.labels)
+			gr->pending[npend++] = i;
+		else
+			rcs[i] = finish(gr, &pmem, b->rc, &b->cur, b->flags, false, false, 0, &out[i]);
 	}
-	/* One read of the sweep generation, after every g was read, serves them all. */
-	if (any_labels)
-		have_sg = read_sweepgen(gr, mem, &sg);
-	for (i = 0; i < n; i++) {
-		struct batch_item *b = &gr->batch[i];
+	/* One read of the sweep generation, after every g was read, serves every g the
+	 * first read got; a g read later (a slow path) reads its own. */
+	if (npend)
+		have_sg = read_sweepgen(gr, &pmem, &sg);
+	if (have_sg) {
+		uint8_t before[8];
 
-		rcs[i] = finish(gr, mem, b->rc, &b->cur, b->flags, have_sg, sg, &out[i]);
+		/* The same generation before the g's were read: g.labels of each g read then
+		 * was observed after a read of sg, which is what the label cache's proofs need
+		 * (labels_of); no GC cycle ended in between. */
+		sg_around = pf_read(gr, sgaddr, before, 8) == 0 && ld32(before, 0) == sg;
 	}
+	gr->pf_mode = PF_DRY;
+	for (round = 0; round < PF_ROUNDS && npend; round++) {
+		size_t k = 0;
+
+		for (i = 0; i < npend; i++) {
+			struct batch_item *b = &gr->batch[gr->pending[i]];
+			struct gort_stats save = gr->st;
+			int rc;
+
+			gr->pf_missed = false;
+			rc = finish(gr, &pmem, b->rc, &b->cur, b->flags, have_sg && b->cur.early,
+				    sg_around, sg, &out[gr->pending[i]]);
+			if (gr->pf_missed) {
+				gr->st = save;
+				gr->pending[k++] = gr->pending[i];
+			} else {
+				rcs[gr->pending[i]] = rc;
+			}
+		}
+		npend = k;
+		if (!gr->pf_nreq)
+			break;
+		pf_issue(gr, false);
+	}
+	/* What is still missing (deep maps, a full table) is read on the spot. */
+	gr->pf_mode = PF_PASS;
+	gr->pf_missed = false;
+	for (i = 0; i < npend; i++) {
+		struct batch_item *b = &gr->batch[gr->pending[i]];
+
+		rcs[gr->pending[i]] = finish(gr, &pmem, b->rc, &b->cur, b->flags,
+					     have_sg && b->cur.early, sg_around, sg,
+					     &out[gr->pending[i]]);
+	}
+	gr->pf_mode = PF_OFF;
+	gr->pf_nreq = 0;
 }

@@ -18,10 +18,28 @@ int mem_read_u32(const struct gp_mem *m, uint64_t addr, uint32_t *out)
 	return mem_read(m, addr, out, sizeof(*out));
 }
 
+void mem_readv(const struct gp_mem *m, struct mem_iov *iov, size_t n)
+{
+	size_t i;
+
+	if (m->readv) {
+		m->readv(m->ctx, iov, n);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		iov[i].rc = mem_read(m, iov[i].addr, iov[i].buf, iov[i].len);
+}
+
 struct mem_pid {
 	struct gp_mem mem;
 	pid_t pid;
 };
+
+/* Wrap-around and non-canonical user addresses fail without a system call. */
+static int pid_addr_ok(uint64_t addr, size_t len)
+{
+	return addr + len >= addr && addr + len <= 0x0000800000000000ULL;
+}
 
 static int pid_read(void *ctx, uint64_t addr, void *buf, size_t len)
 {
@@ -32,8 +50,7 @@ static int pid_read(void *ctx, uint64_t addr, void *buf, size_t len)
 
 	if (len == 0)
 		return 0;
-	/* Reject wrap-around and non-canonical user addresses without a syscall. */
-	if (addr + len < addr || addr + len > 0x0000800000000000ULL)
+	if (!pid_addr_ok(addr, len))
 		return -EFAULT;
 	r = process_vm_readv(mp->pid, &local, 1, &remote, 1, 0);
 	if (r < 0)
@@ -43,12 +60,69 @@ static int pid_read(void *ctx, uint64_t addr, void *buf, size_t len)
 	return 0;
 }
 
+/* process_vm_readv(2) reads the remote pieces in order and stops at the first one it
+ * cannot read: it returns the bytes read so far, or -1 with EFAULT when that is the
+ * first piece (linux mm/process_vm_access.c process_vm_rw_core). So a short count
+ * names the failing piece, and the reading goes on after it. */
+#define PID_IOV_MAX 1024 /* UIO_MAXIOV */
+
+static void pid_readv(void *ctx, struct mem_iov *iov, size_t n)
+{
+	struct mem_pid *mp = ctx;
+	struct iovec local[PID_IOV_MAX], remote[PID_IOV_MAX];
+	size_t idx[PID_IOV_MAX];
+	size_t i = 0;
+
+	while (i < n) {
+		size_t k = 0, j;
+		ssize_t r;
+
+		for (; i < n && k < PID_IOV_MAX; i++) {
+			if (iov[i].len == 0) {
+				iov[i].rc = 0;
+				continue;
+			}
+			if (!pid_addr_ok(iov[i].addr, iov[i].len)) {
+				iov[i].rc = -EFAULT;
+				continue;
+			}
+			local[k] = (struct iovec){ iov[i].buf, iov[i].len };
+			remote[k] = (struct iovec){ (void *)(uintptr_t)iov[i].addr, iov[i].len };
+			idx[k++] = i;
+		}
+		if (!k)
+			break;
+		r = process_vm_readv(mp->pid, local, k, remote, k, 0);
+		if (r < 0 && errno != EFAULT) {
+			int e = -errno;
+
+			for (j = 0; j < k; j++)
+				iov[idx[j]].rc = e;
+			for (; i < n; i++)
+				iov[i].rc = e;
+			return;
+		}
+		if (r < 0)
+			r = 0;
+		for (j = 0; j < k && (size_t)r >= local[j].iov_len; j++) {
+			iov[idx[j]].rc = 0;
+			r -= (ssize_t)local[j].iov_len;
+		}
+		if (j < k) {
+			/* Piece j failed; the ones after it were not tried: go on after it. */
+			iov[idx[j]].rc = -EFAULT;
+			i = idx[j] + 1;
+		}
+	}
+}
+
 struct gp_mem *mem_pid_new(pid_t pid)
 {
 	struct mem_pid *mp = xcalloc(1, sizeof(*mp));
 
 	mp->pid = pid;
 	mp->mem.read = pid_read;
+	mp->mem.readv = pid_readv;
 	mp->mem.ctx = mp;
 	return &mp->mem;
 }

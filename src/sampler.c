@@ -18,6 +18,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -105,6 +106,10 @@ struct sampler {
 	struct sample_batch *qhead, *qtail, *pool;
 	size_t qbytes;
 	struct sample_batch *fill;
+	/* During a drain with a hook, full batches wait here until the hook's end-of-drain
+	 * call has completed their extra records. */
+	int holding;
+	struct sample_batch *hhead, *htail;
 
 	pthread_t thread;
 	int running, stop, exited, paused;
@@ -399,13 +404,9 @@ static uint64_t count_samples(const struct sample_batch *b)
 	return n;
 }
 
-static void batch_publish(struct sampler *s)
+/* Hands a batch to the consumer. Called with s->lock held. */
+static void batch_queue(struct sampler *s, struct sample_batch *b)
 {
-	struct sample_batch *b = s->fill;
-
-	if (!b || b->len == 0)
-		return;
-	s->fill = NULL;
 	pthread_mutex_lock(&s->qlock);
 	if (s->qbytes + b->len > QUEUE_MAX_BYTES) {
 		uint64_t n = count_samples(b);
@@ -413,9 +414,7 @@ static void batch_publish(struct sampler *s)
 		b->next = s->pool;
 		s->pool = b;
 		pthread_mutex_unlock(&s->qlock);
-		pthread_mutex_lock(&s->lock);
 		s->st.dropped += n;
-		pthread_mutex_unlock(&s->lock);
 		return;
 	}
 	if (s->qtail)
@@ -426,6 +425,27 @@ static void batch_publish(struct sampler *s)
 	s->qbytes += b->len;
 	pthread_cond_signal(&s->qcond);
 	pthread_mutex_unlock(&s->qlock);
+}
+
+/* Publishes the batch being filled (or holds it, see struct sampler). Called with
+ * s->lock held. */
+static void batch_publish(struct sampler *s)
+{
+	struct sample_batch *b = s->fill;
+
+	if (!b || b->len == 0)
+		return;
+	s->fill = NULL;
+	b->next = NULL;
+	if (s->holding) {
+		if (s->htail)
+			s->htail->next = b;
+		else
+			s->hhead = b;
+		s->htail = b;
+		return;
+	}
+	batch_queue(s, b);
 }
 
 /* Appends a record; `reserve` more bytes must fit after it in the same batch (a
@@ -461,6 +481,7 @@ static void batch_append(struct sampler *s, struct evset *es, const struct perf_
 struct drain_ctx {
 	struct sampler *s;
 	struct evset *es;
+	int hooked; /* the hook returned an extra record in this drain */
 };
 
 /* Called with s->lock held. */
@@ -474,18 +495,25 @@ static void on_record(const struct perf_event_header *h, void *arg)
 	case PERF_RECORD_SAMPLE:
 		s->st.samples++;
 		if (s->o.hook) {
-			uint64_t buf[(sizeof(struct perf_event_header) + SAMPLER_EXTRA_MAX) / 8 + 1];
-			struct perf_event_header *x = (struct perf_event_header *)buf;
-			size_t n = s->o.hook(s->o.hook_arg, h, &d->es->layout, x + 1);
+			struct perf_event_header *x;
+			size_t n;
 
+			/* The hook writes its extra record in place, after the sample: the
+			 * batch keeps room for the largest, and is held until the end of the
+			 * drain (see drain), so the hook may finish it then. */
+			batch_append_r(s, d->es, h, sizeof(*x) + SAMPLER_EXTRA_MAX);
+			if (s->fill->len + sizeof(*x) + SAMPLER_EXTRA_MAX > s->fill->cap)
+				break;
+			x = (struct perf_event_header *)(s->fill->data + s->fill->len);
+			n = s->o.hook(s->o.hook_arg, h, &d->es->layout, x + 1);
 			if (n > 0 && n <= SAMPLER_EXTRA_MAX) {
 				x->type = SAMPLER_RECORD_EXTRA;
 				x->misc = 0;
 				x->size = (uint16_t)((sizeof(*x) + n + 7) & ~(size_t)7);
-				batch_append_r(s, d->es, h, x->size);
-				batch_append(s, d->es, x);
-				break;
+				s->fill->len += x->size;
+				d->hooked = 1;
 			}
+			break;
 		}
 		batch_append(s, d->es, h);
 		break;
@@ -540,16 +568,30 @@ static void on_record(const struct perf_event_header *h, void *arg)
 	}
 }
 
+/* Drains every ring. With a hook, the batches filled meanwhile are held until the hook's
+ * end-of-drain call (h == NULL) has returned: it may complete the extra records of the
+ * drain's samples then, all at once. Called with s->lock held. */
 static void drain(struct sampler *s, struct evset *es)
 {
-	struct drain_ctx d = { s, es };
+	struct drain_ctx d = { s, es, 0 };
 	size_t c;
 
+	s->holding = s->o.hook != NULL;
 	for (c = 0; c < s->ncpus; c++) {
 		if (!es->maps[c])
 			continue;
 		ring_drain(&es->rings[c], on_record, &d);
 	}
+	if (d.hooked)
+		s->o.hook(s->o.hook_arg, NULL, NULL, NULL);
+	s->holding = 0;
+	while (s->hhead) {
+		struct sample_batch *b = s->hhead;
+
+		s->hhead = b->next;
+		batch_queue(s, b);
+	}
+	s->htail = NULL;
 }
 
 /* Threads the inheritance could not cover (created while we attached): a thread
@@ -623,6 +665,18 @@ static void *sampler_main(void *arg)
 	struct pollfd *pfd = xcalloc(s->ncpus + 2, sizeof(*pfd));
 	size_t np = 0;
 	uint32_t pgen = 0;
+	/* The drain interval is a bound, not a period: sleep 3/4 of it and let the kernel
+	 * end the sleep anywhere in the last quarter (timer slack, prctl(2)
+	 * PR_SET_TIMERSLACK; hrtimers expire between the soft and the hard time, linux
+	 * kernel/time/hrtimer.c), so that the wakeup can share an interrupt that comes
+	 * anyway (such as the cpu-clock sampling timer). Drains are then 3 to 4 ms apart at
+	 * the default 4 ms (scheduling delays aside), where they were 4 ms and a little
+	 * more (the default slack is 50 us). */
+	uint64_t interval_ns = (s->o.drain_ms ? s->o.drain_ms : 100) * 1000000ULL;
+	struct timespec sleep_ts = { (time_t)(interval_ns * 3 / 4 / 1000000000ULL),
+				     (long)(interval_ns * 3 / 4 % 1000000000ULL) };
+
+	prctl(PR_SET_TIMERSLACK, (unsigned long)(interval_ns / 4), 0, 0, 0);
 
 	for (;;) {
 		size_t c;
@@ -651,7 +705,7 @@ static void *sampler_main(void *arg)
 
 		for (c = 0; c < np; c++)
 			pfd[c].revents = 0;
-		poll(pfd, np, s->o.drain_ms ? (int)s->o.drain_ms : 100);
+		ppoll(pfd, np, &sleep_ts, NULL);
 		if (pfd[0].revents & POLLIN) {
 			uint64_t v;
 
@@ -680,21 +734,21 @@ static void *sampler_main(void *arg)
 			s->st.target_exited = 1;
 		}
 		stop = s->stop || gone;
-		{
-			struct timespec ts;
-
-			if (clock_gettime(s->thread_clock, &ts) == 0)
-				s->st.self_cpu_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-		}
 		/* Hand the batch on every 50 ms (or when half full): short drain intervals
-		 * are for the hook's reads, the consumer need not wake for each. */
+		 * are for the hook's reads, the consumer need not wake for each. The thread's
+		 * CPU time (a system call, not the vDSO) is taken as often. */
 		{
 			uint64_t now = util_now_ns();
 
 			if (stop || (s->fill && s->fill->len > s->fill->cap / 2) ||
 			    now - s->last_publish >= PUBLISH_NS) {
+				struct timespec ts;
+
 				batch_publish(s);
 				s->last_publish = now;
+				if (clock_gettime(s->thread_clock, &ts) == 0)
+					s->st.self_cpu_ns = (uint64_t)ts.tv_sec * 1000000000ULL +
+							    (uint64_t)ts.tv_nsec;
 			}
 		}
 		pthread_mutex_unlock(&s->lock);

@@ -614,6 +614,15 @@ static int counting_read(void *ctx, uint64_t addr, void *buf, size_t len)
 	return mem_read(c->inner, addr, buf, len);
 }
 
+/* A vectored read is one system call too (mem_readv). */
+static void counting_readv(void *ctx, struct mem_iov *iov, size_t n)
+{
+	struct counting *c = ctx;
+
+	c->n++;
+	mem_readv(c->inner, iov, n);
+}
+
 /* Prints the offsets gort uses for BINARY (any architecture; "-": none, the table's). */
 static int offsets_mode(const char *path, const char *ver)
 {
@@ -707,7 +716,7 @@ int main(int argc, char **argv)
 	       version, b.pie, b.dw != NULL, b.allm, b.mheap, bias);
 
 	pmem = mem_pid_new(pid);
-	cm = (struct counting){ { counting_read, &cm }, pmem, 0 };
+	cm = (struct counting){ { .read = counting_read, .ctx = &cm, .readv = counting_readv }, pmem, 0 };
 	mem = &cm.mem;
 	for (r = 0; r < rounds; r++) {
 		struct gort_sample in[MAX_THREADS];

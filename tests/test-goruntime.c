@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "gotop/goruntime.h"
 #include "gotop/mem.h"
@@ -36,7 +37,10 @@ struct fake {
 	struct gp_mem *mem;
 	struct gort *gr;
 	const struct gort_offsets *o;
-	uint64_t reads; /* through counting_mem */
+	uint64_t reads;  /* through counting_mem: single reads, and pieces of vectored ones */
+	uint64_t readvs; /* vectored reads through counting_mem */
+	uint64_t singles; /* single reads through counting_mem */
+	bool bump_sweepgen; /* a GC cycle ends right after the next vectored read's first piece */
 	struct gp_mem cmem;
 };
 
@@ -87,6 +91,14 @@ static uint64_t r64(struct fake *f, uint64_t addr)
 	return v;
 }
 
+static uint32_t r32(struct fake *f, uint64_t addr)
+{
+	uint32_t v;
+
+	memcpy(&v, where(f, addr, 4), 4);
+	return v;
+}
+
 static uint64_t halloc(struct fake *f, size_t n)
 {
 	uint64_t a = HEAP_BASE + f->top;
@@ -123,7 +135,26 @@ static int counting_read(void *ctx, uint64_t addr, void *buf, size_t len)
 	struct fake *f = ctx;
 
 	f->reads++;
+	f->singles++;
 	return mem_read(f->mem, addr, buf, len);
+}
+
+static void counting_readv(void *ctx, struct mem_iov *iov, size_t n)
+{
+	struct fake *f = ctx;
+	size_t i;
+
+	f->readvs++;
+	f->reads += n;
+	for (i = 0; i < n; i++) {
+		iov[i].rc = mem_read(f->mem, iov[i].addr, iov[i].buf, iov[i].len);
+		if (i == 0 && f->bump_sweepgen) {
+			uint64_t a = MHEAP_BASE + f->o->mheap_sweepgen;
+
+			w32(f, a, r32(f, a) + 2);
+			f->bump_sweepgen = false;
+		}
+	}
 }
 
 static struct fake *fake_new(const char *version)
@@ -139,7 +170,7 @@ static struct fake *fake_new(const char *version)
 	r[1] = (struct mem_region){ RO_BASE, f->ro, RO_SIZE };
 	r[2] = (struct mem_region){ MHEAP_BASE, f->mheap, MHEAP_SIZE };
 	f->mem = mem_fake_new(r, 3);
-	f->cmem = (struct gp_mem){ counting_read, f };
+	f->cmem = (struct gp_mem){ .read = counting_read, .ctx = f, .readv = counting_readv };
 	f->gr = gort_new(version, NULL, GORT_ARCH_AMD64);
 	assert_non_null(f->gr);
 	f->o = gort_offsets(f->gr);
@@ -1035,6 +1066,7 @@ static void test_batch(void **state)
 		assert_int_equal(rc, i == 3 || i == 4 ? -ENOENT : 0);
 	}
 	f->reads = 0;
+	f->readvs = 0;
 	gort_read_batch(f->gr, &f->cmem, in, 6, many, rcs);
 	for (i = 0; i < 6; i++) {
 		assert_int_equal(rcs[i], i == 3 || i == 4 ? -ENOENT : 0);
@@ -1044,9 +1076,201 @@ static void test_batch(void **state)
 	}
 	assert_int_equal(many[5].goid, 101);
 	assert_string_equal(many[2].labels->pairs[0].value, "2");
-	/* g of 0, 1, 2; m of 3; m and curg of 5; one sweepgen. */
+	/* One vectored read: sweepgen; g of 0, 1, 2; m of 3 and of 5; sweepgen again. The
+	 * curg of 5 is the g of 1, read already; every label set is a GC-epoch hit. */
+	assert_int_equal(f->readvs, 1);
 	assert_int_equal(f->reads, 7);
 	fake_free(f);
+}
+
+static uint64_t xorshift(uint64_t *s);
+
+/* New label sets decoded by a batch: every sample's label set is read one level deeper
+ * per vectored read, and the answers are those of single reads by another reader. */
+static void batch_decode(const char *version, bool map, uint64_t want_readvs, bool gc,
+			 uint64_t want_pieces)
+{
+	struct fake *f = fake_new(version);
+	struct gort *ref = gort_new(version, NULL, GORT_ARCH_AMD64);
+	struct fthread t[4];
+	struct gort_sample in[5];
+	struct gort_result one, many[5];
+	int rcs[5], i;
+	char v[4][8];
+
+	assert_non_null(ref);
+	gort_set_runtime_vars(f->gr, 0, MHEAP_BASE);
+	gort_set_runtime_vars(ref, 0, MHEAP_BASE);
+	for (i = 0; i < 4; i++) {
+		struct str kv[4] = { S("handler"), { v[i], 0 }, S("tenant"), S("acme") };
+
+		kv[1].n = (size_t)snprintf(v[i], sizeof(v[i]), "h%d", i);
+		make_thread(f, &t[i], 10 + (uint32_t)i, 100 + (uint64_t)i);
+		if (map) {
+			uint64_t b = bucket_new(f, 1);
+
+			bucket_put(f, b, 3, 9, kv[2], kv[3]);
+			bucket_put(f, b, 5, 9, kv[0], kv[1]);
+			set_labels(f, t[i].g, map_cell(f, hmap_at(f, halloc(f, 48), 2, 0, 0,
+								   1000 + (uint32_t)i, b, 0)));
+		} else {
+			set_labels(f, t[i].g, slice_labels(f, kv, 2, false));
+		}
+		in[i] = (struct gort_sample){ t[i].tid, t[i].g, t[i].sp };
+	}
+	in[4] = in[2]; /* the same sample twice: one request */
+	/* The threads' m's are known from earlier samples (a thread's first read also reads
+	 * its m on the spot). */
+	for (i = 0; i < 4; i++) {
+		uint64_t l = r64(f, t[i].g + f->o->g_labels);
+
+		set_labels(f, t[i].g, 0);
+		assert_int_equal(gort_read(f->gr, f->mem, t[i].tid, t[i].g, t[i].sp, &one), 0);
+		set_labels(f, t[i].g, l);
+	}
+	f->singles = 0;
+	f->readvs = 0;
+	f->reads = 0;
+	f->bump_sweepgen = gc;
+	gort_read_batch(f->gr, &f->cmem, in, 5, many, rcs);
+	for (i = 0; i < 5; i++) {
+		char want[64];
+
+		assert_int_equal(rcs[i], 0);
+		assert_int_equal(gort_read(ref, f->mem, in[i].tid, in[i].greg, in[i].sp, &one), 0);
+		assert_int_equal(many[i].goid, one.goid);
+		assert_int_equal(many[i].flags, one.flags);
+		snprintf(want, sizeof(want), "handler=h%d,tenant=acme", i == 4 ? 2 : i);
+		assert_labels(many[i].labels, want);
+		assert_labels(one.labels, want);
+	}
+	/* No single reads: all went through the vectored ones. */
+	assert_int_equal(f->readvs, want_readvs);
+	assert_int_equal(f->singles, 0);
+	assert_int_equal(f->reads, want_pieces);
+	{
+		struct gort_stats st;
+
+		gort_get_stats(f->gr, &st);
+		assert_int_equal(st.batch_readvs, want_readvs);
+		assert_int_equal(st.label_decodes, 4);
+		assert_int_equal(st.label_lookups, 5);
+	}
+	/* Warm: epoch hits, one vectored read. */
+	f->readvs = 0;
+	gort_read_batch(f->gr, &f->cmem, in, 5, many, rcs);
+	assert_int_equal(f->readvs, 1);
+	assert_labels(many[0].labels, "handler=h0,tenant=acme");
+	gort_free(ref);
+	fake_free(f);
+}
+
+static void test_batch_decode(void **state)
+{
+	/* Sweepgen, 4 g's, sweepgen; 4 headers; 4 pair arrays; 16 strings (each set has its
+	 * own heap copies). g.labels is not read again: it was read between two reads of
+	 * the same sweep generation. */
+	batch_decode("go1.26.10", false, 4, false, 6 + 4 + 4 + 16);
+	/* The same, cell, hmap and bucket in turn for maps. */
+	batch_decode("go1.22.12", true, 5, false, 6 + 4 + 4 + 4 + 16);
+	/* A GC cycle ends between the two sweepgen reads: g.labels is read again, after
+	 * them, with the first read of each set. */
+	batch_decode("go1.26.10", false, 4, true, 6 + 8 + 4 + 16);
+}
+
+/* A batch whose reads all fail, or whose memory is garbage, answers as single reads do. */
+static void test_batch_garbage(void **state)
+{
+	const char *versions[] = { "go1.19.8", "go1.24.4" };
+	uint64_t seed = 0x2545f4914f6cdd1dULL;
+	size_t vi;
+
+	for (vi = 0; vi < 2; vi++) {
+		struct fake *f = fake_new(versions[vi]);
+		struct gort *ref = gort_new(versions[vi], NULL, GORT_ARCH_AMD64);
+		struct fthread t[8];
+		struct gort_sample in[8];
+		struct gort_result one, many[8];
+		int rcs[8], i, n;
+		size_t k;
+
+		for (k = 1u << 20; k + 8 <= HEAP_SIZE; k += 8) {
+			uint64_t x = xorshift(&seed);
+
+			if (x & 1)
+				x = HEAP_BASE + (x >> 8) % HEAP_SIZE;
+			memcpy(f->heap + k, &x, 8);
+		}
+		gort_set_runtime_vars(f->gr, 0, MHEAP_BASE);
+		gort_set_runtime_vars(ref, 0, MHEAP_BASE);
+		for (i = 0; i < 8; i++) {
+			f->top = 4096 + (uint64_t)i * 8192; /* below the garbage */
+			make_thread(f, &t[i], 1 + (uint32_t)i, 2 + (uint64_t)i);
+			in[i] = (struct gort_sample){ t[i].tid, t[i].g, t[i].sp };
+		}
+		for (n = 0; n < 300; n++) {
+			for (i = 0; i < 8; i++) {
+				uint64_t l = HEAP_BASE + (1u << 20) +
+					     (xorshift(&seed) % (HEAP_SIZE - (1u << 20)));
+
+				set_labels(f, t[i].g, l & ~7ULL);
+				if (xorshift(&seed) % 5 == 0)
+					in[i].greg = t[i].g0;
+				else
+					in[i].greg = t[i].g;
+			}
+			gort_read_batch(f->gr, &f->cmem, in, 8, many, rcs);
+			for (i = 0; i < 8; i++) {
+				int rc = gort_read(ref, f->mem, in[i].tid, in[i].greg, in[i].sp, &one);
+
+				assert_int_equal(rcs[i], rc);
+				assert_int_equal(many[i].goid, one.goid);
+				assert_int_equal(many[i].flags, one.flags);
+				/* Interned in two readers: equal content, not equal pointers. */
+				assert_int_equal(!many[i].labels, !one.labels);
+				if (one.labels) {
+					uint32_t p;
+
+					assert_int_equal(many[i].labels->n, one.labels->n);
+					for (p = 0; p < one.labels->n; p++) {
+						assert_int_equal(many[i].labels->pairs[p].klen,
+								 one.labels->pairs[p].klen);
+						assert_memory_equal(many[i].labels->pairs[p].key,
+								    one.labels->pairs[p].key,
+								    one.labels->pairs[p].klen);
+					}
+				}
+			}
+		}
+		gort_free(ref);
+		fake_free(f);
+	}
+}
+
+/* mem_readv on a live process (this one): pieces in order, each with its own result. */
+static void test_mem_readv_pid(void **state)
+{
+	static const char text[] = "0123456789abcdef";
+	struct gp_mem *m = mem_pid_new(getpid());
+	char a[4], b[8], c[16], d[4];
+	struct mem_iov iov[5] = {
+		{ (uint64_t)(uintptr_t)text, a, 4, 1 },
+		{ 4096, b, 8, 1 },                    /* unmapped */
+		{ (uint64_t)(uintptr_t)text, c, 16, 1 },
+		{ 0xffff800000000000ULL, d, 4, 1 }, /* not a user address */
+		{ (uint64_t)(uintptr_t)(text + 12), d, 4, 1 },
+	};
+
+	mem_readv(m, iov, 5);
+	assert_int_equal(iov[0].rc, 0);
+	assert_int_equal(iov[1].rc, -EFAULT);
+	assert_int_equal(iov[2].rc, 0);
+	assert_int_equal(iov[3].rc, -EFAULT);
+	assert_int_equal(iov[4].rc, 0);
+	assert_memory_equal(a, "0123", 4);
+	assert_memory_equal(c, text, 16);
+	assert_memory_equal(d, "cdef", 4);
+	mem_pid_free(m);
 }
 
 /* Static strings (the binary's read-only image) are not re-read on validation. */
@@ -1211,6 +1435,9 @@ int main(void)
 		cmocka_unit_test(test_cache_epoch),
 		cmocka_unit_test(test_static_strings),
 		cmocka_unit_test(test_batch),
+		cmocka_unit_test(test_batch_decode),
+		cmocka_unit_test(test_batch_garbage),
+		cmocka_unit_test(test_mem_readv_pid),
 		cmocka_unit_test(test_random_memory),
 		cmocka_unit_test(test_cost),
 	};

@@ -1,5 +1,5 @@
 /* goread.h: goroutine ids and pprof labels of samples, read from the target on the
- * sampling thread right after each sample (labels change as goroutines run on). */
+ * sampling thread right after each ring drain (labels change as goroutines run on). */
 #ifndef GOTOP_GOREAD_H
 #define GOTOP_GOREAD_H
 
@@ -42,12 +42,14 @@ int goread_publish_file(struct goread_slot *slot, pid_t pid, struct symfile *sf)
 /* Whether a reader is published. */
 int goread_active(const struct goread_slot *slot);
 
-/* The sampler hook (sampler_hook_fn) with a goread_slot as its argument. */
+/* The sampler hook (sampler_hook_fn) with a goread_slot as its argument. It queues each
+ * sample and reads them all at the sampler's end-of-drain call (h == NULL); until then a
+ * sample's goread_extra says rc -EAGAIN. */
 size_t goread_hook(void *slot, const struct perf_event_header *h,
 		   const struct perfrec_layout *layout, void *extra);
 
 struct goread_stats {
-	uint64_t reads;     /* gort_read calls */
+	uint64_t reads;     /* distinct (thread, g register) reads, made per drain by gort_read_batch */
 	uint64_t coalesced; /* samples served by the same thread's read of the same drain */
 	uint64_t found, labelled;
 	uint64_t delay_hist[32]; /* read delays: bucket k holds [2^k, 2^(k+1)) ns */

@@ -83,6 +83,7 @@ struct gort_stats {
 	uint64_t label_stale;        /* cached entry whose fingerprint no longer matched */
 	uint64_t label_decodes, label_bad;
 	uint64_t interned_sets, interned_bytes, allm_walks;
+	uint64_t batch_readvs;       /* vectored reads (mem_readv) made by gort_read_batch */
 };
 
 struct gort;

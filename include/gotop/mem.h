@@ -6,18 +6,33 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* One piece of a vectored read: len bytes at addr into buf; rc gets the piece's own
+ * result (0, or -errno as for mem_read). */
+struct mem_iov {
+	uint64_t addr;
+	void *buf;
+	size_t len;
+	int rc;
+};
+
 /* A memory reader. read() copies len bytes at addr into buf and returns 0, or
  * returns -errno (-EFAULT for an unmapped address) and leaves buf undefined.
- * Partial reads are failures. Everything read through it is untrusted. */
+ * Partial reads are failures. Everything read through it is untrusted.
+ * readv (optional, NULL: one read per piece) reads many pieces at once, in order
+ * (piece k is read before piece k+1), each with its own result. */
 struct gp_mem {
 	int (*read)(void *ctx, uint64_t addr, void *buf, size_t len);
 	void *ctx;
+	void (*readv)(void *ctx, struct mem_iov *iov, size_t n);
 };
 
 static inline int mem_read(const struct gp_mem *m, uint64_t addr, void *buf, size_t len)
 {
 	return m->read(m->ctx, addr, buf, len);
 }
+/* Reads the n pieces, in order; each piece's rc says how it went. For a live process
+ * this is one process_vm_readv per 1024 pieces (more only after a piece fails). */
+void mem_readv(const struct gp_mem *m, struct mem_iov *iov, size_t n);
 int mem_read_u64(const struct gp_mem *m, uint64_t addr, uint64_t *out);
 int mem_read_u32(const struct gp_mem *m, uint64_t addr, uint32_t *out);
 

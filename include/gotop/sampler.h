@@ -16,7 +16,11 @@ struct sampler;
  * for reads that must happen close to the sample (the goroutine and its labels). It
  * may write up to SAMPLER_EXTRA_MAX bytes into extra; they follow the sample in its
  * batch as a record of type SAMPLER_RECORD_EXTRA. Returns the byte count (0: no
- * record). It must not block; several samplers may call it concurrently. */
+ * record). After each drain in which it returned a count, it is called once more with
+ * h, layout and extra NULL (return value ignored): until that call returns, the extra
+ * bytes of the drain's samples stay where they were written and no consumer sees them,
+ * so the hook may fill them in then, for all of the drain's samples at once. It must
+ * not block; several samplers may call it concurrently. */
 #define SAMPLER_RECORD_EXTRA 0x7f000001u
 #define SAMPLER_EXTRA_MAX 256
 typedef size_t (*sampler_hook_fn)(void *arg, const struct perf_event_header *h,
