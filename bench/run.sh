@@ -3,13 +3,20 @@
 # stack repair (issue 3); writes raw figures and a Markdown summary. Not part of make check.
 #
 # Usage: bench/run.sh [OPTIONS]            (from the build directory, or give --gotop)
-#   --only LIST       comma-separated subset of: slowdown-c, slowdown-go, gocost, syscost
-#                     (default: all; `issue2` = slowdown-c,slowdown-go, `issue3` = gocost,syscost)
+#   --only LIST       comma-separated subset of: slowdown-c, slowdown-go, gocost, syscost,
+#                     ingest, attach, memory (default: the first four; `issue2` =
+#                     slowdown-c,slowdown-go, `issue3` = gocost,syscost, `issue6` = the slowdown
+#                     runs with --modes issue6, then ingest, attach and memory via bench/issue6.sh)
+#   --memory-seconds S  length of the memory run (default 600; issue6.sh)
 #   --rates LIST      sampling frequencies in Hz, comma-separated (default 1000,10000)
 #   --modes LIST      slowdown runs to interleave, comma-separated (default alone,gotop,perf);
 #                     also: gotop-nostack (gotop-perf --stack-size 8 --no-repair --no-go),
 #                     perf-nocg (perf record without -g), perf-stack (perf record
-#                     --call-graph dwarf,1024: copies stack and registers like gotop-perf)
+#                     --call-graph dwarf,1024: copies stack and registers like gotop-perf),
+#                     live (the live UI: gotop-perf -p PID --batch -d 1, text to a file),
+#                     perftop (perf top -g --stdio -d 1 under script(1) for a terminal;
+#                     it does not stop with its target, so it gets SIGINT when the workload
+#                     exits); `issue6` = alone,gotop,live,perf,perftop
 #   --rounds N        interleaved rounds per configuration (default 5)
 #   --seconds S       length of one workload run alone, in seconds (default 2.5)
 #   --go VERSION      Go toolchain for the Go workloads (default 1.23)
@@ -47,6 +54,7 @@ nice_set=
 summarize=
 pin=0
 warmup=0
+memsecs=600
 
 die() {
 	echo "bench/run.sh: $*" >&2
@@ -67,6 +75,7 @@ while [ $# -gt 0 ]; do
 	--quick) rounds=3; seconds=1.5 ;;
 	--pin) pin=1 ;;
 	--warmup) warmup=$2; shift ;;
+	--memory-seconds) memsecs=$2; shift ;;
 	--summarize) summarize=$2; shift ;;
 	-h | --help)
 		sed -n '2,/^$/p' "$0" | sed 's/^# \{0,1\}//'
@@ -84,15 +93,22 @@ fi
 
 only=${only//issue2/slowdown-c,slowdown-go}
 only=${only//issue3/gocost,syscost}
+if [[ ",$only," == *",issue6,"* ]]; then
+	only=${only//issue6/slowdown-c,slowdown-go,ingest,attach,memory}
+	[ "$modes" = alone,gotop,perf ] && modes=alone,gotop,live,perf,perftop
+fi
+modes=${modes//issue6/alone,gotop,live,perf,perftop}
 want() {
 	case ",$only," in *",$1,"*) return 0 ;; esac
 	return 1
 }
 for w in ${only//,/ }; do
-	case $w in slowdown-c | slowdown-go | gocost | syscost) ;; *) die "unknown benchmark '$w'" ;; esac
+	case $w in slowdown-c | slowdown-go | gocost | syscost | ingest | attach | memory) ;;
+	*) die "unknown benchmark '$w'" ;; esac
 done
 for m in ${modes//,/ }; do
-	case $m in alone | gotop | gotop-nostack | perf | perf-nocg | perf-stack) ;; *) die "unknown mode '$m'" ;; esac
+	case $m in alone | gotop | gotop-nostack | live | perf | perf-nocg | perf-stack | perftop) ;;
+	*) die "unknown mode '$m'" ;; esac
 done
 case $rounds in '' | *[!0-9]*) die "--rounds wants a number" ;; esac
 [ "$rounds" -ge 1 ] || die "--rounds wants at least 1"
@@ -129,6 +145,9 @@ case $gotop in /*) ;; *) gotop=$(pwd)/$gotop ;; esac
 "$gotop" --version >/dev/null 2>&1 || die "$gotop does not run"
 if want slowdown-c || want slowdown-go; then
 	command -v perf >/dev/null || die "perf is needed (Debian: linux-perf)"
+	case ",$modes," in *,perftop,*)
+		command -v script >/dev/null || die "perf top needs script(1) for a terminal (util-linux)" ;;
+	esac
 fi
 cc=${CC:-cc}
 command -v "$cc" >/dev/null || die "no C compiler ($cc)"
@@ -224,6 +243,30 @@ task_cpu_ms() {
 	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.3f\n", s / 1e6 }'
 }
 
+# task_cpu_ns_builtin PID: the same in ns with bash builtins only (no fork: cheap enough to
+# poll while the workload runs); prints nothing when PID is gone.
+task_cpu_ns_builtin() {
+	local f a s=0 n=0
+	for f in /proc/"$1"/task/*/schedstat; do
+		{ read -r a _ <"$f"; } 2>/dev/null || continue
+		s=$((s + a))
+		n=$((n + 1))
+	done
+	[ $n -gt 0 ] && echo $s
+}
+
+# watch_cpu PROFPID WLPID FILE: writes the profiler's thread CPU (ns) to FILE every 50 ms
+# while the workload runs. The live UI exits with its target, so a reading taken after the
+# workload's exit would miss its threads: the last reading before the exit is used.
+watch_cpu() {
+	local v
+	while kill -0 "$2" 2>/dev/null; do
+		v=$(task_cpu_ns_builtin "$1")
+		[ -n "$v" ] && echo "$v" >"$3"
+		sleep 0.05
+	done
+}
+
 # start_profiler MODE RATE TARGETPID TAG [EXTRA...]: starts the profiler under cputime;
 # sets prof_wrapper (the cputime pid) and prof_pid (the profiler's).
 start_profiler() {
@@ -236,6 +279,16 @@ start_profiler() {
 	perf-stack) set -- --call-graph dwarf,1024 "$@" ;;
 	esac
 	case $mode in
+	live)
+		"$cputime" "$work/out/$tag.time" "${prof_pin[@]}" "$gotop" -p "$tpid" -e cpu-clock -F "$rate" \
+			--batch -d 1 --rows 25 "$@" >"$work/out/$tag.out" 2>"$work/out/$tag.log" &
+		;;
+	perftop)
+		# perf top wants a terminal: script(1) gives it one; its screen goes to tag.out.
+		"$cputime" "$work/out/$tag.time" "${prof_pin[@]}" script -qfc \
+			"perf top -g --stdio -e cpu-clock -F $rate -p $tpid -d 1 $*" "$work/out/$tag.out" \
+			</dev/null >"$work/out/$tag.log" 2>&1 &
+		;;
 	gotop*)
 		"$cputime" "$work/out/$tag.time" "${prof_pin[@]}" "$gotop" record -p "$tpid" -e cpu-clock -F "$rate" \
 			-o "$work/out/$tag.pb.gz" -v "$@" >"$work/out/$tag.log" 2>&1 &
@@ -249,6 +302,17 @@ start_profiler() {
 	pids_to_kill="$pids_to_kill $prof_wrapper"
 	wait_file_line "$work/out/$tag.time" '^pid ' 5 || return 1
 	prof_pid=$(awk '/^pid / { print $2 }' "$work/out/$tag.time")
+	if [ "$mode" = perftop ]; then
+		# The profiler is script's child.
+		local i=0 c=
+		while [ $i -lt 500 ] && [ -z "$c" ]; do
+			c=$(cat /proc/"$prof_pid"/task/*/children 2>/dev/null | awk '{ print $1; exit }')
+			[ -n "$c" ] || sleep 0.01
+			i=$((i + 1))
+		done
+		[ -n "$c" ] || return 1
+		prof_pid=$c
+	fi
 	wait_attached "$prof_pid"
 }
 
@@ -275,6 +339,19 @@ prof_fields() {
 	t=$(awk '/^user=/ { gsub(/[a-z]+=/, ""); print $1, $2, $3 }' "$work/out/$tag.time" 2>/dev/null)
 	[ -n "$t" ] || t="NA NA NA"
 	case $mode in
+	live)
+		# The last batch header: "cpu-clock 1000 Hz  N samples/s  lost L ..." and
+		# "cumulative  N samples".
+		awk -v t="$t" '
+			/samples\/s  lost / { for (i = 1; i <= NF; i++) if ($(i) == "lost") l = $(i+1) }
+			/^cumulative / { for (i = 2; i < NF; i++) if ($(i+1) == "samples") s = $(i) }
+			END { printf "%s %s %s NA NA NA NA NA\n", t, (s == "" ? "NA" : s), (l == "" ? "NA" : l) }' \
+			"$work/out/$tag.out"
+		;;
+	perftop)
+		# perf top prints no total: NA (the summary estimates samples from the target's CPU).
+		echo "$t NA NA NA NA NA NA NA"
+		;;
 	gotop*)
 		awk -v t="$t" '
 			/ samples, .* lost,/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^samples,/) s = $(i-1); if ($(i) ~ /^lost,/) l = $(i-1) } }
@@ -322,10 +399,25 @@ run_slowdown() {
 		kill "$wpid" 2>/dev/null
 		return 1
 	fi
-	[ "$mode" != alone ] && c0=$(task_cpu_ms "$prof_pid")
+	local watcher=
+	if [ "$mode" != alone ]; then
+		c0=$(task_cpu_ms "$prof_pid")
+		rm -f "$work/out/$tag.cpu"
+		watch_cpu "$prof_pid" "$wpid" "$work/out/$tag.cpu" &
+		watcher=$!
+	fi
 	kill -USR1 "$wpid"
 	wait "$wpid"
-	[ "$mode" != alone ] && c1=$(task_cpu_ms "$prof_pid")
+	if [ "$mode" != alone ]; then
+		c1=$(task_cpu_ms "$prof_pid")
+		wait "$watcher"
+		# The live UI's threads end with its target (the reading now misses them, or the
+		# process is gone): the larger of the reading now and the last one before the exit.
+		c1=$(awk -v a="$c1" '{ b = $1 / 1e6 } END { printf "%.3f\n", (b > a + 0 ? b : a) }' \
+			"$work/out/$tag.cpu" 2>/dev/null || echo "$c1")
+	fi
+	# perf top does not stop when its target exits.
+	[ "$mode" = perftop ] && kill -INT "$prof_pid" 2>/dev/null
 	[ "$mode" != alone ] && finish_profiler
 	res=$(awk '/^units=/ { gsub(/[a-z]+=/, ""); print $1, $2, $3 }' "$work/out/$tag.wl")
 	[ -n "$res" ] || { log "  $tag: no result from the workload"; return 1; }
@@ -423,8 +515,17 @@ if want syscost; then
 		done
 	done
 fi
+parts=
+for w in ingest attach memory; do want $w && parts=$parts${parts:+,}$w; done
+if [ -n "$parts" ]; then
+	log "issue 6: $parts (bench/issue6.sh)"
+	"$here/issue6.sh" --gotop "$gotop" --work "$work" --parts "$parts" --rounds "$rounds" \
+		--memory-seconds "$memsecs" --go "$gover" >"$work/issue6.md" ||
+		log "bench/issue6.sh failed (see $work/issue6.md)"
+fi
 echo "# loadavg at end: $(cut -d' ' -f1-3 /proc/loadavg), $(($(date +%s) - t0)) s" >>"$raw"
 
 awk -f "$here/summarize.awk" "$raw" >"$work/results.md"
+[ -s "$work/issue6.md" ] && cat "$work/issue6.md" >>"$work/results.md"
 cat "$work/results.md"
 log "raw figures: $raw; summary: $work/results.md"

@@ -72,11 +72,19 @@ $1 == "slowdown" {
 			add(k SUBSEP "pk", pc / $12 * 1000)
 			add(k SUBSEP "samples", $12)
 			add(k SUBSEP "cover", $12 / ($8 * rate) * 100)
+		} else if (mode == "perftop" && $8 > 0) {
+			# perf top prints no sample total: estimated as target CPU s x rate (the
+			# other tools' coverage is 99.5 to 100.1 %).
+			add(k SUBSEP "pk", pc / ($8 * rate) * 1000)
+			add(k SUBSEP "samples_est", $8 * rate)
 		}
+		pcr[wl, rate, mode, round] = pc
 		add(k SUBSEP "lost", $13)
 		if (NF >= 19 && $19 != "NA") {
 			add(k SUBSEP "inrun", $19)
 			add(k SUBSEP "inrun_pct", $19 / ($7 * 1000) * 100)
+			add(k SUBSEP "inrun_ps", $19 / $7)
+			inr[wl, rate, mode, round] = $19 / $7
 		}
 	}
 	next
@@ -147,6 +155,11 @@ END {
 					add(wl SUBSEP rate SUBSEP mode SUBSEP "sdw", (wall[wl, rate, mode, r] / wall[wl, rate, "alone", r] - 1) * 100)
 					add(wl SUBSEP rate SUBSEP mode SUBSEP "sdc", (cpu[wl, rate, mode, r] / cpu[wl, rate, "alone", r] - 1) * 100)
 				}
+				# Own CPU against perf top's in the same round (issue 6, goal <= 1/3).
+				if ((wl, rate, mode, r) in pcr && (wl, rate, "perftop", r) in pcr && pcr[wl, rate, "perftop", r] > 0)
+					add(wl SUBSEP rate SUBSEP mode SUBSEP "vs_top", pcr[wl, rate, mode, r] / pcr[wl, rate, "perftop", r])
+				if ((wl, rate, mode, r) in inr && (wl, rate, "perftop", r) in inr && inr[wl, rate, "perftop", r] > 0)
+					add(wl SUBSEP rate SUBSEP mode SUBSEP "vs_top_s", inr[wl, rate, mode, r] / inr[wl, rate, "perftop", r])
 			}
 		}
 		printf "## Issue 2: %s workload (%s), cpu-clock at %d Hz\n\n", (wl == "c" ? "C" : "Go"),
@@ -167,8 +180,12 @@ END {
 		row("profiler CPU, % of the target's CPU", "pcpu_pct", "%.2f")
 		row("profiler CPU while the workload ran, ms", "inrun", "%.1f")
 		row("the same, % of one CPU over the workload's run", "inrun_pct", "%.1f")
+		row("profiler CPU while the workload ran, ms per second", "inrun_ps", "%.1f")
 		row("profiler CPU, ms per 1000 samples", "pk", "%.2f")
+		row("profiler CPU per run / perf top's, same round", "vs_top", "%.3f")
+		row("CPU per second while the workload ran / perf top's, same round", "vs_top_s", "%.3f")
 		row("samples per run", "samples", "%.0f")
+		row("samples per run, estimated (target CPU s x rate)", "samples_est", "%.0f")
 		row("samples / (target CPU s x rate), %", "cover", "%.1f")
 		row("lost records", "lost", "%.0f")
 		print ""
@@ -178,6 +195,29 @@ END {
 			goals[++ngoals] = sprintf("Issue 2, %s, %d Hz, own CPU: gotop-perf %.1f ms vs perf %.1f ms per run (%.2f vs %.2f ms per 1000 samples): %s",
 				(wl == "c" ? "C" : "Go"), rate, gc, pcv, median(g SUBSEP "pk"), median(pf SUBSEP "pk"),
 				verdict(gc <= pcv, g SUBSEP "pcpu", pf SUBSEP "pcpu"))
+		# Issue 6: live UI and record against perf record -g and perf top -g.
+		split("gotop live", gm, " ")
+		split("perf perftop", pm, " ")
+		for (a = 1; a <= 2; a++)
+			for (b = 1; b <= 2; b++) {
+				ka = wl SUBSEP rate SUBSEP gm[a]; kb = wl SUBSEP rate SUBSEP pm[b]
+				x = median(ka SUBSEP "sdw"); y = median(kb SUBSEP "sdw")
+				if (x == "NA" || y == "NA" || !((wl, rate, "m", "perftop") in seen_mode))
+					continue
+				goals[++ngoals] = sprintf("Issue 6.1, %s, %d Hz, slowdown: %s %+.1f %% vs %s %+.1f %% (wall; CPU %+.1f %% vs %+.1f %%): %s",
+					(wl == "c" ? "C" : "Go"), rate, mode_name(gm[a]), x, mode_name(pm[b]), y,
+					median(ka SUBSEP "sdc"), median(kb SUBSEP "sdc"), verdict(x <= y, ka SUBSEP "sdw", kb SUBSEP "sdw"))
+			}
+		for (a = 1; a <= 2; a++) {
+			ka = wl SUBSEP rate SUBSEP gm[a]
+			x = median(ka SUBSEP "vs_top"); y = median(ka SUBSEP "vs_top_s")
+			if (x == "NA")
+				continue
+			goals[++ngoals] = sprintf("Issue 6.2, %s, %d Hz, %s own CPU / perf top -g's (paired per round): %.3f per run (%.2f vs %.2f ms per 1000 samples), %s while the target ran (%.1f vs %.1f ms/s); goal <= 0.333: %s",
+				(wl == "c" ? "C" : "Go"), rate, mode_name(gm[a]), x, median(ka SUBSEP "pk"), median(wl SUBSEP rate SUBSEP "perftop" SUBSEP "pk"),
+				(y == "NA" ? "n/a" : sprintf("%.3f", y)), median(ka SUBSEP "inrun_ps"), median(wl SUBSEP rate SUBSEP "perftop" SUBSEP "inrun_ps"),
+				(x <= 1 / 3 ? "met per run" : "NOT met per run") (y == "NA" ? "" : (y <= 1 / 3 ? ", met per second" : ", NOT met per second")))
+		}
 		gs = median(g SUBSEP "sdw"); ps = median(pf SUBSEP "sdw")
 		if (gs != "NA" && ps != "NA")
 			goals[++ngoals] = sprintf("Issue 2, %s, %d Hz, slowdown: gotop-perf %+.1f %% vs perf %+.1f %% (wall; CPU %+.1f %% vs %+.1f %%): %s",
@@ -254,6 +294,8 @@ END {
 
 function mode_name(m) {
 	if (m == "gotop") return "gotop-perf record"
+	if (m == "live") return "gotop-perf live --batch"
+	if (m == "perftop") return "perf top -g"
 	if (m == "gotop-nostack") return "gotop-perf --stack-size 8 --no-repair --no-go"
 	if (m == "perf") return "perf record -g"
 	if (m == "perf-nocg") return "perf record (no callchain)"

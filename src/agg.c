@@ -101,7 +101,14 @@ struct agg *agg_new(const struct agg_opts *o)
 	struct agg *a = xcalloc(1, sizeof(*a));
 
 	a->o = *o;
-	a->sym = symbolizer_new(o->pid);
+	a->o.offline_maps = NULL; /* borrowed: only read here */
+	a->o.offline_exe = NULL;
+	if (o->offline_maps) {
+		a->sym = symbolizer_new_offline(o->offline_maps, o->offline_maps_len, o->offline_exe);
+		a->o.go = 0;
+	} else {
+		a->sym = symbolizer_new(o->pid);
+	}
 	a->goslot = goread_slot_new();
 	return a;
 }

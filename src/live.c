@@ -22,6 +22,9 @@
 /* History kept for the decaying window even when the window is shorter, so that a
  * longer window can be chosen without starting from nothing. */
 #define MIN_HISTORY_S 60
+/* The first refresh with data comes this soon after the start when the refresh interval
+ * is longer (issue 6: first data within 300 ms of attaching); then the regular ones. */
+#define FIRST_REFRESH_NS (100ull * 1000 * 1000)
 
 /* One event as the worker tracks it. */
 struct lev {
@@ -675,6 +678,8 @@ static void *worker(void *arg)
 	struct live *l = arg;
 	sigset_t all;
 	uint64_t next = util_now_ns() + l->o.refresh_ns;
+	/* One early refresh as soon as there is data (0: done or not wanted). */
+	uint64_t early = l->o.refresh_ns > 2 * FIRST_REFRESH_NS ? l->start_ns + FIRST_REFRESH_NS : 0;
 
 	/* Signals (Ctrl-C, SIGWINCH) are for the UI thread. */
 	sigfillset(&all);
@@ -684,7 +689,9 @@ static void *worker(void *arg)
 		struct request req[MAX_REQUESTS];
 		size_t nreq, i;
 		uint64_t now = util_now_ns();
-		int wait_ms = now >= next ? 0 : (int)GP_MIN((next - now) / 1000000 + 1, 50);
+		/* Past the early time, a batch arriving wakes the wait anyway. */
+		uint64_t due = early && now < early && early < next ? early : next;
+		int wait_ms = now >= due ? 0 : (int)GP_MIN((due - now) / 1000000 + 1, 50);
 
 		if (!l->exited) {
 			struct sample_batch *b = sampler_take(l->s, wait_ms);
@@ -726,6 +733,19 @@ static void *worker(void *arg)
 		for (i = 0; i < nreq; i++)
 			handle(l, &req[i]);
 		now = util_now_ns();
+		if (early && now >= early && !l->exited) {
+			size_t k;
+
+			for (k = 0; k < l->nlevs && !l->levs[k]->dirty; k++)
+				;
+			if (k < l->nlevs) {
+				early = 0;
+				if (now < next) {
+					publish(l, 1);
+					continue;
+				}
+			}
+		}
 		if (nreq || now >= next) {
 			publish(l, now >= next);
 			if (now >= next)

@@ -53,6 +53,7 @@ struct symbolizer {
 
 	struct symfile *main_sf, *main_owned;
 	int main_tried;
+	char *offline_exe; /* symbolizer_new_offline: no process; the executable's path */
 
 	struct kallsyms *ks;
 	int ks_tried, ks_err;
@@ -71,6 +72,20 @@ struct symbolizer *symbolizer_new(pid_t pid)
 	struct symbolizer *s = xcalloc(1, sizeof(*s));
 
 	s->pid = pid;
+	return s;
+}
+
+struct symbolizer *symbolizer_new_offline(const char *maps_text, size_t len, const char *exe)
+{
+	struct symbolizer *s = xcalloc(1, sizeof(*s));
+
+	s->pid = -1;
+	s->flags = SYMBOLIZER_NO_MAP_FILES;
+	s->maps = maps_parse(maps_text, len);
+	s->emods = xcalloc(GP_MAX(maps_count(s->maps), 1), sizeof(*s->emods));
+	s->maps_tried = 1;
+	s->gone = 1; /* never reload */
+	s->offline_exe = exe ? xstrdup(exe) : NULL;
 	return s;
 }
 
@@ -102,6 +117,7 @@ void symbolizer_free(struct symbolizer *s)
 	free(s->kbuild_id);
 	free(s->emods);
 	maps_free(s->maps);
+	free(s->offline_exe);
 	free(s);
 }
 
@@ -218,6 +234,11 @@ static struct symfile *open_mapped_file(struct symbolizer *s, const struct maps_
 		snprintf(proc, sizeof(proc), "/proc/%d", (int)s->pid);
 	else
 		snprintf(proc, sizeof(proc), "/proc/self");
+	if (s->pid < 0) {
+		/* Offline: no process, only the path (the file must still be the one mapped). */
+		fd = strlen(e->path) < 4096 ? open_regular(e->path) : -1;
+		return fd < 0 ? NULL : symfile_open_fd(fd, e->path, NULL);
+	}
 	if (!(s->flags & SYMBOLIZER_NO_MAP_FILES)) {
 		snprintf(buf, sizeof(buf), "%s/map_files/%llx-%llx", proc,
 			 (unsigned long long)e->start, (unsigned long long)e->end);
@@ -299,7 +320,7 @@ static struct symfile *vdso_file(struct symbolizer *s, const struct maps_entry *
 	if (len == 0 || len > SYMBOLIZER_MAX_VDSO)
 		return NULL;
 	buf = xmalloc(len);
-	if (read_target(s->pid, e->start, buf, len) == 0) {
+	if (s->pid >= 0 && read_target(s->pid, e->start, buf, len) == 0) {
 		s->vdso_sf = symfile_open_memory(buf, len, "[vdso]", NULL);
 		if (s->vdso_sf)
 			return s->vdso_sf;
@@ -545,7 +566,15 @@ struct symfile *symbolizer_main_file(struct symbolizer *s)
 		snprintf(link, sizeof(link), "/proc/%d/exe", (int)s->pid);
 	else
 		snprintf(link, sizeof(link), "/proc/self/exe");
-	n = readlink(link, target, sizeof(target) - 1);
+	if (s->pid < 0) {
+		if (!s->offline_exe)
+			return NULL;
+		snprintf(target, sizeof(target), "%s", s->offline_exe);
+		link[0] = '\0';
+		n = (ssize_t)strlen(target);
+	} else {
+		n = readlink(link, target, sizeof(target) - 1);
+	}
 	if (n > 0) {
 		static const char del[] = " (deleted)";
 		target[n] = '\0';
@@ -564,7 +593,7 @@ struct symfile *symbolizer_main_file(struct symbolizer *s)
 		}
 	}
 	/* /proc/PID/exe opens the very file that was executed, wherever it lives. */
-	int fd = open(link, O_RDONLY | O_CLOEXEC);
+	int fd = s->pid < 0 ? (n > 0 ? open_regular(target) : -1) : open(link, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
 		s->main_owned = symfile_open_fd(fd, n > 0 ? target : link, NULL);
 		s->main_sf = s->main_owned;

@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <langinfo.h>
 #include <locale.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -491,6 +492,14 @@ int cmd_live(int argc, char **argv)
 	}
 	setlocale(LC_ALL, "");
 	tl_utf8 = !o.ascii && !strcmp(nl_langinfo(CODESET), "UTF-8");
+#ifdef M_MMAP_THRESHOLD
+	/* The live session copies its growing profile at every refresh. With glibc's
+	 * adaptive threshold those ever-larger blocks come from the heap and fragment it
+	 * (issue 6: resident size 44 against 34 MB after 150 s on 16 busy threads): large
+	 * blocks are mapped and unmapped instead (glibc malloc(3), mallopt). */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+	mallopt(M_TRIM_THRESHOLD, 128 * 1024);
+#endif
 
 	memset(&target, 0, sizeof(target));
 	target.go_fd = target.err_fd = -1;

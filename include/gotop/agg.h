@@ -17,6 +17,12 @@ struct agg_opts {
 	int repair;        /* repair frame-pointer chains (on by default) */
 	int go;            /* read goroutine ids and pprof labels of Go targets */
 	int kernel;        /* keep kernel frames */
+	/* Replaying recorded samples with no process (pid unused): the text of the target's
+	 * saved /proc/PID/maps and its executable's path (symbolizer_new_offline). Goroutines
+	 * and labels then come only from the batches' extra records. */
+	const char *offline_maps;
+	size_t offline_maps_len;
+	const char *offline_exe;
 };
 
 struct agg_stats {

@@ -24,6 +24,10 @@ struct symbolizer;
  * on the first lookup. Caller frees with symbolizer_free. */
 struct symbolizer *symbolizer_new(pid_t pid);
 void symbolizer_free(struct symbolizer *s); /* accepts NULL */
+/* A symbolizer with no process (replaying recorded samples): the mappings come from
+ * the text of a saved /proc/PID/maps (len bytes), files are opened by their paths,
+ * and exe (may be NULL) is the main executable's path. Never fails. */
+struct symbolizer *symbolizer_new_offline(const char *maps_text, size_t len, const char *exe);
 
 /* Resolves an address of the target (user or kernel). is_return: it is a return
  * address, so the call instruction before it is looked up (addr - 1). *mod (when
