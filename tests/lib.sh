@@ -10,8 +10,10 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/gotop-test.XXXXXX")
 bg_pids=""
 
 cleanup() {
+	# Only processes that are still our own children: a pid whose process ended may
+	# already belong to someone else (pid_max is 32768 on many machines, and wraps fast).
 	for p in $bg_pids; do
-		kill -9 "$p" 2>/dev/null
+		[ "$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | cut -d' ' -f2)" = "$$" ] && kill -9 "$p" 2>/dev/null
 	done
 	wait 2>/dev/null
 	rm -rf "$T"
