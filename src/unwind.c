@@ -511,6 +511,12 @@ static int go_end(struct unwinder *u, uint64_t pc)
 	g = symfile_gopcln(mod->sf);
 	if (!g || gopcln_find_func(g, vaddr, &fn) != 0)
 		return -1;
+	/* The signal handler's entry is a TopFrame too, but above it is the interrupted code
+	 * on another stack (sigaltstack: "TEXT runtime·sigtramp(SB),NOSPLIT|TOPFRAME|NOFRAME",
+	 * go1.24 runtime/sys_linux_amd64.s), not the end of the stack. */
+	if ((fn.flag & GOPCLN_FLAG_TOPFRAME) &&
+	    (!strncmp(fn.name, "runtime.sigtramp", 16) || !strncmp(fn.name, "runtime.cgoSigtramp", 19)))
+		return UNWIND_END_SWITCH;
 	if (fn.flag & GOPCLN_FLAG_TOPFRAME)
 		return UNWIND_END_TOP;
 	if (fn.flag & GOPCLN_FLAG_SPWRITE)

@@ -88,8 +88,18 @@ static int capture(pid_t pid, pid_t tid, size_t stack_max, struct verify_capture
 	cap->signal = 0;
 	cap->group_stop = 0;
 	cap->stopped_ns = 0;
-	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0)
-		return -errno;
+	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0) {
+		int err = errno;
+		struct proc_stat st;
+
+		/* An exiting thread refuses to be traced with EPERM (linux kernel/ptrace.c
+		 * ptrace_attach: PF_EXITING, 0x4 in /proc/PID/stat's flags, linux
+		 * include/linux/sched.h): that is a thread gone, not a permission. */
+		if (err == EPERM && (procinfo_stat(pid, tid, &st) != 0 || st.state == 'Z' || st.state == 'X' ||
+				     (st.flags & 0x4)))
+			return -ESRCH;
+		return -err;
+	}
 	t0 = now_ns();
 	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0) {
 		rc = -errno;
@@ -178,7 +188,9 @@ void verify_explain_eperm(pid_t pid, int err, char *buf, size_t len)
 	if (s)
 		scope = strtol(s, NULL, 10);
 	free(s);
-	if (tracer > 0) {
+	if (err == -ESRCH || err == -ENOENT || procinfo_uid(pid) < 0) {
+		snprintf(buf, len, "process %d is gone", (int)pid);
+	} else if (tracer > 0) {
 		char comm[64] = "?";
 		struct proc_stat st;
 
@@ -186,8 +198,6 @@ void verify_explain_eperm(pid_t pid, int err, char *buf, size_t len)
 			snprintf(comm, sizeof(comm), "%s", st.comm);
 		snprintf(buf, len, "process %d is already traced by process %ld (%s), e.g. a debugger; "
 			 "only one tracer at a time", (int)pid, tracer, comm);
-	} else if (err == -ESRCH) {
-		snprintf(buf, len, "process %d is gone", (int)pid);
 	} else if (scope >= 3) {
 		snprintf(buf, len, "ptrace is disabled for everyone: kernel.yama.ptrace_scope is 3");
 	} else if (scope >= 1 && geteuid() != 0) {
@@ -631,6 +641,10 @@ int verifier_round(struct verifier *v, pid_t tid)
 		size_t nrun = 0;
 
 		n = procinfo_tasks(v->pid, &tids);
+		if (n == -ENOENT || n == -ESRCH) {
+			bump(v, &v->tot.gone); /* the process is gone: the caller sees it too */
+			return -ESRCH;
+		}
 		if (n < 0) {
 			set_error(v, (int)n);
 			return (int)n;

@@ -7,7 +7,7 @@
 
 command -v jq >/dev/null || skip_all "jq is not installed (setup.sh installs it)"
 VERSIONS=${GOTOP_GO_VERSIONS:-1.19 1.23 1.27}
-plan $(($(echo $VERSIONS | wc -w) * 5 + 18))
+plan $(($(echo $VERSIONS | wc -w) * 5 + 19))
 W=$TOP_BUILDDIR/tests/workloads
 SRC=$TOP_SRCDIR/tests/workloads/go/leafduff.go
 
@@ -121,6 +121,14 @@ check "10 SIGKILLs at random moments: the target is never left stopped or traced
 rc=$?
 check "the target exits mid-run: exit 0, a report of its run (exit $rc)" \
 	sh -c "[ $rc -eq 0 ] && grep -q 'verified PID' '$T/exit.out' && grep -q 'exited' '$T/exit.err'"
+# The same with -p, where the process is reaped by its parent at once (no zombie to see).
+"$W/cchains" 1.5 >/dev/null 2>&1 &
+epid=$!
+"$GOTOP_PERF" verify -p $epid -d 10 --rate 300 >"$T/exitp.out" 2>"$T/exitp.err"
+rc=$?
+wait $epid
+check "-p target exits mid-run: exit 0, not a permission error (exit $rc; $(tail -1 "$T/exitp.err"))" \
+	sh -c "[ $rc -eq 0 ] && grep -q 'verified PID' '$T/exitp.out' && grep -q 'exited' '$T/exitp.err'"
 
 # --- ptrace refused: explained, exit 4 ---
 if command -v strace >/dev/null; then

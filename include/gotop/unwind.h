@@ -35,7 +35,9 @@ void unwinder_free(struct unwinder *u); /* accepts NULL */
 enum unwind_end {
 	UNWIND_END_TOP,    /* a Go top frame: runtime.goexit, runtime.mstart (TopFrame) */
 	UNWIND_END_STOP,   /* libunwind reports the end (no return address) */
-	UNWIND_END_SWITCH, /* a Go function that switches stacks (SPWrite: mcall, systemstack) */
+	UNWIND_END_SWITCH, /* a Go function that switches stacks (SPWrite: mcall, systemstack),
+			    * or the signal handler (runtime.sigtramp: the interrupted code is
+			    * on another stack) */
 	UNWIND_END_ERROR,  /* unw_step failed */
 	UNWIND_END_MAX,    /* max frames */
 };
