@@ -98,10 +98,14 @@ static void put_uleb(struct emit *e, uint64_t v)
 }
 static void put_sleb(struct emit *e, int64_t v)
 {
+	/* Two's complement bits, shifted as unsigned with the sign copied in by hand
+	 * (shifting a negative value right is implementation-defined in C). */
+	uint64_t u = (uint64_t)v, sign = v < 0 ? ~(~0ULL >> 7) : 0;
+
 	for (;;) {
-		uint8_t b = v & 0x7f;
-		v >>= 7; /* arithmetic shift: gcc and clang define it for signed values */
-		if ((v == 0 && !(b & 0x40)) || (v == -1 && (b & 0x40))) {
+		uint8_t b = u & 0x7f;
+		u = (u >> 7) | sign;
+		if ((u == 0 && !(b & 0x40)) || (u == ~0ULL && (b & 0x40))) {
 			put_u8(e, b);
 			return;
 		}
