@@ -3,6 +3,7 @@
 #include "gotop/perfrec.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 struct cursor {
@@ -50,6 +51,11 @@ int perfrec_parse_sample(const struct perfrec_layout *l, const struct perf_event
 	uint64_t t = l->sample_type, v;
 
 	if (h->size < sizeof(*h) || h->type != PERF_RECORD_SAMPLE)
+		return -EINVAL;
+	/* s->chain points into the record as u64s: the kernel writes records u64-aligned
+	 * (linux kernel/events/core.c perf_prepare_sample rounds every variable part up to
+	 * u64), so a record that is not comes from a corrupt ring (found by fuzz-perfrec). */
+	if (((uintptr_t)h & 7) != 0)
 		return -EINVAL;
 	memset(s, 0, offsetof(struct perf_sample, regs));
 	s->stack = NULL;
@@ -109,15 +115,18 @@ int perfrec_parse_sample(const struct perfrec_layout *l, const struct perf_event
 		if (take_u64(&c, &s->regs_abi))
 			return -EINVAL;
 		if (s->regs_abi != PERF_SAMPLE_REGS_ABI_NONE) {
-			uint64_t mask = l->regs_user_mask;
-			int r;
+			uint64_t mask = l->regs_user_mask, m;
+			size_t nregs = (size_t)__builtin_popcountll(mask);
 
+			/* One u64 per set bit of the mask, lowest register first (linux
+			 * kernel/events/core.c perf_output_sample_regs): check the length once,
+			 * then visit the set bits only. */
 			s->regs_mask = mask;
-			for (r = 0; r < PERFREC_MAX_REGS; r++) {
-				if (!(mask & (1ULL << r)))
-					continue;
-				if (take_u64(&c, &s->regs[r]))
-					return -EINVAL;
+			if ((size_t)(c.end - c.p) / 8 < nregs)
+				return -EINVAL;
+			for (m = mask; m; m &= m - 1) {
+				memcpy(&s->regs[__builtin_ctzll(m)], c.p, 8);
+				c.p += 8;
 			}
 		}
 	}

@@ -96,9 +96,14 @@ struct symfile {
 	int dbg_fd;
 	Elf *dbg_elf;
 
-	/* DWARF */
+	/* DWARF. libdw decompresses every section of a handle when it opens it, so each
+	 * use has its own handle over the sections it reads (dwarf_open_classes). */
 	int dwarf_tried;
-	Dwarf *dw;
+	Dwarf *dw;       /* lookups: entries and line tables */
+	int types_tried;
+	Dwarf *dw_types; /* symfile_dwarf: entries only (types, functions) */
+	int frame_tried;
+	Dwarf *dw_frame; /* .debug_frame, for symfile_cfi */
 	int cus_loaded;
 	struct cu_info *cus;
 	size_t ncus;
@@ -426,6 +431,10 @@ void symfile_free(struct symfile *sf)
 	free(sf->paths);
 	if (sf->dw)
 		dwarf_end(sf->dw);
+	if (sf->dw_types)
+		dwarf_end(sf->dw_types);
+	if (sf->dw_frame)
+		dwarf_end(sf->dw_frame);
 	if (sf->dbg_elf)
 		elf_end(sf->dbg_elf);
 	if (sf->dbg_fd >= 0)
@@ -870,19 +879,171 @@ size_t symfile_nsymbols(struct symfile *sf)
 
 /* ---------- DWARF ---------- */
 
-Dwarf *symfile_dwarf(struct symfile *sf)
+/* DWARF sections by class. libdw recognises them by name (elfutils 0.188
+ * libdw/dwarf_begin_elf.c dwarf_scnnames), also with a ".zdebug_" prefix (GNU
+ * compression) or a ".dwo" suffix. */
+#define DWS_ENTRIES 0x1 /* .debug_info, _abbrev, _str, _ranges, ...: all not below */
+#define DWS_LINE 0x2    /* .debug_line */
+#define DWS_FRAME 0x4   /* .debug_frame */
+#define DWS_UNUSED 0x8  /* location lists and macros: nothing here reads them */
+#define SYMTAB_MAX_HIDDEN 256
+
+static unsigned dwarf_scn_class(const char *name)
+{
+	char base[64];
+	size_t len;
+
+	if (strncmp(name, ".zdebug_", 8) == 0)
+		snprintf(base, sizeof(base), ".%s", name + 2);
+	else if (strncmp(name, ".debug_", 7) == 0)
+		snprintf(base, sizeof(base), "%s", name);
+	else
+		return 0;
+	len = strlen(base);
+	if (len > 4 && strcmp(base + len - 4, ".dwo") == 0)
+		base[len - 4] = '\0';
+	if (strcmp(base, ".debug_line") == 0)
+		return DWS_LINE;
+	if (strcmp(base, ".debug_frame") == 0)
+		return DWS_FRAME;
+	if (strcmp(base, ".debug_loc") == 0 || strcmp(base, ".debug_loclists") == 0 ||
+	    strcmp(base, ".debug_macro") == 0 || strcmp(base, ".debug_macinfo") == 0)
+		return DWS_UNUSED;
+	return DWS_ENTRIES;
+}
+
+/* Moves a section's name one byte on (".debug_loc" reads "debug_loc", which no
+ * reader recognises), or back. Only libelf's copy of the section headers changes:
+ * ELF_C_READ_MMAP copies them out of the read-only mapping (elfutils 0.188
+ * libelf/elf_begin.c file_read_elf), elf_memory's image is our own buffer. */
+static int shift_scn_name(Elf_Scn *scn, int by)
+{
+	GElf_Shdr sh;
+
+	if (gelf_getshdr(scn, &sh) == NULL || (by > 0 && sh.sh_name == UINT32_MAX))
+		return 0;
+	sh.sh_name = (GElf_Word)((int64_t)sh.sh_name + by);
+	return gelf_update_shdr(scn, &sh) != 0;
+}
+
+/* dwarf_begin_elf over the DWARF sections of the classes in want only. libdw
+ * decompresses every SHF_COMPRESSED section it recognises on open (elfutils 0.188
+ * dwarf_begin_elf.c check_section): a Go binary's .debug_loc alone is 25 MB. The
+ * other sections' names are hidden for the duration of the call. A section that
+ * another handle decompressed stays decompressed in elf (libelf keeps the data). */
+static Dwarf *dwarf_open_classes(Elf *elf, unsigned want)
+{
+	size_t shstrndx, hidden[SYMTAB_MAX_HIDDEN], nh = 0;
+	Elf_Scn *scn = NULL;
+	Dwarf *dw;
+	int guard = 0;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL && guard++ < 65536) {
+		GElf_Shdr sh;
+		const char *name;
+		unsigned c;
+
+		if (gelf_getshdr(scn, &sh) == NULL || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name == NULL || name[0] == '\0')
+			continue;
+		c = dwarf_scn_class(name);
+		if (c == 0 || (c & want) || nh == SYMTAB_MAX_HIDDEN)
+			continue;
+		if (shift_scn_name(scn, 1))
+			hidden[nh++] = elf_ndxscn(scn);
+	}
+	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	for (size_t i = 0; i < nh; i++) {
+		scn = elf_getscn(elf, hidden[i]);
+		if (scn)
+			shift_scn_name(scn, -1);
+	}
+	return dw;
+}
+
+/* DWARF of the classes in want, from the file when it has .debug_info, else from
+ * its separate debug file. */
+static Dwarf *dwarf_for(struct symfile *sf, unsigned want)
+{
+	Dwarf *dw = NULL;
+
+	if (has_section(sf->elf, ".debug_info") || has_section(sf->elf, ".zdebug_info"))
+		dw = dwarf_open_classes(sf->elf, want);
+	if (dw == NULL) {
+		Elf *d = debug_elf(sf);
+		if (d)
+			dw = dwarf_open_classes(d, want);
+	}
+	return dw;
+}
+
+/* The handle for lookups: entries and line tables. */
+static Dwarf *lines_dwarf(struct symfile *sf)
 {
 	if (sf->dwarf_tried)
 		return sf->dw;
 	sf->dwarf_tried = 1;
-	if (has_section(sf->elf, ".debug_info") || has_section(sf->elf, ".zdebug_info"))
-		sf->dw = dwarf_begin_elf(sf->elf, DWARF_C_READ, NULL);
-	if (sf->dw == NULL) {
-		Elf *d = debug_elf(sf);
-		if (d)
-			sf->dw = dwarf_begin_elf(d, DWARF_C_READ, NULL);
-	}
+	sf->dw = dwarf_for(sf, DWS_ENTRIES | DWS_LINE);
 	return sf->dw;
+}
+
+Dwarf *symfile_dwarf(struct symfile *sf)
+{
+	if (sf->types_tried)
+		return sf->dw_types;
+	sf->types_tried = 1;
+	sf->dw_types = dwarf_for(sf, DWS_ENTRIES);
+	return sf->dw_types;
+}
+
+/* The ELF's .eh_frame as CFI. libdw (elfutils 0.188 libdw/dwarf_getcfi_elf.c
+ * getcfi_shdr) uses .eh_frame_hdr's binary search table only when that section comes
+ * before .eh_frame in the section headers. lld puts it after (libLLVM-14.so.1), and
+ * then each lookup scans .eh_frame on from where the last one stopped, interning
+ * every FDE: 115 ms for the first 200 lookups in libLLVM's 5 MB. The program-header
+ * path (getcfi_phdr, PT_GNU_EH_FRAME) always uses the table; with .eh_frame's name
+ * hidden, the section path finds nothing and libdw takes it. */
+static Dwarf_CFI *eh_frame_cfi(Elf *elf)
+{
+	size_t shstrndx, nph = 0, idx_eh = 0, idx_hdr = 0;
+	Elf_Scn *scn = NULL, *eh = NULL;
+	Dwarf_CFI *cfi = NULL;
+	int guard = 0, have_ph = 0;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) == 0) {
+		while ((scn = elf_nextscn(elf, scn)) != NULL && guard++ < 65536) {
+			GElf_Shdr sh;
+			const char *name;
+
+			if (gelf_getshdr(scn, &sh) == NULL)
+				continue;
+			name = elf_strptr(elf, shstrndx, sh.sh_name);
+			if (name && strcmp(name, ".eh_frame") == 0 && eh == NULL) {
+				eh = scn;
+				idx_eh = elf_ndxscn(scn);
+			} else if (name && strcmp(name, ".eh_frame_hdr") == 0 && idx_hdr == 0) {
+				idx_hdr = elf_ndxscn(scn);
+			}
+		}
+	}
+	if (elf_getphdrnum(elf, &nph) == 0) {
+		for (size_t i = 0; i < nph && i < 65536; i++) {
+			GElf_Phdr ph;
+			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_GNU_EH_FRAME)
+				have_ph = 1;
+		}
+	}
+	if (eh && idx_hdr > idx_eh && have_ph && shift_scn_name(eh, 1)) {
+		cfi = dwarf_getcfi_elf(elf);
+		shift_scn_name(eh, -1);
+		if (cfi)
+			return cfi;
+	}
+	return dwarf_getcfi_elf(elf);
 }
 
 Dwarf_CFI *symfile_cfi(struct symfile *sf)
@@ -891,15 +1052,18 @@ Dwarf_CFI *symfile_cfi(struct symfile *sf)
 		return sf->cfi;
 	sf->cfi_tried = 1;
 	if (has_section(sf->elf, ".eh_frame")) {
-		sf->cfi = dwarf_getcfi_elf(sf->elf);
+		sf->cfi = eh_frame_cfi(sf->elf);
 		if (sf->cfi) {
 			sf->cfi_owned = 1;
 			return sf->cfi;
 		}
 	}
-	Dwarf *dw = symfile_dwarf(sf);
-	if (dw)
-		sf->cfi = dwarf_getcfi(dw); /* .debug_frame; owned by dw */
+	if (!sf->frame_tried) {
+		sf->frame_tried = 1;
+		sf->dw_frame = dwarf_for(sf, DWS_FRAME);
+	}
+	if (sf->dw_frame)
+		sf->cfi = dwarf_getcfi(sf->dw_frame); /* .debug_frame; owned by dw_frame */
 	return sf->cfi;
 }
 
@@ -974,7 +1138,7 @@ static void load_cus(struct symfile *sf)
 	if (sf->cus_loaded)
 		return;
 	sf->cus_loaded = 1;
-	dw = symfile_dwarf(sf);
+	dw = lines_dwarf(sf);
 	if (dw == NULL)
 		return;
 	/* Our own unit range table, not .debug_aranges: clang and Go omit that section. */
@@ -1305,7 +1469,7 @@ static int lookup_uncached(struct symfile *sf, uint64_t vaddr, struct sym_frame 
 		}
 		/* cgo: C code in a Go binary is not in the Go table. */
 	}
-	if (sf->dwarf_on && symfile_dwarf(sf)) {
+	if (sf->dwarf_on && lines_dwarf(sf)) {
 		n = dwarf_frames(sf, vaddr, out, &lfile, &lline);
 		if (n > 0) {
 			sf->st.dwarf_hits++;

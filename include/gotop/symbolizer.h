@@ -44,6 +44,17 @@ int symbolizer_lookup(struct symbolizer *s, uint64_t addr, int is_return,
  * cost does not fall inside the profiled time. */
 void symbolizer_preload(struct symbolizer *s, int main, int kernel);
 
+/* Starts reading /proc/kallsyms on a thread of its own (about 90 ms of CPU, most of it
+ * the kernel formatting the text), unless kernel symbols were loaded or started already.
+ * A kernel lookup waits for it. Falls back to loading at once if no thread starts. */
+void symbolizer_load_kernel_async(struct symbolizer *s);
+/* Whether a kernel lookup would name frames without waiting: 1 when kernel symbols
+ * are loaded (or failed to load: see symbolizer_kernel_status), 0 while they are
+ * loading. Never blocks; starts the background load when nothing started it yet.
+ * With it a caller can keep samples that have kernel frames until the names are
+ * there, and show the user frames of the others meanwhile. */
+int symbolizer_kernel_ready(struct symbolizer *s);
+
 /* A new mmap was seen: reload /proc/PID/maps on the next miss. */
 void symbolizer_invalidate_maps(struct symbolizer *s);
 
@@ -57,7 +68,8 @@ struct symfile *symbolizer_main_file(struct symbolizer *s);
 void symbolizer_set_flags(struct symbolizer *s, unsigned flags);
 
 /* Why kernel addresses have no names, as a negative errno: 0 when kernel symbols
- * loaded (or none were needed yet), -EPERM under kptr_restrict, ... */
+ * loaded (or none were needed yet, or they are still loading), -EPERM under
+ * kptr_restrict, ... */
 int symbolizer_kernel_status(const struct symbolizer *s);
 
 struct symbolizer_stats {

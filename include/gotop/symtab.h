@@ -67,7 +67,10 @@ const char *symfile_build_id(const struct symfile *sf);
 /* The ELF handle (borrowed; never NULL for an open symfile). */
 Elf *symfile_elf(const struct symfile *sf);
 /* DWARF of the file or of its separate debug file (/usr/lib/debug/.build-id/xx/yyy.debug,
- * then .gnu_debuglink), loaded lazily. Borrowed; NULL if there is none. */
+ * then .gnu_debuglink), loaded lazily. Borrowed; NULL if there is none. It holds the
+ * debugging information entries (types, functions) only: no line tables, location lists
+ * or .debug_frame, which libdw would otherwise decompress on open (lookups use their
+ * own handle with the line tables; symfile_cfi reads .debug_frame). */
 Dwarf *symfile_dwarf(struct symfile *sf);
 /* Call frame information: .eh_frame of the file, else .debug_frame (of the file or
  * its debug file), lazily. Borrowed; NULL if none. */
