@@ -397,6 +397,8 @@ static uint64_t count_samples(const struct sample_batch *b)
 	while (off + sizeof(struct perf_event_header) <= b->len) {
 		const struct perf_event_header *h = (const void *)(b->data + off);
 
+		if (h->size < sizeof(*h)) /* never loop on a broken batch */
+			break;
 		if (h->type == PERF_RECORD_SAMPLE)
 			n++;
 		off += (h->size + 7u) & ~7u;
@@ -407,6 +409,7 @@ static uint64_t count_samples(const struct sample_batch *b)
 /* Hands a batch to the consumer. Called with s->lock held. */
 static void batch_queue(struct sampler *s, struct sample_batch *b)
 {
+	b->next = NULL; /* a held batch (drain) still points at the next one held */
 	pthread_mutex_lock(&s->qlock);
 	if (s->qbytes + b->len > QUEUE_MAX_BYTES) {
 		uint64_t n = count_samples(b);

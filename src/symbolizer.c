@@ -4,9 +4,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -57,6 +60,14 @@ struct symbolizer {
 
 	struct kallsyms *ks;
 	int ks_tried, ks_err;
+	/* symbolizer_load_kernel_async: the thread fills the bg_ fields and sets bg_done;
+	 * ks_join takes them over. ks_async: a thread was started and not joined yet. */
+	pthread_t ks_thread;
+	int ks_async;
+	atomic_int bg_done;
+	struct kallsyms *bg_ks;
+	int bg_err;
+	char *bg_build_id;
 	struct kmod {
 		const char *name; /* interned by ks: compared by pointer */
 		struct sym_module *m;
@@ -89,6 +100,8 @@ struct symbolizer *symbolizer_new_offline(const char *maps_text, size_t len, con
 	return s;
 }
 
+static void ks_join(struct symbolizer *s);
+
 static void module_free(struct sym_module *m)
 {
 	if (m == NULL)
@@ -112,6 +125,7 @@ void symbolizer_free(struct symbolizer *s)
 	free(s->files);
 	symfile_free(s->vdso_sf);
 	symfile_free(s->main_owned);
+	ks_join(s);
 	kallsyms_free(s->ks);
 	free(s->kmods);
 	free(s->kbuild_id);
@@ -245,6 +259,16 @@ static struct symfile *open_mapped_file(struct symbolizer *s, const struct maps_
 		fd = open_regular(buf);
 		if (fd >= 0)
 			return symfile_open_fd(fd, e->path, NULL);
+	}
+	/* map_files needs CAP_SYS_ADMIN; /proc/PID/exe does not, and it opens the very
+	 * executable (deleted or replaced on disk): use it when the inode is the mapping's. */
+	if (e->deleted) {
+		snprintf(buf, sizeof(buf), "%s/exe", proc);
+		fd = open_regular(buf);
+		if (fd >= 0 && same_inode(fd, e->inode))
+			return symfile_open_fd(fd, e->path, NULL);
+		if (fd >= 0)
+			close(fd);
 	}
 	if (strlen(e->path) >= 4096)
 		return NULL;
@@ -442,6 +466,66 @@ static struct sym_module *entry_module(struct symbolizer *s, const struct maps_e
 
 /* ---------- kernel ---------- */
 
+/* Reading /proc/kallsyms costs about 90 ms of CPU here, 70 of them in the kernel
+ * formatting 5.4 MB of text (linux kernel/kallsyms.c s_show); so it can run on a
+ * thread of its own while user frames are named. */
+static void ks_load_now(struct symbolizer *s)
+{
+	s->ks = kallsyms_load(&s->ks_err);
+	s->kbuild_id = kallsyms_kernel_build_id();
+}
+
+static void *ks_thread_main(void *arg)
+{
+	struct symbolizer *s = arg;
+	sigset_t all;
+
+	/* Signals are for the threads that expect them. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	s->bg_ks = kallsyms_load(&s->bg_err);
+	s->bg_build_id = kallsyms_kernel_build_id();
+	atomic_store_explicit(&s->bg_done, 1, memory_order_release);
+	return NULL;
+}
+
+static void ks_join(struct symbolizer *s)
+{
+	if (!s->ks_async)
+		return;
+	pthread_join(s->ks_thread, NULL);
+	s->ks_async = 0;
+	s->ks = s->bg_ks;
+	s->ks_err = s->bg_err;
+	s->kbuild_id = s->bg_build_id;
+	s->bg_ks = NULL;
+	s->bg_build_id = NULL;
+}
+
+void symbolizer_load_kernel_async(struct symbolizer *s)
+{
+	if (s->ks_tried)
+		return;
+	s->ks_tried = 1;
+	atomic_store(&s->bg_done, 0);
+	if (pthread_create(&s->ks_thread, NULL, ks_thread_main, s) == 0)
+		s->ks_async = 1;
+	else
+		ks_load_now(s);
+}
+
+int symbolizer_kernel_ready(struct symbolizer *s)
+{
+	if (!s->ks_tried)
+		symbolizer_load_kernel_async(s);
+	if (s->ks_async) {
+		if (!atomic_load_explicit(&s->bg_done, memory_order_acquire))
+			return 0;
+		ks_join(s);
+	}
+	return 1;
+}
+
 static int kernel_lookup(struct symbolizer *s, uint64_t addr, const struct sym_module **mod,
 			 struct sym_frame *out, int max)
 {
@@ -452,9 +536,9 @@ static int kernel_lookup(struct symbolizer *s, uint64_t addr, const struct sym_m
 
 	if (!s->ks_tried) {
 		s->ks_tried = 1;
-		s->ks = kallsyms_load(&s->ks_err);
-		s->kbuild_id = kallsyms_kernel_build_id();
+		ks_load_now(s);
 	}
+	ks_join(s);
 	if (s->ks)
 		name = kallsyms_lookup(s->ks, addr, &modname, &off);
 	if (name == NULL && s->ks) {
@@ -534,9 +618,10 @@ void symbolizer_preload(struct symbolizer *s, int main, int kernel)
 {
 	if (kernel && !s->ks_tried) {
 		s->ks_tried = 1;
-		s->ks = kallsyms_load(&s->ks_err);
-		s->kbuild_id = kallsyms_kernel_build_id();
+		ks_load_now(s);
 	}
+	if (kernel)
+		ks_join(s);
 	if (main) {
 		struct symfile *sf = symbolizer_main_file(s);
 

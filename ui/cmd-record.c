@@ -337,7 +337,18 @@ int cmd_record(int argc, char **argv)
 		w = pprof_write_file(p, path);
 		sampler_get_stats(samplers[e], &st);
 		if (w) {
-			cli_error("cannot write %s: %s", path, strerror(-w));
+			/* The samples are not thrown away with the disk full or read-only: they go
+			 * to $TMPDIR, and the message says where; the run still counts as failed. */
+			const char *tmp = getenv("TMPDIR"), *base = strrchr(path, '/');
+			char *fb = xasprintf("%s/gotop-perf.%d.%s", tmp && *tmp ? tmp : "/tmp", (int)getpid(),
+					     base ? base + 1 : path);
+			int w2 = pprof_write_file(p, fb);
+
+			if (w2 == 0)
+				cli_error("cannot write %s: %s; profile saved to %s instead", path, strerror(-w), fb);
+			else
+				cli_error("cannot write %s: %s (nor %s: %s)", path, strerror(-w), fb, strerror(-w2));
+			free(fb);
 			rc = EXIT_FAIL;
 		} else if (!o.quiet) {
 			fprintf(stderr,
