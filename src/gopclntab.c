@@ -812,6 +812,13 @@ void gopcln_free(struct gopcln *t)
 	free(t);
 }
 
+/* Entry offsets are added to the text start (Go 1.18+): the sum must not wrap, or a
+ * function would end below its entry (found by fuzz-gopclntab). */
+static bool text_fits(const struct gopcln *t)
+{
+	return t->magic == MAGIC_116 || ftab_entry(t, t->nfunc) <= UINT64_MAX - t->text_start;
+}
+
 static void set_err(int *err, int code)
 {
 	if (err)
@@ -836,6 +843,10 @@ struct gopcln *gopcln_open_buf(const uint8_t *data, size_t len, uint64_t text_st
 	rc = verify_functab(t, &t->rec_end);
 	if (rc)
 		goto fail;
+	if (!text_fits(t)) {
+		rc = GOPCLN_E_CORRUPT;
+		goto fail;
+	}
 	if (t->magic == MAGIC_120 && t->hdr_text_start == 0) {
 		size_t o = gofunc_guess(t);
 		if (o) {
@@ -1505,6 +1516,10 @@ struct gopcln *gopcln_open_elf(Elf *elf, int *err)
 				goto fail;
 			}
 			t->text_start = ts;
+		}
+		if (!text_fits(t)) {
+			rc = GOPCLN_E_CORRUPT;
+			goto fail;
 		}
 		/* funcdata base: the go:func.* symbol, else moduledata.gofunc. */
 		if (c.sym_gofunc && ctx_region(&c, c.sym_gofunc))

@@ -60,7 +60,10 @@ long ring_drain(struct ring *r, ring_cb cb, void *arg)
 			memcpy(&hdr, r->data + off, first);
 			memcpy((uint8_t *)&hdr + first, r->data, sizeof(hdr) - first);
 		}
-		if (hdr.size < sizeof(hdr) || hdr.size > head - tail || hdr.size > r->data_size) {
+		/* The kernel writes records u64-aligned (linux kernel/events/core.c
+		 * perf_prepare_sample): a size that is not would misalign every later one. */
+		if (hdr.size < sizeof(hdr) || (hdr.size & 7) || hdr.size > head - tail ||
+		    hdr.size > r->data_size) {
 			r->bad++;
 			tail = head;
 			break;
