@@ -17,7 +17,7 @@ mode=${1:-demo}
 
 PACKAGES="build-essential autoconf automake pkg-config libelf-dev libdw-dev libunwind-dev
 libncurses-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler libcmocka-dev
-golang-github-google-pprof-dev elfutils tmux gdb strace jq util-linux ca-certificates"
+golang-github-google-pprof-dev elfutils tmux gdb strace jq valgrind cppcheck util-linux ca-certificates"
 
 say() { echo "setup: $*" >&2; }
 
@@ -82,6 +82,13 @@ test)
 	go_toolchains 1.19 1.23 1.27
 	build
 	status=0
+	# The sanitizer builds (tests/sanitize.sh: ASan+UBSan, valgrind, cppcheck, TSan) run
+	# beside the suite: the suite mostly waits on its workloads. GOTOP_SANITIZE=0 skips them.
+	san=""
+	if [ "${GOTOP_SANITIZE:-1}" != 0 ]; then
+		bash "$TOP/tests/sanitize.sh" "$TOP" "$BUILD/sanitize" >"$BUILD/sanitize.out" 2>&1 &
+		san=$!
+	fi
 	make -C "$BUILD" -s -j"$(nproc)" check >"$BUILD/check.out" 2>&1 || status=$?
 	grep -E '^(PASS|FAIL|SKIP|ERROR|XPASS|XFAIL):' "$BUILD/check.out" || true
 	log="$BUILD/test-suite.log"
@@ -89,13 +96,24 @@ test)
 		if [ $status -ne 0 ]; then
 			sed -n '/^FAIL:\|^ERROR:/,$p' "$log" | head -200 >&2 || true
 		fi
-		awk '/^# (PASS|XFAIL):/ { p += $3 } /^# (FAIL|ERROR|XPASS):/ { f += $3 } /^# SKIP:/ { s += $3 }
-		     END { printf "%d passed, %d failed, %d skipped\n", p, f, s }' "$log"
+		counts=$(awk '/^# (PASS|XFAIL):/ { p += $3 } /^# (FAIL|ERROR|XPASS):/ { f += $3 } /^# SKIP:/ { s += $3 }
+		     END { printf "%d %d %d\n", p, f, s }' "$log")
 	else
 		cat "$BUILD/check.out" >&2
-		echo "0 passed, 1 failed"
+		counts="0 1 0"
 		status=1
 	fi
+	if [ -n "$san" ]; then
+		wait $san || status=1
+		grep -v '^[0-9]* passed' "$BUILD/sanitize.out" || true
+		last=$(tail -1 "$BUILD/sanitize.out")
+		case $last in
+		*" passed, "*" failed, "*" skipped") counts="$counts $(echo "$last" | awk '{ print $1, $3, $5 }')" ;;
+		*) counts="$counts 0 1 0"; status=1 ;;
+		esac
+	fi
+	echo "$counts" | awk '{ for (i = 1; i <= NF; i += 3) { p += $i; f += $(i + 1); s += $(i + 2) } }
+		END { printf "%d passed, %d failed, %d skipped\n", p, f, s }'
 	exit $status
 	;;
 *)

@@ -200,7 +200,7 @@ static int parse_header(struct gopcln *t, const uint8_t *data, size_t len)
 	unsigned nwords = m == MAGIC_116 ? 7 : 8;
 	if (!in_bounds(8, (size_t)nwords * ps, len))
 		return GOPCLN_E_CORRUPT;
-	uint64_t w[8];
+	uint64_t w[8] = { 0 };
 	for (unsigned i = 0; i < nwords; i++)
 		w[i] = ldword_raw(data + 8 + i * ps, ps, t->swap);
 	uint64_t nfunc = w[0];

@@ -236,7 +236,8 @@ static uint32_t item_for(struct goread *gr, uint32_t tid, uint64_t greg, uint64_
 			return gr->dedup[j] - 1;
 	}
 	if (gr->nin >= gr->capin) {
-		size_t cap = gr->capin, c2 = gr->capin;
+		size_t cap = gr->capin;
+		size_t c2 = cap;
 
 		xgrow((void **)&gr->in, &gr->capin, gr->nin + 1, sizeof(*gr->in));
 		xgrow((void **)&gr->res, &cap, gr->nin + 1, sizeof(*gr->res));

@@ -672,7 +672,7 @@ struct rawsym {
 static int leading_underscores(const char *s)
 {
 	int n = 0;
-	while (s[n] == '_' && n < 8)
+	while (n < 8 && s[n] == '_')
 		n++;
 	return n;
 }

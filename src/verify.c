@@ -347,7 +347,7 @@ struct verifier {
 
 	pthread_t thread;
 	int running;
-	volatile int quit;
+	int quit; /* set by another thread: __atomic loads and stores only */
 };
 
 void verify_opts_default(struct verify_opts *o)
@@ -720,7 +720,7 @@ void verifier_pace(struct verifier *v, volatile int *quit)
 		wall = (uint64_t)((double)stopped / v->o.max_stopped);
 		if (v->start_ns + wall > due)
 			due = v->start_ns + wall;
-		if (now >= due || (quit && *quit))
+		if (now >= due || (quit && __atomic_load_n(quit, __ATOMIC_ACQUIRE)))
 			return;
 		uint64_t left = due - now;
 		if (left > 20000000)
@@ -738,9 +738,9 @@ static void *verifier_main(void *arg)
 	/* Signals belong to the main thread; waitpid here restarts after them anyway. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	while (!v->quit) {
+	while (!__atomic_load_n(&v->quit, __ATOMIC_ACQUIRE)) {
 		verifier_pace(v, &v->quit);
-		if (v->quit)
+		if (__atomic_load_n(&v->quit, __ATOMIC_ACQUIRE))
 			break;
 		int rc = verifier_round(v, 0);
 
@@ -756,7 +756,7 @@ int verifier_start(struct verifier *v)
 
 	if (v->running)
 		return 0;
-	v->quit = 0;
+	__atomic_store_n(&v->quit, 0, __ATOMIC_RELEASE);
 	pthread_mutex_lock(&v->lock);
 	v->tot.error = 0;
 	v->tot.why[0] = '\0';
@@ -772,7 +772,7 @@ void verifier_stop(struct verifier *v)
 {
 	if (!v->running)
 		return;
-	v->quit = 1;
+	__atomic_store_n(&v->quit, 1, __ATOMIC_RELEASE);
 	pthread_join(v->thread, NULL);
 	v->running = 0;
 }

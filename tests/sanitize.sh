@@ -39,9 +39,15 @@ configure_build() {
 }
 
 UNITS=$(cd "$SRC" && ls tests/test-*.c | sed 's/\.c$//' | tr '\n' ' ')
+# Under valgrind, the unit tests that do not build and scan whole Go toolchains' binaries
+# (those run under ASan): valgrind is 20-50 times slower. test-maps reads its own
+# /proc/self/maps, which valgrind lays out its own way, and test-pprof's unwritable-directory
+# case behaves differently under it; both run under ASan+UBSan (leaks included).
+VG_UNITS=$(echo "$UNITS" | tr ' ' '\n' | grep -v -e test-gopclntab -e test-symtab -e test-goruntime -e test-maps -e test-pprof |
+	tr '\n' ' ')
 # The tests that exercise the most code paths in gotop-perf itself; one Go version keeps the
 # time down (the plain suite covers the others).
-INTEG="tests/cli.sh tests/record-c.sh tests/record-cleaf.sh tests/bad-input.sh tests/go-repair.sh tests/go-stripped.sh tests/verify.sh tests/ui-batch.sh"
+INTEG="tests/cli.sh tests/record-c.sh tests/bad-input.sh tests/go-repair.sh tests/verify.sh tests/ui-batch.sh"
 
 # --- ASan + UBSan ---
 B=$WORK/asan
@@ -52,9 +58,11 @@ if configure_build "$B" --enable-asan; then
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$B/reports/ubsan \
 		GOTOP_GO_VERSIONS=1.23 make -C "$B" -s -j"$jobs" check TESTS="$UNITS $INTEG" >"$B/check.out" 2>&1
 	add_log "$B/test-suite.log"
-	reports=$(ls "$B/reports" | wc -l)
+	# LeakSanitizer cannot run in a process that is being traced (verify.sh attaches strace
+	# to a workload on purpose): that note is not a finding.
+	reports=$(grep -L 'LeakSanitizer does not work under ptrace' "$B"/reports/* 2>/dev/null | wc -l)
 	step "ASan+UBSan: no sanitizer report from any process ($reports reports)" $([ "$reports" -eq 0 ]; echo $?)
-	[ "$reports" -eq 0 ] || head -40 "$B"/reports/* >&2
+	[ "$reports" -eq 0 ] || head -40 $(grep -L 'LeakSanitizer does not work under ptrace' "$B"/reports/*) >&2
 else
 	step "ASan+UBSan build" 1
 fi
@@ -63,7 +71,7 @@ fi
 P=$WORK/plain
 if command -v valgrind >/dev/null && configure_build "$P"; then
 	VG="valgrind -q --error-exitcode=97 --leak-check=full --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect"
-	for u in $UNITS; do
+	for u in $VG_UNITS; do
 		(cd "$P" && CMOCKA_MESSAGE_OUTPUT=TAP TOP_SRCDIR=$SRC TOP_BUILDDIR=$P $VG "./$u" >"$P/$(basename "$u").vg" 2>&1)
 		rc=$?
 		step "valgrind: $(basename "$u") ($rc)" $([ $rc -ne 97 ] && ! grep -q '^==[0-9]*== ' "$P/$(basename "$u").vg"; echo $?)
@@ -99,7 +107,7 @@ B=$WORK/tsan
 if configure_build "$B" --enable-tsan; then
 	rm -rf "$B/reports" && mkdir -p "$B/reports"
 	TSAN_OPTIONS=halt_on_error=0:exitcode=66:second_deadlock_stack=1:log_path=$B/reports/tsan GOTOP_GO_VERSIONS=1.23 \
-		make -C "$B" -s -j"$jobs" check TESTS="tests/record-c.sh tests/record-go.sh tests/ui-batch.sh tests/ui-tmux.sh" \
+		make -C "$B" -s -j"$jobs" check TESTS="tests/record-c.sh tests/ui-batch.sh tests/ui-tmux.sh" \
 		>"$B/check.out" 2>&1
 	add_log "$B/test-suite.log"
 	reports=$(ls "$B/reports" | wc -l)

@@ -131,11 +131,19 @@ check "-p target exits mid-run: exit 0, not a permission error (exit $rc; $(tail
 	sh -c "[ $rc -eq 0 ] && grep -q 'verified PID' '$T/exitp.out' && grep -q 'exited' '$T/exitp.err'"
 
 # --- ptrace refused: explained, exit 4 ---
+# traced PID: waits (up to 5 s) until a tracer has attached to PID's main thread.
+traced() {
+	i=0
+	while [ $i -lt 50 ] && [ "$(awk '/^TracerPid:/ { print $2 }' "/proc/$1/status")" = 0 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
 if command -v strace >/dev/null; then
 	strace -p $cpid -o /dev/null 2>/dev/null &
 	stpid=$!
 	track $stpid
-	sleep 0.5
+	traced $cpid
 	"$GOTOP_PERF" verify -p $cpid -d 1 >"$T/busy.out" 2>"$T/busy.err"
 	rc=$?
 	kill $stpid
@@ -146,7 +154,7 @@ if command -v strace >/dev/null; then
 	strace -p $cpid -o /dev/null 2>/dev/null &
 	stpid=$!
 	track $stpid
-	sleep 0.5
+	traced $cpid
 	"$GOTOP_PERF" -p $cpid --batch -n 2 -d 0.5 --verify --view top,verify >"$T/busyui.out" 2>"$T/busyui.err"
 	rc=$?
 	kill $stpid
