@@ -2,13 +2,16 @@
 # memory.sh: issue 6, benchmark 5: gotop-perf's resident size over a long run on a busy
 # multi-threaded Go target, for the live UI (--batch) and `record` attached side by side.
 #
-# Usage: bench/memory.sh GOTOP WORKDIR LABELS_BINARY [SECONDS] [THREADS] [RATE] [EVERY]
+# Usage: bench/memory.sh GOTOP WORKDIR LABELS_BINARY [SECONDS] [THREADS] [RATE] [EVERY] [BEFORE]
 #   defaults: 600 s, 16 busy threads (GOMAXPROCS=THREADS, THREADS workers), 1000 Hz,
 #   RSS read every 10 s from /proc/PID/status (VmRSS, VmHWM).
+#   BEFORE: another gotop-perf binary (e.g. the previous build) whose live UI is attached
+#   to the same target at the same time, for a paired before/after.
 # Writes WORKDIR/memory.tsv: t_s, live_rss_kb, live_hwm_kb, record_rss_kb, record_hwm_kb,
-# live_samples (from the batch header), and prints it; the live UI's last data goes to
-# WORKDIR/mem-live.pb.gz and record's profile to WORKDIR/mem-record.pb.gz (their distinct
-# stacks x label sets are what the profiles hold in memory).
+# live_samples (from the batch header), then before_rss_kb, before_hwm_kb with BEFORE, and
+# prints it; the live UI's last data goes to WORKDIR/mem-live.pb.gz and record's profile to
+# WORKDIR/mem-record.pb.gz (their distinct stacks x label sets are what the profiles hold
+# in memory).
 
 set -u
 gotop=$1
@@ -18,6 +21,7 @@ secs=${4:-600}
 threads=${5:-16}
 rate=${6:-1000}
 every=${7:-10}
+before=${8:-}
 
 mkdir -p "$work" || exit 1
 tsv=$work/memory.tsv
@@ -30,23 +34,31 @@ lpid=$!
 "$gotop" record -p "$tpid" -F "$rate" -d "$((secs + 5))" -o "$work/mem-record.pb.gz" -v \
 	>"$work/mem-record.log" 2>&1 &
 rpid=$!
+bpid=
+if [ -n "$before" ]; then
+	"$before" -p "$tpid" -F "$rate" --batch -d 1 -n "$((secs + 5))" --rows 10 \
+		>"$work/mem-before.out" 2>"$work/mem-before.err" &
+	bpid=$!
+fi
 
 rss() {
 	awk '/^VmRSS:/ { r = $2 } /^VmHWM:/ { h = $2 } END { printf "%s\t%s", (r == "" ? "NA" : r), (h == "" ? "NA" : h) }' \
 		/proc/"$1"/status 2>/dev/null || printf 'NA\tNA'
 }
 
-printf 't_s\tlive_rss_kb\tlive_hwm_kb\trecord_rss_kb\trecord_hwm_kb\tlive_samples\n' >"$tsv"
+printf 't_s\tlive_rss_kb\tlive_hwm_kb\trecord_rss_kb\trecord_hwm_kb\tlive_samples%s\n' \
+	"${bpid:+	before_rss_kb	before_hwm_kb}" >"$tsv"
 t0=$(date +%s)
 t=0
 while [ "$t" -le "$secs" ]; do
 	s=$(grep -a 'samples/s' "$work/mem-live.out" 2>/dev/null | tail -1)
 	n=$(grep -a '^cumulative' "$work/mem-live.out" 2>/dev/null | tail -1 | awk '{ for (i = 1; i < NF; i++) if ($(i+1) == "samples") { print $(i); exit } }')
-	printf '%s\t%s\t%s\t%s\n' "$t" "$(rss $lpid)" "$(rss $rpid)" "${n:-NA}" >>"$tsv"
+	printf '%s\t%s\t%s\t%s%s\n' "$t" "$(rss $lpid)" "$(rss $rpid)" "${n:-NA}" \
+		"${bpid:+	$(rss $bpid)}" >>"$tsv"
 	sleep "$every"
 	t=$(($(date +%s) - t0))
 done
-kill -INT "$lpid" "$rpid" 2>/dev/null
+kill -INT "$lpid" "$rpid" $bpid 2>/dev/null
 kill "$tpid" 2>/dev/null
-wait "$lpid" "$rpid" "$tpid" 2>/dev/null
+wait "$lpid" "$rpid" $bpid "$tpid" 2>/dev/null
 cat "$tsv"

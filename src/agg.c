@@ -248,8 +248,10 @@ static uint64_t location_for(struct agg *a, struct evprof *e, uint64_t addr, int
 	if (key == 0)
 		key = 1ULL << 62; /* address 0 must not collide with the empty slot */
 	slot = u64map_slot(&e->locs, key, 1);
+	/* the location id stored for this address (0: none yet); cppcheck takes the
+	 * returned id for the condition itself */
 	if (*slot)
-		return *slot;
+		return *slot; // cppcheck-suppress identicalInnerCondition
 	a->st.addrs++;
 	n = symbolizer_lookup(a->sym, addr, is_return, &mod, fr, MAX_INLINE);
 	if (mod)

@@ -255,6 +255,8 @@ static void record_deltas(struct live *l)
 		}
 	}
 	if (t.n) {
+		/* Kept for up to an hour: no room to spare. */
+		t.d = xrealloc(t.d, t.n * sizeof(*t.d));
 		xgrow((void **)&l->ticks, &l->capticks, l->nticks + 1, sizeof(*l->ticks));
 		l->ticks[l->nticks++] = t;
 	}
@@ -312,7 +314,7 @@ static void rebuild_events(struct live *l, uint64_t now)
 			if (!e->dirty && e->pub && !l->rebuild_all)
 				continue;
 			event_put(e->pub);
-			e->pub = event_new(e->name, prof_clone(e->p));
+			e->pub = event_new(e->name, prof_snapshot(e->p));
 			set_times(l, e->pub->prof, now);
 		}
 		return;
@@ -349,19 +351,13 @@ static void rebuild_events(struct live *l, uint64_t now)
 			}
 		}
 		/* Same entries and ids as the cumulative profile, window values. */
-		c = prof_clone(e->p);
+		c = prof_snapshot(e->p);
 		prof_reset_samples(c);
 		for (i = 0; i < n; i++) {
-			struct prof_sample s;
-			int64_t v[2];
+			int64_t v[PROF_MAX_VALUES] = { sum[2 * i], sum[2 * i + 1] };
 
-			if (!sum[2 * i] && !sum[2 * i + 1])
-				continue;
-			if (prof_sample_at(c, i, &s))
-				break;
-			v[0] = sum[2 * i];
-			v[1] = sum[2 * i + 1];
-			prof_add_sample(c, s.locs, s.nlocs, v, s.labels, s.nlabels);
+			if (v[0] || v[1])
+				prof_set_sample_values(c, i, v);
 		}
 		free(sum);
 		event_put(e->pub);

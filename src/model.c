@@ -92,14 +92,14 @@ struct model {
 	uint32_t *loc_fn;
 	int64_t *loc_line;
 
-	/* Samples with a nonzero value, frames outermost (root) first. */
+	/* Samples with a nonzero value, frames outermost (root) first. A frame is an index
+	 * into loc_fn / loc_line (4 bytes, not a copy: the model is rebuilt every refresh). */
 	size_t ns;
-	size_t *sidx;
+	uint32_t *sidx;
 	int64_t *val;
 	uint64_t *cnt;
 	size_t *off;
-	uint32_t *fr_fn;
-	int64_t *fr_line;
+	uint32_t *fr;
 
 	/* Filters. */
 	uint8_t **fmask;         /* per function filter: which functions match */
@@ -110,6 +110,9 @@ struct model {
 	uint8_t *pass;
 	struct model_totals tot;
 };
+
+/* The function of frame j. */
+#define FR_FN(m, j) ((m)->loc_fn[(m)->fr[j]])
 
 static uint32_t fn_intern(struct model *m, const char *name, size_t len, const char *file,
 			  const char *module)
@@ -195,6 +198,8 @@ struct model *model_new(const struct prof *p, int by_line)
 	m->vcol = prof_sample_types(p, &types) >= 2 ? 1 : 0;
 	build_locations(m);
 
+	if (nsamp >= UINT32_MAX || (m->loc_off && m->loc_off[nl] >= UINT32_MAX))
+		fatal("profile too large");
 	m->sidx = xcalloc(nsamp + 1, sizeof(*m->sidx));
 	m->val = xcalloc(nsamp + 1, sizeof(*m->val));
 	m->cnt = xcalloc(nsamp + 1, sizeof(*m->cnt));
@@ -205,7 +210,7 @@ struct model *model_new(const struct prof *p, int by_line)
 
 		if (prof_sample_at(p, i, &s) || (!s.values[0] && !s.values[m->vcol]))
 			continue;
-		m->sidx[m->ns] = i;
+		m->sidx[m->ns] = (uint32_t)i;
 		m->val[m->ns] = s.values[m->vcol];
 		m->cnt[m->ns] = (uint64_t)s.values[0];
 		m->off[m->ns] = nfr;
@@ -218,13 +223,9 @@ struct model *model_new(const struct prof *p, int by_line)
 				continue;
 			a = m->loc_off[id - 1];
 			b = m->loc_off[id];
-			if (nfr + (b - a) > capfr) {
-				xgrow((void **)&m->fr_fn, &capfr, nfr + (b - a), sizeof(*m->fr_fn));
-				m->fr_line = xrealloc(m->fr_line, capfr * sizeof(*m->fr_line));
-			}
-			memcpy(m->fr_fn + nfr, m->loc_fn + a, (b - a) * sizeof(*m->fr_fn));
-			memcpy(m->fr_line + nfr, m->loc_line + a, (b - a) * sizeof(*m->fr_line));
-			nfr += b - a;
+			xgrow((void **)&m->fr, &capfr, nfr + (b - a), sizeof(*m->fr));
+			while (a < b)
+				m->fr[nfr++] = (uint32_t)a++;
 		}
 		m->ns++;
 	}
@@ -268,8 +269,7 @@ void model_free(struct model *m)
 	free(m->val);
 	free(m->cnt);
 	free(m->off);
-	free(m->fr_fn);
-	free(m->fr_line);
+	free(m->fr);
 	free(m->pass);
 	free(m);
 }
@@ -356,7 +356,7 @@ static int sample_passes(const struct model *m, size_t k, uint32_t except_key)
 		int hit = 0;
 
 		for (j = m->off[k]; j < m->off[k + 1] && !hit; j++)
-			hit = m->fmask[i][m->fr_fn[j]];
+			hit = m->fmask[i][FR_FN(m, j)];
 		if (m->fkind[i] == MODEL_FOCUS ? !hit : hit)
 			return 0;
 	}
@@ -449,8 +449,8 @@ size_t model_flat(struct model *m, struct model_flat **rowsp)
 		if (!m->pass[k])
 			continue;
 		for (j = m->off[k]; j < m->off[k + 1]; j++) {
-			uint32_t fn = m->fr_fn[j];
-			int64_t line = m->fr_line[j];
+			uint32_t fn = FR_FN(m, j);
+			int64_t line = m->loc_line[m->fr[j]];
 			uint64_t key = m->by_line ? ((uint64_t)fn << 32 | (uint32_t)line) : fn;
 			int created;
 			uint64_t *slot = hmap_get(&idx, key, 1, &created);
@@ -611,7 +611,7 @@ struct model_tree *model_tree_topdown(struct model *m)
 		for (j = m->off[k]; j < m->off[k + 1]; j++) {
 			struct model_node *n;
 
-			cur = tree_child(t, &kids, cur, m->fr_fn[j]);
+			cur = tree_child(t, &kids, cur, FR_FN(m, j));
 			n = &t->pub.nodes[cur];
 			n->total += m->val[k];
 			n->total_n += m->cnt[k];
@@ -640,9 +640,9 @@ struct model_tree *model_tree_callers(struct model *m, uint32_t fn)
 		if (!m->pass[k] || a == b)
 			continue;
 		for (pos = b; pos-- > a;)
-			if (m->fr_fn[pos] == fn)
+			if (FR_FN(m, pos) == fn)
 				break;
-		if (pos == (size_t)-1 || pos < a || m->fr_fn[pos] != fn)
+		if (pos == (size_t)-1 || pos < a || FR_FN(m, pos) != fn)
 			continue;
 		t->pub.nodes[0].total += m->val[k];
 		t->pub.nodes[0].total_n += m->cnt[k];
@@ -653,7 +653,7 @@ struct model_tree *model_tree_callers(struct model *m, uint32_t fn)
 		for (j = pos; j-- > a;) {
 			struct model_node *n;
 
-			cur = tree_child(t, &kids, cur, m->fr_fn[j]);
+			cur = tree_child(t, &kids, cur, FR_FN(m, j));
 			n = &t->pub.nodes[cur];
 			n->total += m->val[k];
 			n->total_n += m->cnt[k];
@@ -764,7 +764,7 @@ size_t model_label_values(struct model *m, const char *key, struct model_value *
 			continue;
 		t->value += m->val[k];
 		t->count += m->cnt[k];
-		leaf = m->off[k + 1] > m->off[k] ? m->fr_fn[m->off[k + 1] - 1] : UINT32_MAX;
+		leaf = m->off[k + 1] > m->off[k] ? FR_FN(m, m->off[k + 1] - 1) : UINT32_MAX;
 		for (i = 0; i < s.nlabels; i++) {
 			const struct prof_label *l = &s.labels[i];
 			int created;

@@ -1,5 +1,6 @@
 /* profile.c: the in-memory pprof profile: interned strings and deduplicated mappings,
- * functions, locations and samples, each in an open-addressing hash table. */
+ * functions, locations and samples (open-addressing hash tables over append-only arrays
+ * that snapshots share with the profile they were taken from). */
 #include "config.h"
 #include "gotop/profile.h"
 #include "gotop/util.h"
@@ -61,6 +62,48 @@ static void pool_free(struct pool *pl)
 	}
 	pl->head = NULL;
 	pl->next_cap = 0;
+}
+
+/* ---------------------------------------------------------------------------------
+ * Append-only arrays whose entries never move: segment k holds SEG_FIRST << k entries,
+ * so an index maps to (segment, offset) with one count of leading zeros. Snapshots read
+ * entries below their own counts while the writer appends above them.
+ */
+#define SEG_BITS 8
+#define SEG_MAX 32
+
+struct segv {
+	void *seg[SEG_MAX];
+};
+
+static inline void *segv_at(const struct segv *v, size_t i, size_t size)
+{
+	uint64_t j = (uint64_t)i + (1u << SEG_BITS);
+	unsigned hb = 63 - (unsigned)__builtin_clzll(j);
+
+	return (char *)v->seg[hb - SEG_BITS] + (j - ((uint64_t)1 << hb)) * size;
+}
+
+/* The slot of entry i, allocating its segment the first time. */
+static void *segv_slot(struct segv *v, size_t i, size_t size)
+{
+	uint64_t j = (uint64_t)i + (1u << SEG_BITS);
+	unsigned hb = 63 - (unsigned)__builtin_clzll(j);
+
+	if (hb - SEG_BITS >= SEG_MAX)
+		fatal("profile table too large");
+	/* fatal() does not return (cppcheck does not see C11 noreturn) */
+	// cppcheck-suppress arrayIndexOutOfBoundsCond
+	if (!v->seg[hb - SEG_BITS])
+		v->seg[hb - SEG_BITS] = xmalloc(size << hb);
+	return segv_at(v, i, size);
+}
+
+static void segv_free(struct segv *v)
+{
+	for (size_t k = 0; k < SEG_MAX; k++)
+		free(v->seg[k]);
+	memset(v, 0, sizeof(*v));
 }
 
 /* ---------------------------------------------------------------------------------
@@ -195,36 +238,50 @@ static void htab_insert(struct htab *h, uint32_t pos, uint32_t hash, uint32_t in
 	})
 
 /* ---------------------------------------------------------------------------------
- * The profile.
+ * The profile. Its tables (strings, mappings, functions, locations, sample keys) are
+ * append-only and shared with its snapshots (prof_snapshot); every profile has its own
+ * counts, sample values and metadata, so a snapshot sees the tables as they were.
  */
 struct pstr {
 	const char *s; /* NUL-terminated copy in the pool (may also hold NULs) */
 	uint32_t len;
 };
 
+/* What makes a sample distinct: its stack and labels. Values live in each profile. */
+struct skey {
+	uint32_t nlocs, nlabels;
+	const uint64_t *locs;
+	const struct prof_label *labels;
+};
+
+/* Interned byte arrays: samples with the same stack, or the same labels, point at one
+ * copy (most samples differ from another only in one of the two). */
+struct blob {
+	const void *p;
+	uint32_t len;
+};
+
+struct blobs {
+	struct segv ents;
+	uint32_t n;
+	struct htab tab;
+};
+
+struct prof_tables {
+	int refs;                /* the writing profile and its snapshots */
+	struct pool pool;        /* strings, location lines, stacks, label sets */
+	struct segv strs, maps, funcs, locs, keys;
+	struct blobs stacks, labelsets;
+	/* Lookups, used only by the one profile that adds entries. */
+	struct htab str_tab, map_tab, func_tab, loc_tab, sample_tab;
+};
+
 struct prof {
-	struct pool pool;	  /* strings, location lines */
-	struct pool sample_pool; /* sample keys: freed by prof_clear_samples */
-
-	struct pstr *strs;
-	size_t nstrs, cap_strs;
-	struct htab str_tab;
-
-	struct prof_mapping *maps;
-	size_t nmaps, cap_maps;
-	struct htab map_tab;
-
-	struct prof_function *funcs;
-	size_t nfuncs, cap_funcs;
-	struct htab func_tab;
-
-	struct prof_location *locs;
-	size_t nlocs, cap_locs;
-	struct htab loc_tab;
-
-	struct prof_sample *samples;
-	size_t nsamples, cap_samples;
-	struct htab sample_tab;
+	struct prof_tables *t;
+	int snapshot;            /* must copy the tables before adding (copy on write) */
+	size_t nstrs, nmaps, nfuncs, nlocs, nsamples;
+	int64_t *vals;           /* sample i's values at [i * stride] */
+	size_t stride, cap_vals;
 
 	/* Sorted copy of the labels of the prof_add_sample call in progress. */
 	struct prof_label *lab_scratch;
@@ -240,15 +297,99 @@ struct prof {
 	uint32_t default_type;
 };
 
+static inline struct pstr *str_at(const struct prof_tables *t, size_t i)
+{
+	return segv_at(&t->strs, i, sizeof(struct pstr));
+}
+
+static inline struct prof_mapping *map_at(const struct prof_tables *t, size_t i)
+{
+	return segv_at(&t->maps, i, sizeof(struct prof_mapping));
+}
+
+static inline struct prof_function *func_at(const struct prof_tables *t, size_t i)
+{
+	return segv_at(&t->funcs, i, sizeof(struct prof_function));
+}
+
+static inline struct prof_location *loc_at(const struct prof_tables *t, size_t i)
+{
+	return segv_at(&t->locs, i, sizeof(struct prof_location));
+}
+
+static inline struct skey *key_at(const struct prof_tables *t, size_t i)
+{
+	return segv_at(&t->keys, i, sizeof(struct skey));
+}
+
+/* The pool's copy of len bytes at data, shared with every earlier equal array. */
+static const void *blob_intern(struct blobs *b, struct pool *pl, const void *data, size_t len)
+{
+	uint32_t pos, h = hash_bytes(data, len);
+	int64_t found = HTAB_FIND(&b->tab, h, &pos,
+				  ((struct blob *)segv_at(&b->ents, idx, sizeof(struct blob)))->len == len &&
+					  memcmp(((struct blob *)segv_at(&b->ents, idx, sizeof(struct blob)))->p,
+						 data, len) == 0);
+	if (found >= 0)
+		return ((struct blob *)segv_at(&b->ents, (size_t)found, sizeof(struct blob)))->p;
+
+	void *copy = pool_alloc(pl, len);
+	memcpy(copy, data, len);
+	struct blob *e = segv_slot(&b->ents, b->n, sizeof(*e));
+	e->p = copy;
+	e->len = (uint32_t)len;
+	htab_insert(&b->tab, pos, h, b->n++);
+	return copy;
+}
+
+static void blobs_free(struct blobs *b)
+{
+	segv_free(&b->ents);
+	htab_free(&b->tab);
+}
+
+static struct prof_tables *tables_new(void)
+{
+	struct prof_tables *t = xcalloc(1, sizeof(*t));
+
+	t->refs = 1;
+	htab_init(&t->str_tab);
+	htab_init(&t->map_tab);
+	htab_init(&t->func_tab);
+	htab_init(&t->loc_tab);
+	htab_init(&t->sample_tab);
+	htab_init(&t->stacks.tab);
+	htab_init(&t->labelsets.tab);
+	return t;
+}
+
+/* Snapshots are freed on other threads than the writer: the count is atomic. */
+static void tables_put(struct prof_tables *t)
+{
+	if (!t || __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	pool_free(&t->pool);
+	segv_free(&t->strs);
+	segv_free(&t->maps);
+	segv_free(&t->funcs);
+	segv_free(&t->locs);
+	segv_free(&t->keys);
+	htab_free(&t->str_tab);
+	htab_free(&t->map_tab);
+	htab_free(&t->func_tab);
+	htab_free(&t->loc_tab);
+	htab_free(&t->sample_tab);
+	blobs_free(&t->stacks);
+	blobs_free(&t->labelsets);
+	free(t);
+}
+
 struct prof *prof_new(void)
 {
 	struct prof *p = xcalloc(1, sizeof(*p));
 
-	htab_init(&p->str_tab);
-	htab_init(&p->map_tab);
-	htab_init(&p->func_tab);
-	htab_init(&p->loc_tab);
-	htab_init(&p->sample_tab);
+	p->t = tables_new();
+	p->stride = 1;
 	prof_strn(p, "", 0); /* profile.proto: string_table[0] must always be "" */
 	return p;
 }
@@ -257,29 +398,62 @@ void prof_free(struct prof *p)
 {
 	if (!p)
 		return;
-	pool_free(&p->pool);
-	pool_free(&p->sample_pool);
-	htab_free(&p->str_tab);
-	htab_free(&p->map_tab);
-	htab_free(&p->func_tab);
-	htab_free(&p->loc_tab);
-	htab_free(&p->sample_tab);
-	free(p->strs);
-	free(p->maps);
-	free(p->funcs);
-	free(p->locs);
-	free(p->samples);
+	tables_put(p->t);
+	free(p->vals);
 	free(p->lab_scratch);
 	free(p->comments);
 	free(p);
+}
+
+/* A snapshot about to be added to becomes a deep copy of itself first: the tables it
+ * shares belong to the profile that writes them. */
+static void own_tables(struct prof *p)
+{
+	struct prof *c;
+
+	if (!p->snapshot)
+		return;
+	c = prof_clone(p);
+	tables_put(p->t);
+	free(p->vals);
+	free(p->lab_scratch);
+	free(p->comments);
+	*p = *c;
+	free(c);
+}
+
+static size_t nvalues(const struct prof *p)
+{
+	return p->ntypes ? p->ntypes : 1;
+}
+
+/* Keeps one value column per sample type (one when none are set). */
+static void set_stride(struct prof *p)
+{
+	size_t n = nvalues(p), i, k;
+	int64_t *v;
+
+	if (n == p->stride)
+		return;
+	v = xcalloc(p->nsamples ? p->nsamples * n : 1, sizeof(*v));
+	for (i = 0; i < p->nsamples; i++)
+		for (k = 0; k < n && k < p->stride; k++)
+			v[i * n + k] = p->vals[i * p->stride + k];
+	free(p->vals);
+	p->vals = v;
+	p->cap_vals = p->nsamples ? p->nsamples * n : 1;
+	p->stride = n;
 }
 
 /* --- strings --- */
 
 uint32_t prof_strn(struct prof *p, const char *s, size_t len)
 {
+	struct prof_tables *t;
 	uint32_t pos;
 
+	own_tables(p);
+	t = p->t;
 	if (len > UINT32_MAX - 1)
 		len = UINT32_MAX - 1; /* a 4 GiB symbol is garbage: keep a prefix */
 	if (!s) {
@@ -288,20 +462,21 @@ uint32_t prof_strn(struct prof *p, const char *s, size_t len)
 		s = "";
 	}
 	uint32_t h = hash_bytes(s, len);
-	int64_t found = HTAB_FIND(&p->str_tab, h, &pos,
-				  p->strs[idx].len == len && memcmp(p->strs[idx].s, s, len) == 0);
+	int64_t found = HTAB_FIND(&t->str_tab, h, &pos,
+				  str_at(t, idx)->len == len && memcmp(str_at(t, idx)->s, s, len) == 0);
 	if (found >= 0)
 		return (uint32_t)found;
 
-	char *copy = pool_alloc(&p->pool, len + 1);
+	char *copy = pool_alloc(&t->pool, len + 1);
 	if (len)
 		memcpy(copy, s, len);
 	copy[len] = '\0';
-	xgrow((void **)&p->strs, &p->cap_strs, p->nstrs + 1, sizeof(*p->strs));
-	uint32_t id = (uint32_t)p->nstrs++;
-	p->strs[id].s = copy;
-	p->strs[id].len = (uint32_t)len;
-	htab_insert(&p->str_tab, pos, h, id);
+	uint32_t id = (uint32_t)p->nstrs;
+	struct pstr *e = segv_slot(&t->strs, id, sizeof(*e));
+	e->s = copy;
+	e->len = (uint32_t)len;
+	p->nstrs++;
+	htab_insert(&t->str_tab, pos, h, id);
 	return id;
 }
 
@@ -319,9 +494,10 @@ const char *prof_string(const struct prof *p, uint32_t id, size_t *lenp)
 			*lenp = 0;
 		return NULL;
 	}
+	const struct pstr *e = str_at(p->t, id);
 	if (lenp)
-		*lenp = p->strs[id].len;
-	return p->strs[id].s;
+		*lenp = e->len;
+	return e->s;
 }
 
 size_t prof_nstrings(const struct prof *p)
@@ -338,6 +514,7 @@ void prof_set_sample_types(struct prof *p, const struct prof_value_type *types, 
 	for (size_t i = 0; i < n; i++)
 		p->types[i] = types[i];
 	p->ntypes = n;
+	set_stride(p);
 }
 
 size_t prof_sample_types(const struct prof *p, const struct prof_value_type **types)
@@ -383,7 +560,9 @@ static void add_comment_id(struct prof *p, uint32_t id)
 
 void prof_add_comment(struct prof *p, const char *text)
 {
-	add_comment_id(p, prof_str(p, text));
+	uint32_t id = prof_str(p, text);
+
+	add_comment_id(p, id);
 }
 
 size_t prof_comments(const struct prof *p, const uint32_t **ids)
@@ -407,49 +586,58 @@ uint32_t prof_default_sample_type(const struct prof *p)
 
 uint64_t prof_add_mapping(struct prof *p, const struct prof_mapping *m)
 {
+	struct prof_tables *t;
 	uint32_t pos;
+
+	own_tables(p);
+	t = p->t;
 	uint64_t h64 = hash_word(hash_word(hash_word(hash_word(0x6d61, m->start), m->limit),
 					   m->offset),
 				 m->filename);
 	uint32_t h = hash_final(h64);
-	int64_t found = HTAB_FIND(&p->map_tab, h, &pos,
-				  p->maps[idx].start == m->start && p->maps[idx].limit == m->limit &&
-					  p->maps[idx].offset == m->offset &&
-					  p->maps[idx].filename == m->filename);
+	int64_t found = HTAB_FIND(&t->map_tab, h, &pos,
+				  map_at(t, idx)->start == m->start && map_at(t, idx)->limit == m->limit &&
+					  map_at(t, idx)->offset == m->offset &&
+					  map_at(t, idx)->filename == m->filename);
 	if (found >= 0)
 		return (uint64_t)found + 1;
 
-	xgrow((void **)&p->maps, &p->cap_maps, p->nmaps + 1, sizeof(*p->maps));
-	uint32_t i = (uint32_t)p->nmaps++;
-	p->maps[i] = *m;
-	p->maps[i].id = (uint64_t)i + 1;
-	htab_insert(&p->map_tab, pos, h, i);
+	uint32_t i = (uint32_t)p->nmaps;
+	struct prof_mapping *e = segv_slot(&t->maps, i, sizeof(*e));
+	*e = *m;
+	e->id = (uint64_t)i + 1;
+	p->nmaps++;
+	htab_insert(&t->map_tab, pos, h, i);
 	return (uint64_t)i + 1;
 }
 
 uint64_t prof_add_function(struct prof *p, uint32_t name, uint32_t system_name,
 			   uint32_t filename, int64_t start_line)
 {
+	struct prof_tables *t;
 	uint32_t pos;
+
+	own_tables(p);
+	t = p->t;
 	uint64_t h64 = hash_word(hash_word(0x666e, (uint64_t)name << 32 | system_name),
 				 (uint64_t)filename);
 	uint32_t h = hash_final(hash_word(h64, (uint64_t)start_line));
-	int64_t found = HTAB_FIND(&p->func_tab, h, &pos,
-				  p->funcs[idx].name == name && p->funcs[idx].system_name == system_name &&
-					  p->funcs[idx].filename == filename &&
-					  p->funcs[idx].start_line == start_line);
+	int64_t found = HTAB_FIND(&t->func_tab, h, &pos,
+				  func_at(t, idx)->name == name && func_at(t, idx)->system_name == system_name &&
+					  func_at(t, idx)->filename == filename &&
+					  func_at(t, idx)->start_line == start_line);
 	if (found >= 0)
 		return (uint64_t)found + 1;
 
-	xgrow((void **)&p->funcs, &p->cap_funcs, p->nfuncs + 1, sizeof(*p->funcs));
-	uint32_t i = (uint32_t)p->nfuncs++;
-	struct prof_function *f = &p->funcs[i];
+	uint32_t i = (uint32_t)p->nfuncs;
+	struct prof_function *f = segv_slot(&t->funcs, i, sizeof(*f));
 	f->id = (uint64_t)i + 1;
 	f->name = name;
 	f->system_name = system_name;
 	f->filename = filename;
 	f->start_line = start_line;
-	htab_insert(&p->func_tab, pos, h, i);
+	p->nfuncs++;
+	htab_insert(&t->func_tab, pos, h, i);
 	return f->id;
 }
 
@@ -464,8 +652,11 @@ static bool lines_equal(const struct prof_line *a, const struct prof_line *b, si
 uint64_t prof_add_location(struct prof *p, uint64_t mapping, uint64_t address,
 			   const struct prof_line *lines, size_t nlines)
 {
+	struct prof_tables *t;
 	uint32_t pos;
 
+	own_tables(p);
+	t = p->t;
 	if (!lines)
 		nlines = 0;
 	if (nlines > UINT32_MAX)
@@ -474,28 +665,28 @@ uint64_t prof_add_location(struct prof *p, uint64_t mapping, uint64_t address,
 	for (size_t i = 0; i < nlines; i++)
 		h64 = hash_word(hash_word(h64, lines[i].function), (uint64_t)lines[i].line);
 	uint32_t h = hash_final(h64);
-	int64_t found = HTAB_FIND(&p->loc_tab, h, &pos,
-				  p->locs[idx].mapping == mapping && p->locs[idx].address == address &&
-					  p->locs[idx].nlines == nlines &&
-					  lines_equal(p->locs[idx].lines, lines, nlines));
+	int64_t found = HTAB_FIND(&t->loc_tab, h, &pos,
+				  loc_at(t, idx)->mapping == mapping && loc_at(t, idx)->address == address &&
+					  loc_at(t, idx)->nlines == nlines &&
+					  lines_equal(loc_at(t, idx)->lines, lines, nlines));
 	if (found >= 0)
 		return (uint64_t)found + 1;
 
 	struct prof_line *copy = NULL;
 	if (nlines) {
-		copy = pool_alloc(&p->pool, nlines * sizeof(*copy));
+		copy = pool_alloc(&t->pool, nlines * sizeof(*copy));
 		memcpy(copy, lines, nlines * sizeof(*copy));
 	}
-	xgrow((void **)&p->locs, &p->cap_locs, p->nlocs + 1, sizeof(*p->locs));
-	uint32_t i = (uint32_t)p->nlocs++;
-	struct prof_location *l = &p->locs[i];
+	uint32_t i = (uint32_t)p->nlocs;
+	struct prof_location *l = segv_slot(&t->locs, i, sizeof(*l));
 	l->id = (uint64_t)i + 1;
 	l->mapping = mapping;
 	l->address = address;
 	l->nlines = (uint32_t)nlines;
 	l->lines = copy;
 	l->is_folded = 0;
-	htab_insert(&p->loc_tab, pos, h, i);
+	p->nlocs++;
+	htab_insert(&t->loc_tab, pos, h, i);
 	return l->id;
 }
 
@@ -539,7 +730,7 @@ static void sort_labels(struct prof_label *l, size_t n)
 	}
 }
 
-static bool sample_equal(const struct prof_sample *s, const uint64_t *locs, uint32_t nlocs,
+static bool sample_equal(const struct skey *s, const uint64_t *locs, uint32_t nlocs,
 			 const struct prof_label *labels, uint32_t nlabels)
 {
 	if (s->nlocs != nlocs || s->nlabels != nlabels)
@@ -552,16 +743,14 @@ static bool sample_equal(const struct prof_sample *s, const uint64_t *locs, uint
 	return true;
 }
 
-static size_t nvalues(const struct prof *p)
-{
-	return p->ntypes ? p->ntypes : 1;
-}
-
 void prof_add_sample(struct prof *p, const uint64_t *locs, size_t nlocs,
 		     const int64_t *values, const struct prof_label *labels, size_t nlabels)
 {
+	struct prof_tables *t;
 	uint32_t pos;
 
+	own_tables(p);
+	t = p->t;
 	if (!locs)
 		nlocs = 0;
 	if (!labels)
@@ -577,9 +766,9 @@ void prof_add_sample(struct prof *p, const uint64_t *locs, size_t nlocs,
 			xgrow((void **)&p->lab_scratch, &p->cap_lab_scratch, nlabels,
 			      sizeof(*p->lab_scratch));
 		lab = p->lab_scratch;
+		/* Zeroed padding: label sets are interned by their bytes. */
+		memset(lab, 0, nlabels * sizeof(*lab));
 		for (size_t i = 0; i < nlabels; i++) {
-			/* Field by field: the copy's padding stays as allocated, and
-			 * comparisons never look at it. */
 			lab[i].key = labels[i].key;
 			lab[i].str = labels[i].str;
 			lab[i].num = labels[i].num;
@@ -609,38 +798,30 @@ void prof_add_sample(struct prof *p, const uint64_t *locs, size_t nlocs,
 	}
 	uint32_t h = hash_final(h64);
 
-	int64_t found = HTAB_FIND(&p->sample_tab, h, &pos,
-				  sample_equal(&p->samples[idx], locs, (uint32_t)nlocs, lab,
+	int64_t found = HTAB_FIND(&t->sample_tab, h, &pos,
+				  sample_equal(key_at(t, idx), locs, (uint32_t)nlocs, lab,
 					       (uint32_t)nlabels));
-	struct prof_sample *s;
+	size_t si;
 	if (found >= 0) {
-		s = &p->samples[found];
+		si = (size_t)found;
 	} else {
-		uint64_t *lcopy = NULL;
-		struct prof_label *labcopy = NULL;
-
-		if (nlocs) {
-			lcopy = pool_alloc(&p->sample_pool, nlocs * sizeof(*lcopy));
-			memcpy(lcopy, locs, nlocs * sizeof(*lcopy));
-		}
-		if (nlabels) {
-			labcopy = pool_alloc(&p->sample_pool, nlabels * sizeof(*labcopy));
-			memcpy(labcopy, lab, nlabels * sizeof(*labcopy));
-		}
-		xgrow((void **)&p->samples, &p->cap_samples, p->nsamples + 1, sizeof(*p->samples));
-		uint32_t i = (uint32_t)p->nsamples++;
-		s = &p->samples[i];
-		memset(s, 0, sizeof(*s));
-		s->nlocs = (uint32_t)nlocs;
-		s->nlabels = (uint32_t)nlabels;
-		s->locs = lcopy;
-		s->labels = labcopy;
-		htab_insert(&p->sample_tab, pos, h, i);
+		si = p->nsamples;
+		struct skey *k = segv_slot(&t->keys, si, sizeof(*k));
+		k->nlocs = (uint32_t)nlocs;
+		k->nlabels = (uint32_t)nlabels;
+		k->locs = nlocs ? blob_intern(&t->stacks, &t->pool, locs, nlocs * sizeof(*locs)) : NULL;
+		k->labels = nlabels ? blob_intern(&t->labelsets, &t->pool, lab, nlabels * sizeof(*lab))
+				    : NULL;
+		xgrow((void **)&p->vals, &p->cap_vals, (si + 1) * p->stride, sizeof(*p->vals));
+		memset(p->vals + si * p->stride, 0, p->stride * sizeof(*p->vals));
+		p->nsamples++;
+		htab_insert(&t->sample_tab, pos, h, (uint32_t)si);
 	}
 	if (values) {
-		size_t n = nvalues(p);
-		for (size_t i = 0; i < n; i++)
-			s->values[i] += values[i];
+		int64_t *v = p->vals + si * p->stride;
+
+		for (size_t i = 0; i < p->stride; i++)
+			v[i] += values[i];
 	}
 }
 
@@ -653,7 +834,7 @@ size_t prof_nmappings(const struct prof *p)
 
 const struct prof_mapping *prof_mapping_at(const struct prof *p, size_t i)
 {
-	return i < p->nmaps ? &p->maps[i] : NULL;
+	return i < p->nmaps ? map_at(p->t, i) : NULL;
 }
 
 size_t prof_nfunctions(const struct prof *p)
@@ -663,7 +844,7 @@ size_t prof_nfunctions(const struct prof *p)
 
 const struct prof_function *prof_function_at(const struct prof *p, size_t i)
 {
-	return i < p->nfuncs ? &p->funcs[i] : NULL;
+	return i < p->nfuncs ? func_at(p->t, i) : NULL;
 }
 
 size_t prof_nlocations(const struct prof *p)
@@ -673,7 +854,7 @@ size_t prof_nlocations(const struct prof *p)
 
 const struct prof_location *prof_location_at(const struct prof *p, size_t i)
 {
-	return i < p->nlocs ? &p->locs[i] : NULL;
+	return i < p->nlocs ? loc_at(p->t, i) : NULL;
 }
 
 size_t prof_nsamples(const struct prof *p)
@@ -685,7 +866,21 @@ int prof_sample_at(const struct prof *p, size_t i, struct prof_sample *out)
 {
 	if (i >= p->nsamples)
 		return -ERANGE;
-	*out = p->samples[i];
+	const struct skey *k = key_at(p->t, i);
+	out->nlocs = k->nlocs;
+	out->nlabels = k->nlabels;
+	out->locs = k->locs;
+	out->labels = k->labels;
+	memset(out->values, 0, sizeof(out->values));
+	memcpy(out->values, p->vals + i * p->stride, p->stride * sizeof(*p->vals));
+	return 0;
+}
+
+int prof_set_sample_values(struct prof *p, size_t i, const int64_t *values)
+{
+	if (i >= p->nsamples)
+		return -ERANGE;
+	memcpy(p->vals + i * p->stride, values, p->stride * sizeof(*p->vals));
 	return 0;
 }
 
@@ -693,10 +888,10 @@ int64_t prof_total(const struct prof *p, size_t col)
 {
 	uint64_t sum = 0; /* unsigned: wraps instead of overflowing */
 
-	if (col >= PROF_MAX_VALUES)
+	if (col >= p->stride)
 		return 0;
 	for (size_t i = 0; i < p->nsamples; i++)
-		sum += (uint64_t)p->samples[i].values[col];
+		sum += (uint64_t)p->vals[i * p->stride + col];
 	return (int64_t)sum;
 }
 
@@ -704,40 +899,54 @@ int64_t prof_total(const struct prof *p, size_t col)
 
 void prof_reset_samples(struct prof *p)
 {
-	for (size_t i = 0; i < p->nsamples; i++)
-		memset(p->samples[i].values, 0, sizeof(p->samples[i].values));
+	if (p->nsamples)
+		memset(p->vals, 0, p->nsamples * p->stride * sizeof(*p->vals));
 }
 
-void prof_clear_samples(struct prof *p)
+struct prof *prof_snapshot(const struct prof *p)
 {
-	pool_free(&p->sample_pool);
-	htab_free(&p->sample_tab);
-	htab_init(&p->sample_tab);
-	free(p->samples);
-	p->samples = NULL;
-	p->nsamples = 0;
-	p->cap_samples = 0;
+	struct prof *c = xmalloc(sizeof(*c));
+	size_t nv = p->nsamples * p->stride;
+
+	*c = *p;
+	c->snapshot = 1;
+	__atomic_add_fetch(&p->t->refs, 1, __ATOMIC_ACQ_REL);
+	c->vals = xmalloc((nv ? nv : 1) * sizeof(*c->vals));
+	if (nv)
+		memcpy(c->vals, p->vals, nv * sizeof(*c->vals));
+	c->cap_vals = nv ? nv : 1;
+	c->lab_scratch = NULL;
+	c->cap_lab_scratch = 0;
+	c->comments = NULL;
+	c->ncomments = c->cap_comments = 0;
+	for (size_t i = 0; i < p->ncomments; i++)
+		add_comment_id(c, p->comments[i]);
+	return c;
 }
 
 void prof_merge(struct prof *dst, const struct prof *src)
 {
+	const struct prof_tables *st = src->t;
+
 	if (dst == src)
 		return;
 
 	/* Strings first: everything else refers to them. */
 	uint32_t *smap = xmalloc(src->nstrs * sizeof(*smap));
 	for (size_t i = 0; i < src->nstrs; i++)
-		smap[i] = prof_strn(dst, src->strs[i].s, src->strs[i].len);
+		smap[i] = prof_strn(dst, str_at(st, i)->s, str_at(st, i)->len);
 #define S(id) ((id) < src->nstrs ? smap[id] : 0)
 
 	/* Value columns: by (type, unit) name when both sides name them. */
 	int colmap[PROF_MAX_VALUES];
 	if (dst->ntypes == 0 && src->ntypes > 0 && dst->nsamples == 0) {
+		struct prof_value_type vt[PROF_MAX_VALUES];
+
 		for (size_t j = 0; j < src->ntypes; j++) {
-			dst->types[j].type = S(src->types[j].type);
-			dst->types[j].unit = S(src->types[j].unit);
+			vt[j].type = S(src->types[j].type);
+			vt[j].unit = S(src->types[j].unit);
 		}
-		dst->ntypes = src->ntypes;
+		prof_set_sample_types(dst, vt, src->ntypes);
 	}
 	for (size_t j = 0; j < PROF_MAX_VALUES; j++)
 		colmap[j] = (int)j;
@@ -788,7 +997,7 @@ void prof_merge(struct prof *dst, const struct prof *src)
 	/* Id maps are indexed by source id; slot 0 stays 0 ("none"). */
 	uint64_t *mmap = xcalloc(src->nmaps + 1, sizeof(*mmap));
 	for (size_t i = 0; i < src->nmaps; i++) {
-		struct prof_mapping m = src->maps[i];
+		struct prof_mapping m = *map_at(st, i);
 
 		m.filename = S(m.filename);
 		m.build_id = S(m.build_id);
@@ -796,7 +1005,7 @@ void prof_merge(struct prof *dst, const struct prof *src)
 	}
 	uint64_t *fmap = xcalloc(src->nfuncs + 1, sizeof(*fmap));
 	for (size_t i = 0; i < src->nfuncs; i++) {
-		const struct prof_function *f = &src->funcs[i];
+		const struct prof_function *f = func_at(st, i);
 
 		fmap[i + 1] = prof_add_function(dst, S(f->name), S(f->system_name), S(f->filename),
 						f->start_line);
@@ -805,7 +1014,7 @@ void prof_merge(struct prof *dst, const struct prof *src)
 	struct prof_line *lines = NULL;
 	size_t cap_lines = 0;
 	for (size_t i = 0; i < src->nlocs; i++) {
-		const struct prof_location *l = &src->locs[i];
+		const struct prof_location *l = loc_at(st, i);
 
 		xgrow((void **)&lines, &cap_lines, l->nlines, sizeof(*lines));
 		for (size_t k = 0; k < l->nlines; k++) {
@@ -816,7 +1025,7 @@ void prof_merge(struct prof *dst, const struct prof *src)
 		uint64_t mid = l->mapping <= src->nmaps ? mmap[l->mapping] : 0;
 		lmap[i + 1] = prof_add_location(dst, mid, l->address, lines, l->nlines);
 		if (l->is_folded)
-			dst->locs[lmap[i + 1] - 1].is_folded = 1;
+			loc_at(dst->t, lmap[i + 1] - 1)->is_folded = 1;
 	}
 	free(lines);
 
@@ -825,7 +1034,8 @@ void prof_merge(struct prof *dst, const struct prof *src)
 	struct prof_label *slab = NULL;
 	size_t cap_slab = 0;
 	for (size_t i = 0; i < src->nsamples; i++) {
-		const struct prof_sample *s = &src->samples[i];
+		const struct skey *s = key_at(st, i);
+		const int64_t *sv = src->vals + i * src->stride;
 		int64_t v[PROF_MAX_VALUES] = {0};
 
 		xgrow((void **)&slocs, &cap_slocs, s->nlocs, sizeof(*slocs));
@@ -838,9 +1048,9 @@ void prof_merge(struct prof *dst, const struct prof *src)
 			slab[k].num = s->labels[k].num;
 			slab[k].num_unit = S(s->labels[k].num_unit);
 		}
-		for (size_t j = 0; j < PROF_MAX_VALUES; j++)
+		for (size_t j = 0; j < src->stride; j++)
 			if (colmap[j] >= 0)
-				v[colmap[j]] += s->values[j];
+				v[colmap[j]] += sv[j];
 		prof_add_sample(dst, slocs, s->nlocs, v, slab, s->nlabels);
 	}
 #undef S
@@ -859,8 +1069,7 @@ struct prof *prof_clone(const struct prof *p)
 	/* Merging into an empty profile re-adds every entry in order, so every id stays
 	 * the same: the source holds no duplicates to fold. */
 	prof_merge(c, p);
-	c->ntypes = p->ntypes;
-	memcpy(c->types, p->types, sizeof(c->types));
+	prof_set_sample_types(c, p->types, p->ntypes);
 	c->period_type = p->period_type;
 	c->period = p->period;
 	c->time_nanos = p->time_nanos;

@@ -1,9 +1,11 @@
 /* test-profile.c: unit tests of the in-memory profile (interning, dedup, samples with
- * labels, growth, clone, merge, reset). */
+ * labels, growth, clone, merge, reset, snapshots read on another thread). */
 #include "config.h"
 #include "gotop/profile.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -574,10 +576,10 @@ static void test_merge(void **state)
 	prof_free(e);
 }
 
-static void test_reset_clear(void **state)
+static void test_reset(void **state)
 {
 	struct prof *p = build(0);
-	size_t ns = prof_nsamples(p), nl = prof_nlocations(p), nstr = prof_nstrings(p);
+	size_t ns = prof_nsamples(p);
 	struct prof_sample s;
 
 	prof_reset_samples(p);
@@ -591,18 +593,160 @@ static void test_reset_clear(void **state)
 	prof_add_sample(p, s.locs, s.nlocs, v, s.labels, s.nlabels);
 	assert_int_equal(prof_nsamples(p), ns);
 	assert_int_equal(prof_total(p, 0), 3);
-
-	prof_clear_samples(p);
-	assert_int_equal(prof_nsamples(p), 0);
-	assert_int_equal(prof_total(p, 0), 0);
-	assert_int_equal(prof_nlocations(p), nl);
-	assert_int_equal(prof_nstrings(p), nstr);
-	uint64_t st[2] = {2, 1};
-	prof_add_sample(p, st, 2, v, NULL, 0);
-	prof_add_sample(p, st, 2, v, NULL, 0);
-	assert_int_equal(prof_nsamples(p), 1);
-	assert_int_equal(prof_total(p, 1), 60);
 	prof_free(p);
+}
+
+/* A snapshot keeps what the profile held when it was taken, whatever the profile
+ * does next, and owns its values. */
+static void test_snapshot(void **state)
+{
+	struct prof *p = build(0);
+	struct prof *want = prof_clone(p);
+	struct prof *s = prof_snapshot(p);
+	struct prof_sample x;
+	char buf[64];
+	int64_t v[2] = {7, 70};
+
+	assert_same_prof(s, want);
+	/* The writer goes on: more values on old samples, and new entries of every kind,
+	 * enough to fill new segments of the tables. */
+	assert_int_equal(prof_sample_at(p, 0, &x), 0);
+	prof_add_sample(p, x.locs, x.nlocs, v, x.labels, x.nlabels);
+	for (int i = 0; i < 5000; i++) {
+		snprintf(buf, sizeof(buf), "later%d", i);
+		uint32_t name = prof_str(p, buf);
+		uint64_t f = prof_add_function(p, name, name, 0, i);
+		struct prof_line l = {f, i};
+		uint64_t loc = prof_add_location(p, 1, 0x9000 + (uint64_t)i, &l, 1);
+		struct prof_mapping m = {.start = (uint64_t)i << 20, .limit = ((uint64_t)i + 1) << 20,
+					 .filename = name};
+		prof_add_mapping(p, &m);
+		prof_add_sample(p, &loc, 1, v, x.labels, x.nlabels);
+	}
+	prof_set_time(p, 1, 2);
+	prof_add_comment(p, "later");
+	assert_same_prof(s, want);
+	prof_reset_samples(p);
+	assert_same_prof(s, want);
+
+	/* A snapshot of a snapshot, with values of its own. */
+	struct prof *s2 = prof_snapshot(s);
+	int64_t w[2] = {2, 20};
+	prof_reset_samples(s2);
+	assert_int_equal(prof_set_sample_values(s2, 1, w), 0);
+	assert_int_equal(prof_set_sample_values(s2, prof_nsamples(s2), w), -ERANGE);
+	assert_int_equal(prof_total(s2, 0), 2);
+	assert_int_equal(prof_total(s2, 1), 20);
+	assert_int_equal(prof_total(s, 1), prof_total(want, 1));
+	assert_int_equal(prof_sample_at(s2, 1, &x), 0);
+	assert_int_equal(x.values[1], 20);
+
+	/* The writer may be freed first. */
+	prof_free(p);
+	assert_same_prof(s, want);
+
+	/* Adding to a snapshot turns it into a deep copy with the same ids. */
+	uint32_t id = prof_str(s, "only in the snapshot");
+	assert_int_equal(id, prof_nstrings(want));
+	assert_int_equal(prof_sample_at(s2, 0, &x), 0);
+	prof_add_sample(s, x.locs, x.nlocs, v, x.labels, x.nlabels);
+	assert_int_equal(prof_nsamples(s), prof_nsamples(want));
+	assert_int_equal(prof_total(s, 0), prof_total(want, 0) + 7);
+	prof_free(want);
+	want = prof_clone(s);
+	assert_same_prof(s, want);
+	assert_int_equal(prof_total(s2, 1), 20);
+	prof_free(s2);
+	prof_free(s);
+	prof_free(want);
+}
+
+/* The live UI's pattern: one thread adds to a profile and publishes snapshots, another
+ * reads them (under ThreadSanitizer with --enable-tsan, no report). */
+struct pubsub {
+	pthread_mutex_t lock;
+	struct prof *cur;
+	int done;
+	int64_t checked;
+};
+
+static void *reader(void *arg)
+{
+	struct pubsub *ps = arg;
+
+	for (;;) {
+		struct prof *s;
+		int done;
+
+		pthread_mutex_lock(&ps->lock);
+		s = ps->cur;
+		ps->cur = NULL;
+		done = ps->done;
+		pthread_mutex_unlock(&ps->lock);
+		if (!s) {
+			if (done)
+				return NULL;
+			sched_yield();
+			continue;
+		}
+		/* Every sample i was added i + 1 times with stack {i + 1} and a label naming it. */
+		for (size_t i = 0; i < prof_nsamples(s); i++) {
+			struct prof_sample x;
+			const struct prof_location *l;
+			const struct prof_function *f;
+			char buf[32];
+
+			if (prof_sample_at(s, i, &x) || x.nlocs != 1 || x.locs[0] != i + 1 || x.nlabels != 1)
+				abort();
+			l = prof_location_at(s, x.locs[0] - 1);
+			f = l ? prof_function_at(s, l->lines[0].function - 1) : NULL;
+			snprintf(buf, sizeof(buf), "f%zu", i);
+			/* No cmocka assertion off the main thread: abort fails the test. */
+			if (!f || !prof_string(s, f->name, NULL) || strcmp(prof_string(s, f->name, NULL), buf) ||
+			    !prof_string(s, x.labels[0].str, NULL) ||
+			    strcmp(prof_string(s, x.labels[0].str, NULL), buf) || x.values[0] != (int64_t)i + 1)
+				abort();
+		}
+		ps->checked += (int64_t)prof_nsamples(s);
+		prof_free(s);
+	}
+}
+
+static void test_snapshot_threads(void **state)
+{
+	struct pubsub ps = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct prof *p = prof_new();
+	pthread_t th;
+	enum { N = 3000 };
+	char buf[32];
+	int64_t one = 1;
+
+	assert_int_equal(pthread_create(&th, NULL, reader, &ps), 0);
+	for (size_t i = 0; i < N; i++) {
+		snprintf(buf, sizeof(buf), "f%zu", i);
+		uint32_t name = prof_str(p, buf);
+		struct prof_line ln = {prof_add_function(p, name, name, 0, 0), 1};
+		uint64_t loc = prof_add_location(p, 0, 0x1000 + i, &ln, 1);
+		struct prof_label lab = {.key = prof_str(p, "fn"), .str = name};
+
+		for (size_t k = 0; k <= i; k++)
+			prof_add_sample(p, &loc, 1, &one, &lab, 1);
+		if (i % 50 == 0) {
+			struct prof *s = prof_snapshot(p), *old;
+
+			pthread_mutex_lock(&ps.lock);
+			old = ps.cur;
+			ps.cur = s;
+			pthread_mutex_unlock(&ps.lock);
+			prof_free(old);
+		}
+	}
+	prof_free(p); /* the last snapshot outlives its writer */
+	pthread_mutex_lock(&ps.lock);
+	ps.done = 1;
+	pthread_mutex_unlock(&ps.lock);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_true(ps.checked > 0);
 }
 
 int main(void)
@@ -615,7 +759,9 @@ int main(void)
 		cmocka_unit_test(test_growth),
 		cmocka_unit_test(test_clone),
 		cmocka_unit_test(test_merge),
-		cmocka_unit_test(test_reset_clear),
+		cmocka_unit_test(test_reset),
+		cmocka_unit_test(test_snapshot),
+		cmocka_unit_test(test_snapshot_threads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -39,9 +39,11 @@ if pprof_setup; then
 		/^ *flat +flat%/ { s = 1; next }
 		s && NF >= 6 { f = $2; c = $5; sub("%", "", f); sub("%", "", c); print $6, f, c }' \
 		>"$T/pprof.txt"
+	# A name pprof prints on several rows ([unknown] for unsymbolized addresses) cannot
+	# be matched to one of ours: only names that are unique in pprof's output count.
 	awk 'function abs(x) { return x < 0 ? -x : x }
-		NR == FNR { f[$1] = $2; c[$1] = $3; next }
-		$4 in f { s = $1; t = $2; sub("%", "", s); sub("%", "", t); n++
+		NR == FNR { f[$1] = $2; c[$1] = $3; seen[$1]++; next }
+		($4 in f) && seen[$4] == 1 { s = $1; t = $2; sub("%", "", s); sub("%", "", t); n++
 			if (abs(s - f[$4]) > 0.06 || abs(t - c[$4]) > 0.06) {
 				print "mismatch", $4, s, t, "pprof", f[$4], c[$4]; bad = 1 } }
 		END { print n + 0; exit bad }' "$T/pprof.txt" "$T/top.txt" >"$T/cmp.txt"

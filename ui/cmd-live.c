@@ -493,10 +493,11 @@ int cmd_live(int argc, char **argv)
 	setlocale(LC_ALL, "");
 	tl_utf8 = !o.ascii && !strcmp(nl_langinfo(CODESET), "UTF-8");
 #ifdef M_MMAP_THRESHOLD
-	/* The live session copies its growing profile at every refresh. With glibc's
-	 * adaptive threshold those ever-larger blocks come from the heap and fragment it
-	 * (issue 6: resident size 44 against 34 MB after 150 s on 16 busy threads): large
-	 * blocks are mapped and unmapped instead (glibc malloc(3), mallopt). */
+	/* The live session rebuilds its model at every refresh (and used to copy its whole
+	 * profile, when this was measured: resident size 44 against 34 MB after 150 s on 16
+	 * busy threads). With glibc's adaptive threshold such ever-larger blocks come from
+	 * the heap and fragment it: large blocks are mapped and unmapped instead (glibc
+	 * malloc(3), mallopt). Not measured again since snapshots share their tables. */
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	mallopt(M_TRIM_THRESHOLD, 128 * 1024);
 #endif

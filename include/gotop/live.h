@@ -38,7 +38,8 @@ struct live_opts {
 struct live_event {
 	int refs;                /* internal */
 	char name[32];
-	struct prof *prof;       /* cumulative since start or zero, or the window's samples */
+	struct prof *prof;       /* cumulative since start or zero, or the window's samples:
+				  * a prof_snapshot of the aggregator's profile */
 	uint64_t samples;        /* sum of value column 0 (sample count) in prof */
 };
 

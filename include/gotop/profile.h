@@ -99,8 +99,8 @@ void prof_add_sample(struct prof *p, const uint64_t *locs, size_t nlocs,
 		     const int64_t *values, const struct prof_label *labels, size_t nlabels);
 
 /* Read access for the writer, the UI and tests. Pointers are borrowed and stay
- * valid until the next prof_add_* call or prof_free. Index i is 0-based; the
- * entity with id k is at index k-1. */
+ * valid until prof_free (entries never move), or for a snapshot until something is
+ * added to it. Index i is 0-based; the entity with id k is at index k-1. */
 size_t prof_nmappings(const struct prof *p);
 const struct prof_mapping *prof_mapping_at(const struct prof *p, size_t i);
 size_t prof_nfunctions(const struct prof *p);
@@ -110,12 +110,23 @@ const struct prof_location *prof_location_at(const struct prof *p, size_t i);
 size_t prof_nsamples(const struct prof *p);
 /* Fills *out (its pointers borrowed as above); returns 0, or -ERANGE. */
 int prof_sample_at(const struct prof *p, size_t i, struct prof_sample *out);
+/* Replaces the values of sample i (one per sample type, one when none are set); its
+ * stack and labels stay. 0, or -ERANGE. Allowed on a snapshot: values are its own. */
+int prof_set_sample_values(struct prof *p, size_t i, const int64_t *values);
 
 /* Sum of value column `col` over all samples. */
 int64_t prof_total(const struct prof *p, size_t col);
 
 /* A deep copy with the same ids and metadata. Never fails; caller frees with prof_free. */
 struct prof *prof_clone(const struct prof *p);
+/* A copy for readers on other threads: it shares p's strings, mappings, functions,
+ * locations and sample stacks and labels (append-only, never moved) and copies only the
+ * counts, the sample values and the metadata, so it costs 8 bytes per sample and value
+ * column. It keeps seeing p's entries as they were, while p's one writing thread goes on
+ * adding to p (and may free it). Setting metadata or values on the copy is fine; adding
+ * an entry to it (prof_str, prof_add_*, prof_merge into it) first turns it into a deep
+ * copy. Never fails; caller frees with prof_free, on any thread. */
+struct prof *prof_snapshot(const struct prof *p);
 /* Adds everything in src to dst (dst != src): strings, mappings, functions and locations
  * get dst ids, samples are added with their values. When both have sample types, value
  * columns are matched by (type, unit) names and columns dst lacks are dropped; otherwise
@@ -125,8 +136,5 @@ void prof_merge(struct prof *dst, const struct prof *src);
 /* Sets every sample's values to zero and keeps every entry, so re-adding the same
  * stacks allocates nothing. pprof_encode leaves all-zero samples out. */
 void prof_reset_samples(struct prof *p);
-/* Removes all samples (and frees their memory); strings, mappings, functions,
- * locations and metadata stay. */
-void prof_clear_samples(struct prof *p);
 
 #endif
