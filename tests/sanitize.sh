@@ -1,7 +1,7 @@
 #!/bin/bash
-# tests/sanitize.sh: the memory and thread checks of issue 7, run by `setup.sh test` after the
-# suite: an ASan+UBSan build runs the unit tests and the integration tests that drive the
-# sampler, the Go reader, the verifier and the UI; valgrind memcheck runs the unit tests and a
+# tests/sanitize.sh: the memory and thread checks of issue 7, run by `setup.sh test` beside the
+# suite: an ASan+UBSan build runs the whole suite again (unit tests, fuzz corpora, every
+# integration test, with one Go version); valgrind memcheck runs the unit tests and a
 # real recording (definite and indirect leaks fail); cppcheck finds nothing; a ThreadSanitizer
 # build runs the UI and record tests (the sampler -> aggregator -> UI hand-off).
 #
@@ -45,9 +45,11 @@ UNITS=$(cd "$SRC" && ls tests/test-*.c | sed 's/\.c$//' | tr '\n' ' ')
 # case behaves differently under it; both run under ASan+UBSan (leaks included).
 VG_UNITS=$(echo "$UNITS" | tr ' ' '\n' | grep -v -e test-gopclntab -e test-symtab -e test-goruntime -e test-maps -e test-pprof |
 	tr '\n' ' ')
-# The tests that exercise the most code paths in gotop-perf itself; one Go version keeps the
-# time down (the plain suite covers the others).
-INTEG="tests/cli.sh tests/record-c.sh tests/bad-input.sh tests/go-repair.sh tests/verify.sh tests/ui-batch.sh"
+# The whole suite: every integration test and the fuzz corpora; one Go version keeps the time
+# down (the plain suite covers the others).
+INTEG=$(cd "$SRC" && ls tests/*.sh | grep -v -e '/lib\.sh$' -e '/go-build\.sh$' -e '/go-toolchain\.sh$' \
+	-e '/tap-unit\.sh$' -e '/sanitize\.sh$' | tr '\n' ' ')
+FUZZ=$(cd "$SRC" && ls fuzz/fuzz-*.c | grep -v fuzz-main | sed 's/\.c$//' | tr '\n' ' ')
 
 # --- ASan + UBSan ---
 B=$WORK/asan
@@ -56,7 +58,7 @@ if configure_build "$B" --enable-asan; then
 	rm -rf "$B/reports" && mkdir -p "$B/reports"
 	ASAN_OPTIONS=detect_leaks=1:exitcode=86:log_path=$B/reports/asan \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$B/reports/ubsan \
-		GOTOP_GO_VERSIONS=1.23 make -C "$B" -s -j"$jobs" check TESTS="$UNITS $INTEG" >"$B/check.out" 2>&1
+		GOTOP_GO_VERSIONS=1.23 make -C "$B" -s -j"$jobs" check TESTS="$UNITS $FUZZ $INTEG" >"$B/check.out" 2>&1
 	add_log "$B/test-suite.log"
 	# LeakSanitizer cannot run in a process that is being traced (verify.sh attaches strace
 	# to a workload on purpose): that note is not a finding.
