@@ -75,7 +75,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	l.regs_user_mask = fz_u64(&f);
 	l.read_format = fz_u64(&f);
 	l.sample_id_all = fz_u8(&f) & 1;
-	tail = fz_u16(&f);
+	/* data_tail is ours to write, always u64-aligned like every record (linux
+	 * kernel/events/ring_buffer.c): a misaligned tail is not a ring state */
+	tail = fz_u16(&f) & ~7ULL;
 	recs = fz_bytes(&f, DATA_SIZE, &n);
 
 	map = calloc(1, 4096 + DATA_SIZE);

@@ -254,8 +254,13 @@ static uint64_t location_for(struct agg *a, struct evprof *e, uint64_t addr, int
 		return *slot; // cppcheck-suppress identicalInnerCondition
 	a->st.addrs++;
 	n = symbolizer_lookup(a->sym, addr, is_return, &mod, fr, MAX_INLINE);
-	if (mod)
+	if (mod) {
 		mapping = mapping_for(e, mod);
+		/* Which mapping is the main binary does not depend on where the first
+		 * sample happened to land. */
+		if (!prof_main_mapping(e->prof) && mod->sf && mod->sf == symbolizer_main_file(a->sym))
+			prof_set_main_mapping(e->prof, mapping);
+	}
 	if (n > 0) {
 		for (i = 0; i < n; i++) {
 			uint32_t name = prof_str(e->prof, fr[i].func ? fr[i].func : "??");

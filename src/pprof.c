@@ -311,8 +311,13 @@ int pprof_encode(const struct prof *p, uint8_t **buf, size_t *len)
 		if (!all_zero(&s, ntypes))
 			put_sample(&w, &s, ntypes);
 	}
+	/* The main executable's mapping first: pprof takes mapping[0] for the main binary. */
+	uint64_t main_map = prof_main_mapping(p);
+	if (main_map && main_map <= prof_nmappings(p))
+		put_mapping(&w, prof_mapping_at(p, main_map - 1));
 	for (size_t i = 0, n = prof_nmappings(p); i < n; i++)
-		put_mapping(&w, prof_mapping_at(p, i));
+		if (i + 1 != main_map)
+			put_mapping(&w, prof_mapping_at(p, i));
 	for (size_t i = 0, n = prof_nlocations(p); i < n; i++)
 		put_location(&w, prof_location_at(p, i));
 	for (size_t i = 0, n = prof_nfunctions(p); i < n; i++)

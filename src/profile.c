@@ -295,6 +295,7 @@ struct prof {
 	uint32_t *comments;
 	size_t ncomments, cap_comments;
 	uint32_t default_type;
+	uint64_t main_mapping;
 };
 
 static inline struct pstr *str_at(const struct prof_tables *t, size_t i)
@@ -580,6 +581,16 @@ void prof_set_default_sample_type(struct prof *p, uint32_t type)
 uint32_t prof_default_sample_type(const struct prof *p)
 {
 	return p->default_type;
+}
+
+void prof_set_main_mapping(struct prof *p, uint64_t mapping)
+{
+	p->main_mapping = mapping;
+}
+
+uint64_t prof_main_mapping(const struct prof *p)
+{
+	return p->main_mapping;
 }
 
 /* --- mappings, functions, locations --- */
@@ -1075,6 +1086,7 @@ struct prof *prof_clone(const struct prof *p)
 	c->time_nanos = p->time_nanos;
 	c->duration_nanos = p->duration_nanos;
 	c->default_type = p->default_type;
+	c->main_mapping = p->main_mapping; /* ids are the same (above) */
 	free(c->comments);
 	c->comments = NULL;
 	c->ncomments = c->cap_comments = 0;

@@ -101,6 +101,11 @@ void prof_add_sample(struct prof *p, const uint64_t *locs, size_t nlocs,
 /* Read access for the writer, the UI and tests. Pointers are borrowed and stay
  * valid until prof_free (entries never move), or for a snapshot until something is
  * added to it. Index i is 0-based; the entity with id k is at index k-1. */
+/* The main executable's mapping (0: not known). pprof files list it first: go tool pprof
+ * takes the first mapping for the main binary (github.com/google/pprof profile.proto:
+ * "mapping[0] will be the main binary"). */
+void prof_set_main_mapping(struct prof *p, uint64_t mapping);
+uint64_t prof_main_mapping(const struct prof *p);
 size_t prof_nmappings(const struct prof *p);
 const struct prof_mapping *prof_mapping_at(const struct prof *p, size_t i);
 size_t prof_nfunctions(const struct prof *p);
