@@ -193,35 +193,6 @@ static const uint8_t *getblob(struct rd *r, size_t *n)
 
 /* ---------- the target's Go runtime ---------- */
 
-static uint64_t symbol_value(Elf *elf, const char *name)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		size_t i, n;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d)
-			continue;
-		n = sh.sh_size / sh.sh_entsize;
-		for (i = 0; i < n; i++) {
-			GElf_Sym sym;
-			const char *nm;
-
-			if (!gelf_getsym(d, (int)i, &sym))
-				break;
-			nm = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (nm && !strcmp(nm, name))
-				return sym.st_value;
-		}
-	}
-	return 0;
-}
-
 /* The reader of a non-PIE Go executable (what goread_publish_file sets up), its
  * read-only mappings taken from the maps text. NULL when exe is not Go. */
 static struct gort *gort_for(const char *exe, const char *maps_text, size_t maps_len,
@@ -244,8 +215,8 @@ static struct gort *gort_for(const char *exe, const char *maps_text, size_t maps
 		     symfile_machine(sf) == EM_AARCH64 ? GORT_ARCH_ARM64 : GORT_ARCH_AMD64);
 	if (!g)
 		return NULL;
-	gort_set_runtime_vars(g, symbol_value(symfile_elf(sf), "runtime.allm"),
-			      symbol_value(symfile_elf(sf), "runtime.mheap_"));
+	gort_set_runtime_vars(g, symfile_symbol_value(sf, "runtime.allm"),
+			      symfile_symbol_value(sf, "runtime.mheap_"));
 	m = maps_parse(maps_text, maps_len);
 	for (i = 0; i < maps_count(m); i++) {
 		const struct maps_entry *e = maps_at(m, i);

@@ -94,36 +94,6 @@ int goread_publish(struct goread_slot *slot, pid_t pid, const char *go_version, 
 	return 0;
 }
 
-/* Value of a data symbol of .symtab (link-time address), or 0. */
-static uint64_t symbol_value(Elf *elf, const char *name)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		size_t i, n;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d)
-			continue;
-		n = sh.sh_size / sh.sh_entsize;
-		for (i = 0; i < n; i++) {
-			GElf_Sym sym;
-			const char *nm;
-
-			if (!gelf_getsym(d, (int)i, &sym))
-				break;
-			nm = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (nm && !strcmp(nm, name))
-				return sym.st_value;
-		}
-	}
-	return 0;
-}
-
 int goread_publish_file(struct goread_slot *slot, pid_t pid, struct symfile *sf)
 {
 	const char *ver = symfile_go_version(sf);
@@ -161,8 +131,8 @@ int goread_publish_file(struct goread_slot *slot, pid_t pid, struct symfile *sf)
 				gort_add_static_range(gr->gort, me->start, me->end);
 		}
 	}
-	allm = symbol_value(symfile_elf(sf), "runtime.allm");
-	mheap = symbol_value(symfile_elf(sf), "runtime.mheap_");
+	allm = symfile_symbol_value(sf, "runtime.allm");
+	mheap = symfile_symbol_value(sf, "runtime.mheap_");
 	if (have_bias || symfile_type(sf) == ET_EXEC)
 		gort_set_runtime_vars(gr->gort, allm ? allm + bias : 0, mheap ? mheap + bias : 0);
 	pthread_mutex_unlock(&slot->lock);

@@ -1537,3 +1537,33 @@ int symfile_lookup(struct symfile *sf, uint64_t vaddr, struct sym_frame *out, in
 	}
 	return copy_out(fr, n, out, max);
 }
+
+uint64_t symfile_symbol_value(const struct symfile *sf, const char *name)
+{
+	Elf *elf = symfile_elf(sf);
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t i, n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d)
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; i < n; i++) {
+			GElf_Sym sym;
+			const char *nm;
+
+			if (!gelf_getsym(d, (int)i, &sym))
+				break;
+			nm = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (nm && !strcmp(nm, name))
+				return sym.st_value;
+		}
+	}
+	return 0;
+}

@@ -66,6 +66,9 @@ const char *symfile_build_id(const struct symfile *sf);
 
 /* The ELF handle (borrowed; never NULL for an open symfile). */
 Elf *symfile_elf(const struct symfile *sf);
+/* Value (link-time address) of any symbol of .symtab by exact name, data symbols included
+ * (runtime.allm, runtime.mheap_), or 0. A linear scan: for a few lookups at set-up. */
+uint64_t symfile_symbol_value(const struct symfile *sf, const char *name);
 /* DWARF of the file or of its separate debug file (/usr/lib/debug/.build-id/xx/yyy.debug,
  * then .gnu_debuglink), loaded lazily. Borrowed; NULL if there is none. It holds the
  * debugging information entries (types, functions) only: no line tables, location lists
