@@ -56,7 +56,7 @@ B=$WORK/asan
 if configure_build "$B" --enable-asan; then
 	# Reports go to files (tests send gotop-perf's stderr to temporary files): one per process.
 	rm -rf "$B/reports" && mkdir -p "$B/reports"
-	ASAN_OPTIONS=detect_leaks=1:exitcode=86:log_path=$B/reports/asan \
+	GOTOP_UNDER_SANITIZER=1 ASAN_OPTIONS=detect_leaks=1:exitcode=86:log_path=$B/reports/asan \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$B/reports/ubsan \
 		GOTOP_GO_VERSIONS=1.23 make -C "$B" -s -j"$jobs" check TESTS="$UNITS $FUZZ $INTEG" >"$B/check.out" 2>&1
 	add_log "$B/test-suite.log"
