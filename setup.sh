@@ -85,8 +85,7 @@ test)
 	make -C "$BUILD" -s -j"$(nproc)" check >"$BUILD/check.out" 2>&1 || status=$?
 	# Then the sanitizer builds (tests/sanitize.sh: ASan+UBSan, valgrind, cppcheck, TSan),
 	# after the suite, whose measurements (coverage, label shares) want a quiet machine.
-	# GOTOP_SANITIZE=0
-	# skips them.
+	# GOTOP_SANITIZE=0 skips them.
 	san=""
 	if [ "${GOTOP_SANITIZE:-1}" != 0 ]; then
 		bash "$TOP/tests/sanitize.sh" "$TOP" "$BUILD/sanitize" >"$BUILD/sanitize.out" 2>&1 &
