@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <gelf.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,26 +229,6 @@ static struct gort *gort_for(const char *exe, const char *maps_text, size_t maps
 	return g;
 }
 
-static char *read_text(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t cap = 0, n = 0, r;
-
-	if (!f)
-		return NULL;
-	for (;;) {
-		xgrow((void **)&buf, &cap, n + 65536, 1);
-		r = fread(buf + n, 1, 65536, f);
-		n += r;
-		if (r == 0)
-			break;
-	}
-	fclose(f);
-	*len = n;
-	return buf;
-}
-
 /* ---------- record ---------- */
 
 struct rec_ctx {
@@ -299,7 +280,7 @@ static int do_record(pid_t pid, double seconds, uint64_t hz, const char *out)
 	}
 	exe[n] = '\0';
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	maps_text = read_text(path, &maps_len);
+	maps_text = util_read_file(path, SIZE_MAX, &maps_len);
 	if (!maps_text) {
 		perror("ingest: maps");
 		return 1;
@@ -464,7 +445,7 @@ static int do_replay(int argc, char **argv)
 			return 2;
 		}
 	}
-	fbuf = read_text(file, &flen);
+	fbuf = util_read_file(file, SIZE_MAX, &flen);
 	if (!fbuf || flen < 8 || memcmp(fbuf, MAGIC, 8)) {
 		fprintf(stderr, "ingest: %s: not a recording\n", file);
 		return 1;
