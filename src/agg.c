@@ -200,6 +200,18 @@ void agg_sampler_hook(struct agg *a, sampler_hook_fn *fn, void **arg)
 	*arg = a->o.go ? a->goslot : NULL;
 }
 
+int agg_go_bpf(struct agg *a, const char *go_version, size_t ring_bytes, char *why, size_t whylen)
+{
+	int r;
+
+	if (!a->o.go) {
+		snprintf(why, whylen, "Go reading is off");
+		return -EINVAL;
+	}
+	r = goread_slot_bpf(a->goslot, go_version, NULL, ring_bytes, why, whylen);
+	return r ? r : goread_bpf_fd(a->goslot);
+}
+
 const char *agg_go_version(struct agg *a)
 {
 	go_init(a);
@@ -474,6 +486,12 @@ void agg_get_stats(const struct agg *a, struct agg_stats *st)
 	goread_get_stats(a->goslot, &gs);
 	st->label_delay_p50_ns = goread_delay_quantile(&gs, 0.5);
 	st->label_delay_p99_ns = goread_delay_quantile(&gs, 0.99);
+	st->go_snapshots = gs.snapshots;
+	st->go_snap_missing = gs.snap_missing;
+	st->bpf_records = gs.bpf_records;
+	st->bpf_ring_full = gs.bpf_ring_full;
+	st->bpf_runs = gs.bpf_runs;
+	st->bpf_run_ns = gs.bpf_run_ns;
 }
 
 void agg_set_times(struct agg *a, int64_t start_wall_ns, int64_t duration_ns)

@@ -3,6 +3,7 @@
  * and hands them on as an extra record. */
 #include "config.h"
 #include "gotop/goread.h"
+#include "gotop/gobpf.h"
 #include "gotop/maps.h"
 #include "gotop/mem.h"
 #include "gotop/sampler.h"
@@ -27,28 +28,45 @@
 struct pend {
 	uint64_t time;            /* sample time, CLOCK_MONOTONIC */
 	struct goread_extra *x;   /* in the sampler's batch, held until the end of the drain */
-	uint32_t item;            /* index into the drain's distinct reads */
+	uint32_t tid;
+	uint64_t ip, sp, greg;    /* user registers: they identify the BPF program's record */
 };
 
 #define PEND_MAX 65536 /* beyond this a drain's samples are read at once, in a batch of their own */
 #define DEDUP_SLOTS 1024
+/* BPF records not matched yet (their sample is in a later drain) are kept this long,
+ * and at most this many. */
+#define RECS_KEEP_NS 1000000000ULL
+#define RECS_MAX 65536
+/* A record is the sample's when it has the same thread and registers and comes at
+ * most this much before it (the program runs just before the kernel writes the
+ * sample: kernel/events/core.c __perf_event_overflow). */
+#define MATCH_WINDOW_NS 2000000ULL
 
 struct goread {
 	struct gort *gort;
 	struct gp_mem *mem;
 	struct pend *pend;
 	size_t npend, cappend;
+	uint32_t *item;           /* per pending sample: index into in */
+	size_t capitem;
 	struct gort_sample *in;   /* distinct (tid, g register) of the drain */
 	struct gort_result *res;
 	int *rcs;
 	size_t nin, capin;
 	uint32_t dedup[DEDUP_SLOTS]; /* item + 1 by hash of (tid, greg); 0: empty */
+	/* The BPF program's records (gobpf): read at each drain's end, sorted by (tid,
+	 * time). */
+	int use_snap;
+	struct gobpf_rec *recs;
+	size_t nrecs, caprecs;
 };
 
 struct goread_slot {
 	struct goread *gr;     /* published with release, read with acquire */
 	pthread_mutex_t lock;  /* gort is single-threaded; samplers may be several */
 	struct goread_stats st;
+	struct gobpf *bpf;     /* set before any sampler runs (goread_slot_bpf) */
 };
 
 struct goread_slot *goread_slot_new(void)
@@ -67,13 +85,41 @@ void goread_slot_free(struct goread_slot *slot)
 		gort_free(slot->gr->gort);
 		mem_pid_free(slot->gr->mem);
 		free(slot->gr->pend);
+		free(slot->gr->item);
+		free(slot->gr->recs);
 		free(slot->gr->in);
 		free(slot->gr->res);
 		free(slot->gr->rcs);
 		free(slot->gr);
 	}
+	gobpf_free(slot->bpf);
 	pthread_mutex_destroy(&slot->lock);
 	free(slot);
+}
+
+int goread_slot_bpf(struct goread_slot *slot, const char *go_version, Dwarf *dwarf, size_t ring_bytes,
+		    char *why, size_t whylen)
+{
+	struct gort *g;
+
+	if (slot->bpf)
+		return -EEXIST;
+	/* The offsets the reader will use: the same function gives them later. */
+	g = gort_new(go_version, dwarf, GORT_ARCH_AMD64);
+	if (!g) {
+		int e = errno ? errno : ENOTSUP;
+
+		snprintf(why, whylen, "no runtime offsets for %s: %s", go_version, strerror(e));
+		return -e;
+	}
+	slot->bpf = gobpf_new(gort_offsets(g), ring_bytes, why, whylen);
+	gort_free(g);
+	return slot->bpf ? 0 : -(errno ? errno : EINVAL);
+}
+
+int goread_bpf_fd(const struct goread_slot *slot)
+{
+	return slot->bpf ? gobpf_prog_fd(slot->bpf) : -1;
 }
 
 int goread_publish(struct goread_slot *slot, pid_t pid, const char *go_version, Dwarf *dwarf,
@@ -90,6 +136,9 @@ int goread_publish(struct goread_slot *slot, pid_t pid, const char *go_version, 
 	gr = xcalloc(1, sizeof(*gr));
 	gr->gort = g;
 	gr->mem = mem_pid_new(pid);
+	/* Records of a program built for other offsets (DWARF disagreeing with the table
+	 * it was loaded from) would be misread: then every sample is read the slow way. */
+	gr->use_snap = slot->bpf && gobpf_offsets_match(slot->bpf, gort_offsets(g));
 	__atomic_store_n(&slot->gr, gr, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -133,8 +182,9 @@ int goread_publish_file(struct goread_slot *slot, pid_t pid, struct symfile *sf)
 	}
 	allm = symfile_symbol_value(sf, "runtime.allm");
 	mheap = symfile_symbol_value(sf, "runtime.mheap_");
-	if (have_bias || symfile_type(sf) == ET_EXEC)
+	if (have_bias || symfile_type(sf) == ET_EXEC) {
 		gort_set_runtime_vars(gr->gort, allm ? allm + bias : 0, mheap ? mheap + bias : 0);
+	}
 	pthread_mutex_unlock(&slot->lock);
 	maps_free(m);
 	return 0;
@@ -156,54 +206,90 @@ static int log2_bucket(uint64_t v)
 	return b;
 }
 
-/* Reads every waiting sample's goroutine and labels and fills in their extra records.
- * Called with the slot's lock held. */
-static void flush(struct goread_slot *slot, struct goread *gr)
+static void add_rec(void *arg, const struct gobpf_rec *r)
 {
-	uint64_t t;
-	size_t i;
+	struct goread *gr = arg;
 
-	if (!gr->npend)
-		return;
-	t = util_now_ns(); /* the reads happen right after */
-	gort_read_batch(gr->gort, gr->mem, gr->in, gr->nin, gr->res, gr->rcs);
-	slot->st.reads += gr->nin;
-	slot->st.coalesced += gr->npend - gr->nin;
-	for (i = 0; i < gr->npend; i++) {
-		const struct pend *p = &gr->pend[i];
-		const struct gort_result *r = &gr->res[p->item];
-		struct goread_extra *x = p->x;
+	xgrow((void **)&gr->recs, &gr->caprecs, gr->nrecs + 1, sizeof(*gr->recs));
+	gr->recs[gr->nrecs] = *r;
+	gr->recs[gr->nrecs].matched = 0;
+	gr->nrecs++;
+}
 
-		memset(x, 0, sizeof(*x));
-		x->rc = gr->rcs[p->item];
-		if (x->rc == 0) {
-			x->goid = r->goid;
-			x->labels = r->labels;
-			slot->st.found++;
-			if (x->labels && x->labels->n)
-				slot->st.labelled++;
-		}
-		x->flags = (uint32_t)r->flags;
-		/* Sample times are CLOCK_MONOTONIC (the sampler sets use_clockid). */
-		x->delay_ns = t > p->time ? t - p->time : 0;
-		slot->st.delay_hist[log2_bucket(x->delay_ns)]++;
+static int cmp_rec(const void *a, const void *b)
+{
+	const struct gobpf_rec *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+/* The BPF record of sample p: of the same thread, with the same registers, the
+ * closest in time within the window and not taken by another sample. Which of the
+ * two times comes first depends on the kernel (the sample's time is taken in
+ * perf_prepare_sample, which some versions run before the program). NULL when none
+ * (ring full, no g register, the program not attached to the sample's event). */
+static struct gobpf_rec *match(struct goread *gr, const struct pend *p)
+{
+	size_t lo = 0, hi = gr->nrecs, i;
+	struct gobpf_rec *best = NULL;
+	uint64_t bestd = MATCH_WINDOW_NS + 1;
+
+	while (lo < hi) { /* the first record after (tid, time) */
+		size_t mid = lo + (hi - lo) / 2;
+		const struct gobpf_rec *m = &gr->recs[mid];
+
+		if (m->tid < p->tid || (m->tid == p->tid && m->time <= p->time))
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	gr->npend = 0;
-	gr->nin = 0;
-	memset(gr->dedup, 0, sizeof(gr->dedup));
+	/* Two on each side: more than one event may sample a thread at the same moment. */
+	for (i = lo >= 2 ? lo - 2 : 0; i < lo + 2 && i < gr->nrecs; i++) {
+		struct gobpf_rec *r = &gr->recs[i];
+		uint64_t d = r->time > p->time ? r->time - p->time : p->time - r->time;
+
+		if (r->tid == p->tid && !r->matched && d < bestd && r->greg == p->greg && r->sp == p->sp &&
+		    r->ip == p->ip) {
+			best = r;
+			bestd = d;
+		}
+	}
+	if (best)
+		best->matched = 1;
+	return best;
+}
+
+/* Drops matched records and those too old to find their sample. */
+static void recs_compact(struct goread *gr, uint64_t now)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < gr->nrecs; i++)
+		if (!gr->recs[i].matched && gr->recs[i].time + RECS_KEEP_NS > now)
+			gr->recs[k++] = gr->recs[i];
+	if (k > RECS_MAX) { /* the newest are the ones still to come */
+		memmove(gr->recs, gr->recs + (k - RECS_MAX), RECS_MAX * sizeof(*gr->recs));
+		k = RECS_MAX;
+	}
+	gr->nrecs = k;
 }
 
 /* The drain's read for (tid, greg): an existing one, or a new one with this sp. */
-static uint32_t item_for(struct goread *gr, uint32_t tid, uint64_t greg, uint64_t sp)
+static uint32_t item_for(struct goread *gr, uint32_t tid, uint64_t greg, uint64_t sp,
+			 const struct gobpf_rec *snap)
 {
-	size_t j, k;
+	size_t j = 0, k = DEDUP_SLOTS;
 
-	for (j = util_mix64(greg ^ ((uint64_t)tid << 40)) & (DEDUP_SLOTS - 1), k = 0;
-	     gr->dedup[j] && k < DEDUP_SLOTS; j = (j + 1) & (DEDUP_SLOTS - 1), k++) {
-		const struct gort_sample *in = &gr->in[gr->dedup[j] - 1];
+	if (!snap) { /* a snapshot is its sample's own: not shared */
+		for (j = util_mix64(greg ^ ((uint64_t)tid << 40)) & (DEDUP_SLOTS - 1), k = 0;
+		     gr->dedup[j] && k < DEDUP_SLOTS; j = (j + 1) & (DEDUP_SLOTS - 1), k++) {
+			const struct gort_sample *in = &gr->in[gr->dedup[j] - 1];
 
-		if (in->tid == tid && in->greg == greg)
-			return gr->dedup[j] - 1;
+			if (in->tid == tid && in->greg == greg && !in->snap)
+				return gr->dedup[j] - 1;
+		}
 	}
 	if (gr->nin >= gr->capin) {
 		size_t cap = gr->capin;
@@ -213,10 +299,71 @@ static uint32_t item_for(struct goread *gr, uint32_t tid, uint64_t greg, uint64_
 		xgrow((void **)&gr->res, &cap, gr->nin + 1, sizeof(*gr->res));
 		xgrow((void **)&gr->rcs, &c2, gr->nin + 1, sizeof(*gr->rcs));
 	}
-	gr->in[gr->nin] = (struct gort_sample){ tid, greg, sp };
+	gr->in[gr->nin] = (struct gort_sample){ tid, greg, sp, snap };
 	if (k < DEDUP_SLOTS && gr->nin < DEDUP_SLOTS / 2)
 		gr->dedup[j] = (uint32_t)gr->nin + 1;
 	return (uint32_t)gr->nin++;
+}
+
+/* Reads every waiting sample's goroutine and labels and fills in their extra records.
+ * Called with the slot's lock held. */
+static void flush(struct goread_slot *slot, struct goread *gr)
+{
+	uint64_t t;
+	size_t i;
+
+	if (!gr->npend)
+		return;
+	/* The program's record of a sample is written before the sample, so every sample
+	 * drained so far has its record in the ring by now. */
+	if (gr->use_snap) {
+		size_t before = gr->nrecs;
+
+		gobpf_consume(slot->bpf, add_rec, gr);
+		if (gr->nrecs > before)
+			qsort(gr->recs, gr->nrecs, sizeof(*gr->recs), cmp_rec);
+	}
+	xgrow((void **)&gr->item, &gr->capitem, gr->npend, sizeof(*gr->item));
+	for (i = 0; i < gr->npend; i++) {
+		const struct pend *p = &gr->pend[i];
+		const struct gobpf_rec *snap = gr->use_snap ? match(gr, p) : NULL;
+
+		gr->item[i] = item_for(gr, p->tid, p->greg, p->sp, snap);
+		if (snap)
+			slot->st.snapshots++;
+		else if (gr->use_snap)
+			slot->st.snap_missing++;
+	}
+	t = util_now_ns(); /* the reads happen right after */
+	gort_read_batch(gr->gort, gr->mem, gr->in, gr->nin, gr->res, gr->rcs);
+	slot->st.reads += gr->nin;
+	slot->st.coalesced += gr->npend - gr->nin;
+	for (i = 0; i < gr->npend; i++) {
+		const struct pend *p = &gr->pend[i];
+		const struct gort_sample *in = &gr->in[gr->item[i]];
+		const struct gort_result *r = &gr->res[gr->item[i]];
+		struct goread_extra *x = p->x;
+
+		memset(x, 0, sizeof(*x));
+		x->rc = gr->rcs[gr->item[i]];
+		if (x->rc == 0) {
+			x->goid = r->goid;
+			x->labels = r->labels;
+			slot->st.found++;
+			if (x->labels && x->labels->n)
+				slot->st.labelled++;
+		}
+		x->flags = (uint32_t)r->flags;
+		/* Sample times are CLOCK_MONOTONIC (the sampler sets use_clockid). A
+		 * snapshot's g and g.labels are the sample's own. */
+		x->delay_ns = in->snap || t <= p->time ? 0 : t - p->time;
+		slot->st.delay_hist[log2_bucket(x->delay_ns)]++;
+	}
+	if (gr->use_snap)
+		recs_compact(gr, t);
+	gr->npend = 0;
+	gr->nin = 0;
+	memset(gr->dedup, 0, sizeof(gr->dedup));
 }
 
 size_t goread_hook(void *arg, const struct perf_event_header *h, const struct perfrec_layout *layout,
@@ -226,7 +373,7 @@ size_t goread_hook(void *arg, const struct perf_event_header *h, const struct pe
 	struct goread *gr = __atomic_load_n(&slot->gr, __ATOMIC_ACQUIRE);
 	struct goread_extra *x = extra;
 	struct perf_sample s;
-	int sp = sampler_reg(SREG_SP), g = sampler_reg(SREG_G);
+	int sp = sampler_reg(SREG_SP), g = sampler_reg(SREG_G), ip = sampler_reg(SREG_IP);
 
 	if (!gr)
 		return 0;
@@ -237,7 +384,7 @@ size_t goread_hook(void *arg, const struct perf_event_header *h, const struct pe
 		pthread_mutex_unlock(&slot->lock);
 		return 0;
 	}
-	if (perfrec_parse_sample(layout, h, &s) || !s.regs_abi || sp < 0 || g < 0)
+	if (perfrec_parse_sample(layout, h, &s) || !s.regs_abi || sp < 0 || g < 0 || ip < 0)
 		return 0;
 	memset(x, 0, sizeof(*x));
 	x->rc = -EAGAIN; /* until the end of the drain */
@@ -245,8 +392,7 @@ size_t goread_hook(void *arg, const struct perf_event_header *h, const struct pe
 	if (gr->npend >= PEND_MAX)
 		flush(slot, gr);
 	xgrow((void **)&gr->pend, &gr->cappend, gr->npend + 1, sizeof(*gr->pend));
-	gr->pend[gr->npend++] = (struct pend){ s.time, x,
-					       item_for(gr, s.tid, s.regs[g], s.regs[sp]) };
+	gr->pend[gr->npend++] = (struct pend){ s.time, x, s.tid, s.regs[ip], s.regs[sp], s.regs[g] };
 	pthread_mutex_unlock(&slot->lock);
 	return sizeof(*x);
 }
@@ -255,6 +401,10 @@ void goread_get_stats(const struct goread_slot *slot, struct goread_stats *st)
 {
 	pthread_mutex_lock((pthread_mutex_t *)&slot->lock);
 	*st = slot->st;
+	if (slot->bpf) {
+		gobpf_counts(slot->bpf, &st->bpf_records, &st->bpf_ring_full);
+		gobpf_run_time(slot->bpf, &st->bpf_runs, &st->bpf_run_ns);
+	}
 	pthread_mutex_unlock((pthread_mutex_t *)&slot->lock);
 }
 

@@ -482,6 +482,7 @@ struct gort {
 	const char *source;
 	int arch;
 	uint32_t gsz, msz; /* bytes read from a g, from an m */
+	const struct gobpf_rec *snap; /* the current sample's snapshot (gort_read_batch) */
 	uint64_t allm, mheap;
 	uint64_t last_allm_walk;
 	uint64_t statics[MAX_STATIC][2];
@@ -760,6 +761,7 @@ struct gview {
 	uint64_t addr, stack_lo, stack_hi, m, goid, labels;
 	uint32_t status;
 	bool early; /* read by gort_read_batch's first read, before its sweep generation */
+	bool snap;  /* from the sample's snapshot (gort_sample.snap): as of the sample */
 };
 
 struct batch_item {
@@ -771,6 +773,32 @@ struct mview {
 	uint64_t addr, g0, procid, gsignal, curg;
 };
 
+/* The g at addr from the current sample's snapshot, when it holds that g. */
+static bool snap_g(const struct gort *gr, uint64_t addr, struct gview *v)
+{
+	const struct gobpf_rec *r = gr->snap;
+	const __u64 *f;
+
+	if (!r)
+		return false;
+	if ((r->flags & GOBPF_REC_G) && addr == r->greg)
+		f = r->g;
+	else if ((r->flags & GOBPF_REC_CURG) && addr == r->m[GOBPF_M_CURG])
+		f = r->curg;
+	else
+		return false;
+	v->addr = addr;
+	v->stack_lo = f[GOBPF_G_STACK_LO];
+	v->stack_hi = f[GOBPF_G_STACK_HI];
+	v->m = f[GOBPF_G_M];
+	v->goid = f[GOBPF_G_GOID];
+	v->labels = f[GOBPF_G_LABELS];
+	v->status = (uint32_t)f[GOBPF_G_STATUS];
+	v->early = false; /* older than any read of this batch: no sweep-generation proof */
+	v->snap = true;
+	return true;
+}
+
 static int read_g(struct gort *gr, const struct gp_mem *mem, uint64_t addr, struct gview *v)
 {
 	const struct gort_offsets *o = &gr->off;
@@ -778,6 +806,9 @@ static int read_g(struct gort *gr, const struct gp_mem *mem, uint64_t addr, stru
 
 	if (!ptr_ok(addr))
 		return -EFAULT;
+	if (snap_g(gr, addr, v))
+		return 0;
+	v->snap = false;
 	gr->pf_last_early = false;
 	rc = mem_read(mem, addr, gr->gbuf, gr->gsz);
 	if (rc)
@@ -796,10 +827,19 @@ static int read_g(struct gort *gr, const struct gp_mem *mem, uint64_t addr, stru
 static int read_m(struct gort *gr, const struct gp_mem *mem, uint64_t addr, struct mview *v)
 {
 	const struct gort_offsets *o = &gr->off;
+	const struct gobpf_rec *r = gr->snap;
 	int rc;
 
 	if (!ptr_ok(addr))
 		return -EFAULT;
+	if (r && (r->flags & GOBPF_REC_M) && addr == r->g[GOBPF_G_M]) {
+		v->addr = addr;
+		v->g0 = r->m[GOBPF_M_G0];
+		v->procid = r->m[GOBPF_M_PROCID];
+		v->gsignal = r->m[GOBPF_M_GSIGNAL];
+		v->curg = r->m[GOBPF_M_CURG];
+		return 0;
+	}
 	rc = mem_read(mem, addr, gr->mbuf, gr->msz);
 	if (rc)
 		return rc;
@@ -1651,10 +1691,11 @@ static int labels_of(struct gort *g, const struct gp_mem *mem, const struct gvie
 	}
 	if (epoch) {
 		e = lc_find(g, ptr);
-		if (e && e->epoch_ok && e->sweepgen == sweepgen) {
+		if (e && e->epoch_ok && e->sweepgen == sweepgen && !gv->snap) {
 			/* g.labels was read before sweepgen, and the entry's sweepgen before the
 			 * read that proved its object reachable: no GC cycle ended in between, so
-			 * the object at ptr cannot have been freed and replaced. */
+			 * the object at ptr cannot have been freed and replaced. A snapshot's
+			 * g.labels may be older than the entry's proof: no shortcut for it. */
 			e->used = ++g->lc_clock;
 			g->st.label_hits_epoch++;
 			*out = e->set;
@@ -1674,8 +1715,17 @@ static int labels_of(struct gort *g, const struct gp_mem *mem, const struct gvie
 			 * not changed (the usual case), so that the label set's first read is
 			 * requested in the same vectored read, after it. The answer of a dry
 			 * run is discarded. */
-			if (g->pf_missed)
+			if (g->pf_missed) {
 				ptr = gv->labels;
+			} else if (gv->snap && ptr != gv->labels) {
+				/* The snapshot is the sample's; the goroutine has other labels
+				 * now. The sample's set is still at gv->labels unless a GC
+				 * cycle freed it since: nothing proves it either way, so the
+				 * cache entry's fingerprint (or a decode) decides. */
+				ptr = gv->labels;
+				epoch = false;
+				g->st.snap_labels_moved++;
+			}
 			g->pf_missed |= missed;
 		}
 		if (!ptr)
@@ -1928,6 +1978,8 @@ void gort_read_batch(struct gort *gr, const struct gp_mem *mem, const struct gor
 	for (i = 0; i < n; i++) {
 		const struct tid_slot *s = tid_slot(gr, in[i].tid);
 
+		if (in[i].snap && (in[i].snap->flags & GOBPF_REC_G))
+			continue; /* read at the sample */
 		if (s->tid == in[i].tid && s->g0 && ptr_ok(s->m) &&
 		    (in[i].greg == s->g0 || in[i].greg == s->gsignal))
 			pf_want(gr, s->m, gr->msz);
@@ -1940,12 +1992,16 @@ void gort_read_batch(struct gort *gr, const struct gp_mem *mem, const struct gor
 	for (i = 0; i < n; i++) {
 		struct batch_item *b = &gr->batch[i];
 
+		gr->snap = in[i].snap;
+		if (gr->snap)
+			gr->st.snapshots++;
 		b->rc = identify(gr, &pmem, in[i].tid, in[i].greg, in[i].sp, &b->cur, &b->flags);
 		if (b->rc == 0 && b->cur.labels)
 			gr->pending[npend++] = i;
 		else
 			rcs[i] = finish(gr, &pmem, b->rc, &b->cur, b->flags, false, false, 0, &out[i]);
 	}
+	gr->snap = NULL;
 	/* One read of the sweep generation, after every g was read, serves every g the
 	 * first read got; a g read later (a slow path) reads its own. */
 	if (npend)
@@ -1968,6 +2024,7 @@ void gort_read_batch(struct gort *gr, const struct gp_mem *mem, const struct gor
 			int rc;
 
 			gr->pf_missed = false;
+			gr->snap = in[gr->pending[i]].snap;
 			rc = finish(gr, &pmem, b->rc, &b->cur, b->flags, have_sg && b->cur.early,
 				    sg_around, sg, &out[gr->pending[i]]);
 			if (gr->pf_missed) {
@@ -1988,10 +2045,12 @@ void gort_read_batch(struct gort *gr, const struct gp_mem *mem, const struct gor
 	for (i = 0; i < npend; i++) {
 		struct batch_item *b = &gr->batch[gr->pending[i]];
 
+		gr->snap = in[gr->pending[i]].snap;
 		rcs[gr->pending[i]] = finish(gr, &pmem, b->rc, &b->cur, b->flags,
 					     have_sg && b->cur.early, sg_around, sg,
 					     &out[gr->pending[i]]);
 	}
+	gr->snap = NULL;
 	gr->pf_mode = PF_OFF;
 	gr->pf_nreq = 0;
 }

@@ -784,11 +784,8 @@ struct live *live_new(const struct live_opts *o, char *err, size_t errlen)
 	so.stack_size = o->stack_size;
 	so.kernel = o->kernel;
 	so.enable_on_exec = o->enable_on_exec;
-	if (o->go_hook && o->go) {
-		/* Goroutines and labels are read right after each sample. */
-		agg_sampler_hook(l->agg, &so.hook, &so.hook_arg);
-		so.drain_ms = o->drain_ms;
-	}
+	if (o->go_setup && o->go)
+		o->go_setup(o->go_setup_arg, l->agg, &so);
 	l->s = sampler_new(&so, err, errlen);
 	if (!l->s) {
 		e = errno;

@@ -239,6 +239,11 @@ static int evset_add_thread(struct sampler *s, struct evset *es, pid_t tid)
 			break;
 		}
 		t.fds[c] = (int)fd;
+		/* Before the event is enabled: its first sample already runs the program. An
+		 * event that refuses it still samples. */
+		if (s->o.bpf)
+			__atomic_fetch_add(ioctl((int)fd, PERF_EVENT_IOC_SET_BPF, s->o.bpf_prog_fd) == 0
+					   ? &s->st.bpf_attached : &s->st.bpf_failed, 1, __ATOMIC_RELAXED);
 		if (es->owner[c] < 0) {
 			void *m = mmap(NULL, es->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
 
@@ -946,6 +951,8 @@ void sampler_get_stats(struct sampler *s, struct sampler_stats *st)
 		for (c = 0; c < s->ncpus; c++)
 			fds += s->cur->tevs[i].fds[c] >= 0;
 	st->fds = fds;
+	st->bpf_attached = __atomic_load_n(&s->st.bpf_attached, __ATOMIC_RELAXED);
+	st->bpf_failed = __atomic_load_n(&s->st.bpf_failed, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&s->lock);
 }
 

@@ -356,7 +356,7 @@ void verify_opts_default(struct verify_opts *o)
 	o->rate = 20;
 	o->max_stopped = 0.01;
 	o->stack_copy = 65536;
-	o->sample_stack = 1024;
+	o->sample_stack = SAMPLER_DEFAULT_STACK;
 }
 
 struct verifier *verifier_new(pid_t pid, const struct verify_opts *o)

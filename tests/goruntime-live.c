@@ -730,7 +730,7 @@ int main(int argc, char **argv)
 			slot[i] = -1;
 			if (threads[i].attached) {
 				slot[i] = nin;
-				in[nin++] = (struct gort_sample){ threads[i].tid, threads[i].r14, threads[i].rsp };
+				in[nin++] = (struct gort_sample){ threads[i].tid, threads[i].r14, threads[i].rsp, NULL };
 			}
 		}
 		{

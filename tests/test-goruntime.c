@@ -1054,12 +1054,12 @@ static void test_batch(void **state)
 		kv[1].n = (size_t)snprintf(v[i], sizeof(v[i]), "%d", i);
 		make_thread(f, &t[i], 10 + (uint32_t)i, 100 + (uint64_t)i);
 		set_labels(f, t[i].g, slice_labels(f, kv, 1, false));
-		in[i] = (struct gort_sample){ t[i].tid, t[i].g, t[i].sp };
+		in[i] = (struct gort_sample){ t[i].tid, t[i].g, t[i].sp, NULL };
 	}
 	w64(f, t[3].m + f->o->m_curg, 0);
 	in[3].greg = t[3].g0; /* idle thread */
-	in[4] = (struct gort_sample){ 77, 0, 0 };                  /* unknown thread */
-	in[5] = (struct gort_sample){ t[1].tid, t[1].g0, t[1].g0sp }; /* system stack */
+	in[4] = (struct gort_sample){ 77, 0, 0, NULL };               /* unknown thread */
+	in[5] = (struct gort_sample){ t[1].tid, t[1].g0, t[1].g0sp, NULL }; /* system stack */
 	for (i = 0; i < 6; i++) {
 		int rc = gort_read(f->gr, &f->cmem, in[i].tid, in[i].greg, in[i].sp, &one[i]);
 
@@ -1080,6 +1080,104 @@ static void test_batch(void **state)
 	 * curg of 5 is the g of 1, read already; every label set is a GC-epoch hit. */
 	assert_int_equal(f->readvs, 1);
 	assert_int_equal(f->reads, 7);
+	fake_free(f);
+}
+
+/* A snapshot (gobpf_rec) of thread t as the BPF program would take it: the g at greg,
+ * its m when with_m, and m.curg when greg is a system stack. */
+static void snap_of(struct fake *f, const struct fthread *t, uint64_t greg, uint64_t sp, bool with_m,
+		    struct gobpf_rec *r)
+{
+	const uint64_t gs[2] = { greg, r64(f, t->m + f->o->m_curg) };
+	int i;
+
+	memset(r, 0, sizeof(*r));
+	r->tid = t->tid;
+	r->greg = greg;
+	r->sp = sp;
+	for (i = 0; i < 2; i++) {
+		__u64 *g = i ? r->curg : r->g;
+
+		g[GOBPF_G_STACK_LO] = r64(f, gs[i] + f->o->g_stack_lo);
+		g[GOBPF_G_STACK_HI] = r64(f, gs[i] + f->o->g_stack_hi);
+		g[GOBPF_G_M] = r64(f, gs[i] + f->o->g_m);
+		g[GOBPF_G_GOID] = r64(f, gs[i] + f->o->g_goid);
+		g[GOBPF_G_LABELS] = r64(f, gs[i] + f->o->g_labels);
+		g[GOBPF_G_STATUS] = r32(f, gs[i] + f->o->g_atomicstatus);
+	}
+	r->flags = GOBPF_REC_G;
+	if (with_m) {
+		r->flags |= GOBPF_REC_M;
+		r->m[GOBPF_M_G0] = t->g0;
+		r->m[GOBPF_M_PROCID] = t->tid;
+		r->m[GOBPF_M_GSIGNAL] = t->gsignal;
+		r->m[GOBPF_M_CURG] = gs[1];
+		if (greg == t->g0 || greg == t->gsignal)
+			r->flags |= GOBPF_REC_CURG;
+	}
+}
+
+/* Samples with a snapshot take their goroutine and g.labels from it, not from memory as it
+ * is at the read: the goroutine may have other labels, or have left the thread, by then. */
+static void test_batch_snapshot(void **state)
+{
+	struct fake *f = fake_new("go1.24.2");
+	const struct str a[2] = { S("handler"), S("alpha") }, b[2] = { S("handler"), S("beta") };
+	struct gobpf_rec snaps[4];
+	struct gort_sample in[4];
+	struct gort_result out[4];
+	struct gort_stats st;
+	struct fthread t, u;
+	uint64_t la, lb, other;
+	int rcs[4], i;
+
+	gort_set_runtime_vars(f->gr, 0, MHEAP_BASE);
+	make_thread(f, &t, 42, 7);
+	make_thread(f, &u, 43, 8);
+	la = slice_labels(f, a, 1, false);
+	lb = slice_labels(f, b, 1, false);
+	/* At the sample: goroutine 7 under handler=alpha, on its stack (0); on g0 with
+	 * goroutine 7 as curg (1); thread 43's m not in the snapshot (2). */
+	set_labels(f, t.g, la);
+	snap_of(f, &t, t.g, t.sp, true, &snaps[0]);
+	snap_of(f, &t, t.g0, t.g0sp, true, &snaps[1]);
+	set_labels(f, u.g, lb);
+	snap_of(f, &u, u.g, u.sp, false, &snaps[2]);
+	/* A sample whose snapshot names a g that is garbage now (3): the program read a
+	 * real g at the sample; at the read its memory is zero. */
+	other = make_g(f, t.m, 9, 2, NULL);
+	snap_of(f, &t, other, r64(f, other + f->o->g_stack_lo) + 100, true, &snaps[3]);
+	w64(f, other + f->o->g_goid, 0);
+	w64(f, other + f->o->g_m, 0);
+	/* By the read, goroutine 7 runs under handler=beta and m.curg is another g. */
+	set_labels(f, t.g, lb);
+	w64(f, t.m + f->o->m_curg, make_g(f, t.m, 11, 2, NULL));
+	for (i = 0; i < 4; i++)
+		in[i] = (struct gort_sample){ snaps[i].tid, snaps[i].greg, snaps[i].sp, &snaps[i] };
+	gort_read_batch(f->gr, &f->cmem, in, 4, out, rcs);
+	assert_int_equal(rcs[0], 0);
+	assert_int_equal(out[0].goid, 7);
+	assert_labels(out[0].labels, "handler=alpha"); /* memory says beta by now */
+	assert_int_equal(rcs[1], 0);
+	assert_int_equal(out[1].goid, 7); /* memory's curg is goroutine 11 by now */
+	assert_true(out[1].flags & GORT_SYSTEM_STACK);
+	assert_labels(out[1].labels, "handler=alpha");
+	assert_int_equal(rcs[2], 0);
+	assert_int_equal(out[2].goid, 8); /* the m read from memory: procid still 43 */
+	assert_labels(out[2].labels, "handler=beta");
+	assert_int_equal(rcs[3], 0);
+	assert_int_equal(out[3].goid, 9);
+	gort_get_stats(f->gr, &st);
+	assert_int_equal(st.snapshots, 4);
+	assert_true(st.snap_labels_moved >= 1); /* goroutine 7's labels moved since */
+	/* Without snapshots the same samples read memory as it is now. */
+	for (i = 0; i < 4; i++)
+		in[i].snap = NULL;
+	gort_read_batch(f->gr, &f->cmem, in, 4, out, rcs);
+	assert_int_equal(out[0].goid, 7);
+	assert_labels(out[0].labels, "handler=beta");
+	assert_int_equal(out[1].goid, 11);
+	assert_int_not_equal(rcs[3], 0); /* g 9 is gone */
 	fake_free(f);
 }
 
@@ -1116,7 +1214,7 @@ static void batch_decode(const char *version, bool map, uint64_t want_readvs, bo
 		} else {
 			set_labels(f, t[i].g, slice_labels(f, kv, 2, false));
 		}
-		in[i] = (struct gort_sample){ t[i].tid, t[i].g, t[i].sp };
+		in[i] = (struct gort_sample){ t[i].tid, t[i].g, t[i].sp, NULL };
 	}
 	in[4] = in[2]; /* the same sample twice: one request */
 	/* The threads' m's are known from earlier samples (a thread's first read also reads
@@ -1206,7 +1304,7 @@ static void test_batch_garbage(void **state)
 		for (i = 0; i < 8; i++) {
 			f->top = 4096 + (uint64_t)i * 8192; /* below the garbage */
 			make_thread(f, &t[i], 1 + (uint32_t)i, 2 + (uint64_t)i);
-			in[i] = (struct gort_sample){ t[i].tid, t[i].g, t[i].sp };
+			in[i] = (struct gort_sample){ t[i].tid, t[i].g, t[i].sp, NULL };
 		}
 		for (n = 0; n < 300; n++) {
 			for (i = 0; i < 8; i++) {
@@ -1435,6 +1533,7 @@ int main(void)
 		cmocka_unit_test(test_cache_epoch),
 		cmocka_unit_test(test_static_strings),
 		cmocka_unit_test(test_batch),
+		cmocka_unit_test(test_batch_snapshot),
 		cmocka_unit_test(test_batch_decode),
 		cmocka_unit_test(test_batch_garbage),
 		cmocka_unit_test(test_mem_readv_pid),

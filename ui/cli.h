@@ -50,9 +50,15 @@ struct cli_sampling {
 	uint64_t freq, period;
 	uint32_t stack_size;
 	int repair, go;
+	int bpf;                 /* Go: read each sample's goroutine at the sample (gobpf) */
 	unsigned label_latency_ms;
 };
-enum { CLI_OPT_STACK = 0x200, CLI_OPT_NO_REPAIR, CLI_OPT_NO_GO, CLI_OPT_LATENCY };
+enum { CLI_OPT_STACK = 0x200, CLI_OPT_NO_REPAIR, CLI_OPT_NO_GO, CLI_OPT_LATENCY, CLI_OPT_NO_BPF };
+/* Drain interval while the BPF program reads goroutines at the sample: only label
+ * sets are read at the drain, and they do not change (immutable Go objects). */
+#define CLI_BPF_DRAIN_MS 50
+/* Its ring: 192-byte records, room for about 20000 per drain. */
+#define CLI_BPF_RING_BYTES (4u << 20)
 #define CLI_SAMPLING_SHORTOPTS "p:e:F:c:"
 #define CLI_SAMPLING_LONGOPTS                                                  \
 	{ "pid", required_argument, NULL, 'p' },                               \
@@ -62,7 +68,8 @@ enum { CLI_OPT_STACK = 0x200, CLI_OPT_NO_REPAIR, CLI_OPT_NO_GO, CLI_OPT_LATENCY 
 	{ "stack-size", required_argument, NULL, CLI_OPT_STACK },              \
 	{ "no-repair", no_argument, NULL, CLI_OPT_NO_REPAIR },                 \
 	{ "no-go", no_argument, NULL, CLI_OPT_NO_GO },                         \
-	{ "label-latency", required_argument, NULL, CLI_OPT_LATENCY }
+	{ "label-latency", required_argument, NULL, CLI_OPT_LATENCY },         \
+	{ "no-bpf", no_argument, NULL, CLI_OPT_NO_BPF }
 /* Usage lines of the shared options (-e says "repeatable" when max_events > 1). */
 void cli_sampling_usage(FILE *f, size_t max_events);
 void cli_sampling_init(struct cli_sampling *s);
@@ -73,8 +80,15 @@ int cli_sampling_option(struct cli_sampling *s, int c, const char *arg, size_t m
 void cli_sampling_finish(struct cli_sampling *s);
 
 /* Whether the program is a Go binary: path (searched in PATH when it has no '/'), or
- * /proc/PID/exe when path is NULL. */
-int cli_is_go_binary(const char *path, pid_t pid);
+ * /proc/PID/exe when path is NULL. Its Go version goes to ver (verlen bytes). */
+int cli_is_go_binary(const char *path, pid_t pid, char *ver, size_t verlen);
+/* Sets up Go reading for the samplers of a Go target (go_version): the hook, the
+ * BPF program unless --no-bpf or it cannot load (why then says why), and the drain
+ * interval. Call once, before the samplers are created; so gets the settings. */
+struct agg;
+struct sampler_opts;
+void cli_go_sampling(const struct cli_sampling *s, struct agg *agg, const char *go_version,
+		     struct sampler_opts *so, char *why, size_t whylen);
 
 /* Prints "gotop-perf: <message>" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

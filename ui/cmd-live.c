@@ -470,8 +470,23 @@ static int run_batch(struct ui *ui, struct live_cli *o, struct cli_target *t)
 
 /* --- entry --- */
 
+/* live_opts.go_setup: the command line's Go settings (cli_go_sampling). */
+struct go_setup_arg {
+	const struct cli_sampling *s;
+	char version[64];
+	char why[256]; /* why the BPF program is not used, when it is not */
+};
+
+static void go_setup(void *arg, struct agg *agg, struct sampler_opts *so)
+{
+	struct go_setup_arg *gs = arg;
+
+	cli_go_sampling(gs->s, agg, gs->version, so, gs->why, sizeof(gs->why));
+}
+
 int cmd_live(int argc, char **argv)
 {
+	struct go_setup_arg gs = { 0 };
 	struct live_cli o;
 	struct cli_target target;
 	struct live_opts lo;
@@ -527,8 +542,12 @@ int cmd_live(int argc, char **argv)
 	lo.enable_on_exec = target.spawned;
 	lo.repair = o.s.repair;
 	lo.go = o.s.go;
-	lo.go_hook = o.s.go && cli_is_go_binary(o.s.pid ? NULL : o.command[0], target.pid);
-	lo.drain_ms = o.s.label_latency_ms;
+	if (o.s.go && cli_is_go_binary(o.s.pid ? NULL : o.command[0], target.pid, gs.version,
+				       sizeof(gs.version))) {
+		gs.s = &o.s;
+		lo.go_setup = go_setup;
+		lo.go_setup_arg = &gs;
+	}
 	lo.refresh_ns = (uint64_t)(o.refresh * 1e9);
 	lo.window_s = o.window;
 	live = live_new(&lo, why, sizeof(why));

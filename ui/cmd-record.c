@@ -170,7 +170,8 @@ int cmd_record(int argc, char **argv)
 	struct sampler *samplers[CLI_MAX_EVENTS] = { 0 };
 	struct agg *agg = NULL;
 	struct agg_opts ao;
-	char why[512], kwhy[256], *cmdline = NULL;
+	char why[512], kwhy[256], *cmdline = NULL, gover[64], bpf_why[256];
+	struct sampler_opts go_so;
 	uint64_t start_ns, start_wall;
 	int rc, kernel, exited = 0, i, nev, go_target;
 	size_t e;
@@ -222,7 +223,16 @@ int cmd_record(int argc, char **argv)
 	ao.go = o.s.go;
 	ao.kernel = kernel;
 	agg = agg_new(&ao);
-	go_target = o.s.go && cli_is_go_binary(o.s.pid ? NULL : o.command[0], target.pid);
+	go_target = o.s.go && cli_is_go_binary(o.s.pid ? NULL : o.command[0], target.pid, gover, sizeof(gover));
+	if (go_target) {
+		/* Goroutines and labels: read at each sample by the BPF program, else right
+		 * after it by the sampling thread. One program for every event. */
+		memset(&go_so, 0, sizeof(go_so));
+		cli_go_sampling(&o.s, agg, gover, &go_so, bpf_why, sizeof(bpf_why));
+		if (!go_so.bpf && o.verbose)
+			fprintf(stderr, "gotop-perf: note: goroutines read after each sample, not at it: %s\n",
+				bpf_why);
+	}
 
 	for (e = 0; e < o.s.nevents; e++) {
 		struct sampler_opts so;
@@ -239,9 +249,11 @@ int cmd_record(int argc, char **argv)
 		so.kernel = kernel;
 		so.enable_on_exec = target.spawned;
 		if (go_target) {
-			/* Goroutines and labels are read right after each sample. */
-			agg_sampler_hook(agg, &so.hook, &so.hook_arg);
-			so.drain_ms = o.s.label_latency_ms;
+			so.hook = go_so.hook;
+			so.hook_arg = go_so.hook_arg;
+			so.bpf = go_so.bpf;
+			so.bpf_prog_fd = go_so.bpf_prog_fd;
+			so.drain_ms = go_so.drain_ms;
 		}
 		samplers[e] = sampler_new(&so, why, sizeof(why));
 		if (!samplers[e]) {
@@ -373,6 +385,16 @@ int cmd_record(int argc, char **argv)
 				(unsigned long long)as.with_goid, (unsigned long long)as.labelled,
 				(double)as.label_delay_p50_ns / 1e3, (double)as.label_delay_p99_ns / 1e3,
 				(unsigned long long)as.repaired);
+			if (go_target)
+				fprintf(stderr,
+					"gotop-perf: go at the sample (BPF): %s; %u events attached, %u refused; "
+					"%llu records, %llu ring full; %llu samples matched, %llu read after\n",
+					go_so.bpf ? "on" : bpf_why, st.bpf_attached, st.bpf_failed,
+					(unsigned long long)as.bpf_records, (unsigned long long)as.bpf_ring_full,
+					(unsigned long long)as.go_snapshots, (unsigned long long)as.go_snap_missing);
+			if (as.bpf_runs) /* kernel.bpf_stats_enabled=1 */
+				fprintf(stderr, "gotop-perf: BPF program: %llu runs, %.0f ns per run\n",
+					(unsigned long long)as.bpf_runs, (double)as.bpf_run_ns / (double)as.bpf_runs);
 		}
 		free(path);
 	}

@@ -13,7 +13,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "gotop/agg.h"
 #include "gotop/events.h"
+#include "gotop/sampler.h"
 #include "gotop/procinfo.h"
 #include "gotop/util.h"
 #include "gotop/symtab.h"
@@ -85,9 +87,10 @@ void cli_sampling_init(struct cli_sampling *s)
 	memset(s, 0, sizeof(*s));
 	s->use_freq = 1;
 	s->freq = 1000;
-	s->stack_size = 1024;
+	s->stack_size = SAMPLER_DEFAULT_STACK;
 	s->repair = 1;
 	s->go = 1;
+	s->bpf = 1;
 	s->label_latency_ms = 4;
 }
 
@@ -106,13 +109,15 @@ void cli_sampling_usage(FILE *f, size_t max_events)
 		"  -e, --event EVENT      event to sample (default cpu-clock; see `gotop-perf list`)%s\n"
 		"  -F, --freq HZ          samples per second per thread (default 1000)\n"
 		"  -c, --count PERIOD     a sample every PERIOD events instead of -F\n"
-		"      --stack-size BYTES user stack bytes copied per sample (default 1024)\n"
+		"      --stack-size BYTES user stack bytes copied per sample (default %d)\n"
 		"      --no-repair        keep the kernel's frame-pointer chains as they are\n"
 		"      --no-go            do not read goroutine ids and pprof labels\n"
-		"      --label-latency MS (Go) read each sample's goroutine and labels at most about\n"
-		"                         MS ms after the sample (default 4); shorter is more exact,\n"
-		"                         at one wakeup per MS\n",
-		max_events > 1 ? "; repeatable" : "");
+		"      --no-bpf           (Go) read each sample's goroutine after the sample instead of\n"
+		"                         at it (by a BPF program: needs CAP_BPF and CAP_PERFMON)\n"
+		"      --label-latency MS (Go, without the BPF program) read each sample's goroutine\n"
+		"                         and labels at most about MS ms after the sample (default 4);\n"
+		"                         shorter is more exact, at one wakeup per MS\n",
+		max_events > 1 ? "; repeatable" : "", SAMPLER_DEFAULT_STACK);
 }
 
 int cli_sampling_option(struct cli_sampling *s, int c, const char *arg, size_t max_events)
@@ -169,6 +174,9 @@ int cli_sampling_option(struct cli_sampling *s, int c, const char *arg, size_t m
 		return 0;
 	case CLI_OPT_NO_GO:
 		s->go = 0;
+		return 0;
+	case CLI_OPT_NO_BPF:
+		s->bpf = 0;
 		return 0;
 	case CLI_OPT_LATENCY:
 		if (cli_parse_u64(arg, &v) || v > 1000) {
@@ -278,7 +286,7 @@ void cli_target_reap(struct cli_target *t, int wait)
 	}
 }
 
-int cli_is_go_binary(const char *path, pid_t pid)
+int cli_is_go_binary(const char *path, pid_t pid, char *ver, size_t verlen)
 {
 	char buf[4096];
 	struct symfile *sf;
@@ -302,11 +310,30 @@ int cli_is_go_binary(const char *path, pid_t pid)
 			p += l + (p[l] == ':');
 		}
 	}
+	ver[0] = 0;
 	if (!buf[0] || !(sf = symfile_open(buf, &err)))
 		return 0;
 	go = symfile_go_version(sf) != NULL;
+	snprintf(ver, verlen, "%s", go ? symfile_go_version(sf) : "");
 	symfile_free(sf);
 	return go;
+}
+
+void cli_go_sampling(const struct cli_sampling *s, struct agg *agg, const char *go_version,
+		     struct sampler_opts *so, char *why, size_t whylen)
+{
+	int fd = -1;
+
+	why[0] = 0;
+	agg_sampler_hook(agg, &so->hook, &so->hook_arg);
+	if (!s->bpf)
+		snprintf(why, whylen, "--no-bpf");
+	else
+		fd = agg_go_bpf(agg, go_version, CLI_BPF_RING_BYTES, why, whylen);
+	so->bpf = fd >= 0;
+	so->bpf_prog_fd = fd;
+	/* Without the program, goroutines are read at the drain: it must come soon. */
+	so->drain_ms = fd >= 0 ? GP_MAX(s->label_latency_ms, CLI_BPF_DRAIN_MS) : s->label_latency_ms;
 }
 
 void cli_target_stop(struct cli_target *t)

@@ -36,6 +36,8 @@ struct agg_stats {
 	uint64_t addrs;        /* distinct addresses symbolized */
 	uint64_t unresolved;   /* of which without a symbol */
 	uint64_t label_delay_p50_ns, label_delay_p99_ns; /* sample -> goroutine read */
+	uint64_t go_snapshots, go_snap_missing;   /* see goread_stats */
+	uint64_t bpf_records, bpf_ring_full, bpf_runs, bpf_run_ns;
 };
 
 /* Never fails (out of memory is fatal). */
@@ -46,6 +48,11 @@ void agg_free(struct agg *a);
  * and labels are read on the sampling thread right after each sample. The samplers
  * must be stopped before agg_free. fn is NULL when Go reading is off. */
 void agg_sampler_hook(struct agg *a, sampler_hook_fn *fn, void **arg);
+/* Loads the BPF program that reads each sample's goroutine at the sample (gobpf) for
+ * a target of this Go version; call before the samplers are created, and give them
+ * the fd returned (sampler_opts.bpf, bpf_prog_fd). ring_bytes: see gobpf_new. The fd,
+ * or -errno with a one-line reason in why. */
+int agg_go_bpf(struct agg *a, const char *go_version, size_t ring_bytes, char *why, size_t whylen);
 
 /* Loads symbol tables (the executable's when main, kallsyms when the kernel is
  * sampled) and starts the Go reads before sampling, as perf does its set-up first.

@@ -28,6 +28,16 @@ struct goread_slot;
  * sampler using it has stopped. */
 struct goread_slot *goread_slot_new(void);
 void goread_slot_free(struct goread_slot *slot); /* frees the published reader too */
+/* Loads the BPF program that reads each sample's g, m and m.curg at the sample
+ * (gobpf), for a Go target of this version (offsets from dwarf when given, else from
+ * the version table), with a ring of ring_bytes. Call before any sampler starts; the
+ * reader published later takes its records when their offsets agree. 0, or -errno with
+ * a one-line reason in why (-ENOTSUP: built without BPF or no offsets; -EPERM). */
+int goread_slot_bpf(struct goread_slot *slot, const char *go_version, Dwarf *dwarf, size_t ring_bytes,
+		    char *why, size_t whylen);
+/* The program's fd for sampler_opts.bpf_prog_fd, or -1. */
+int goread_bpf_fd(const struct goread_slot *slot);
+
 /* Creates the reader for a Go target and publishes it to the slot (release
  * ordering: the sampling threads start using it at their next sample). Returns 0,
  * -EEXIST if one is already published, or -errno from gort_new (e.g. -ENOTSUP for
@@ -52,6 +62,10 @@ struct goread_stats {
 	uint64_t reads;     /* distinct (thread, g register) reads, made per drain by gort_read_batch */
 	uint64_t coalesced; /* samples served by the same thread's read of the same drain */
 	uint64_t found, labelled;
+	uint64_t snapshots;    /* samples whose g and m came from the BPF program's record */
+	uint64_t snap_missing; /* samples without one while the program ran (slow path) */
+	uint64_t bpf_records, bpf_ring_full; /* written by the program; its ring full */
+	uint64_t bpf_runs, bpf_run_ns;       /* gobpf_run_time */
 	uint64_t delay_hist[32]; /* read delays: bucket k holds [2^k, 2^(k+1)) ns */
 };
 void goread_get_stats(const struct goread_slot *slot, struct goread_stats *st);

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <elfutils/libdw.h>
 
+#include "gotop/gobpf-abi.h"
 #include "gotop/mem.h"
 
 enum { GORT_ARCH_AMD64 = 1, GORT_ARCH_ARM64 = 2 };
@@ -84,6 +85,8 @@ struct gort_stats {
 	uint64_t label_decodes, label_bad;
 	uint64_t interned_sets, interned_bytes, allm_walks;
 	uint64_t batch_readvs;       /* vectored reads (mem_readv) made by gort_read_batch */
+	uint64_t snapshots;          /* reads that took g and m from a sample-time snapshot */
+	uint64_t snap_labels_moved;  /* of those, goroutines whose g.labels changed since */
 };
 
 struct gort;
@@ -138,6 +141,12 @@ int gort_read(struct gort *g, const struct gp_mem *mem, uint32_t tid, uint64_t g
 struct gort_sample {
 	uint32_t tid;
 	uint64_t greg, sp;
+	/* Optional: the g at greg, its m and m.curg as the BPF program read them at the
+	 * sample (src/bpf/gobpf.bpf.c), taken instead of reading them now, so that the
+	 * goroutine and its g.labels are the sample's, not what runs at the read. Its
+	 * offsets must be the reader's (gobpf_offsets_match). Label sets are still read
+	 * at the call, from the sample's g.labels. */
+	const struct gobpf_rec *snap;
 };
 void gort_read_batch(struct gort *g, const struct gp_mem *mem, const struct gort_sample *in,
 		     size_t n, struct gort_result *out, int *rcs);

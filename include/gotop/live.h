@@ -13,6 +13,8 @@
 #include "gotop/sampler.h"
 
 struct live;
+struct agg;
+struct sampler_opts;
 
 struct live_opts {
 	pid_t pid;
@@ -23,9 +25,11 @@ struct live_opts {
 	int kernel;              /* kernel callchains (when permitted) */
 	int enable_on_exec;      /* the target has not exec'd yet */
 	int repair, go;          /* see agg_opts */
-	int go_hook;             /* a Go target: read goroutines and labels on the sampling
-				  * thread (agg_sampler_hook), draining every drain_ms */
-	unsigned drain_ms;
+	/* A Go target: sets up the reading of goroutines and labels on the sampling thread
+	 * (agg_sampler_hook, agg_go_bpf, the drain interval) in the sampler's options,
+	 * called once in live_new. NULL: not Go. */
+	void (*go_setup)(void *arg, struct agg *agg, struct sampler_opts *so);
+	void *go_setup_arg;
 	uint64_t refresh_ns;     /* how often a snapshot is published (>= 10 ms) */
 	unsigned window_s;       /* 0: cumulative; else a decaying window of this many seconds */
 };

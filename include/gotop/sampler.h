@@ -26,6 +26,10 @@ struct sampler;
 typedef size_t (*sampler_hook_fn)(void *arg, const struct perf_event_header *h,
 				  const struct perfrec_layout *layout, void *extra);
 
+/* User stack bytes copied per sample unless told otherwise: enough for the repair of
+ * the leaf's caller (tests/verify.sh measures what it fixes). */
+#define SAMPLER_DEFAULT_STACK 1024
+
 struct sampler_opts {
 	pid_t pid;             /* target process */
 	const pid_t *tids;     /* sample only these threads (no inheritance) when ntids > 0 */
@@ -41,6 +45,9 @@ struct sampler_opts {
 	void *hook_arg;
 	unsigned drain_ms;     /* drain the rings at least this often (0: 100 ms); short intervals
 	                          keep the hook's reads close to the samples, at a wakeup each */
+	int bpf;               /* 1: attach the BPF_PROG_TYPE_PERF_EVENT program bpf_prog_fd to
+	                          every event opened (PERF_EVENT_IOC_SET_BPF) */
+	int bpf_prog_fd;
 };
 
 /* A batch of raw records (each a struct perf_event_header and body, 8-byte aligned,
@@ -63,6 +70,8 @@ struct sampler_stats {
 	uint64_t bytes;
 	uint32_t threads;      /* threads of the target at the last scan */
 	uint32_t fds;          /* perf events open */
+	uint32_t bpf_attached; /* events given the BPF program (sampler_opts.bpf) */
+	uint32_t bpf_failed;   /* events that refused it: their samples do without */
 	uint64_t self_cpu_ns;  /* CPU time of the sampling thread */
 	uint32_t gen;
 	int paused;

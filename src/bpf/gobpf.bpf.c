@@ -1,0 +1,182 @@
+/* gobpf.bpf.c: a BPF program the kernel runs at every sample of a Go target (attached
+ * to the perf events with PERF_EVENT_IOC_SET_BPF): it copies the fields of the sampled
+ * g, its m and m.curg that src/goruntime.c needs to name the goroutine and find its
+ * labels, at the moment of the sample, into a ring the sampling thread reads later.
+ * amd64 only (the g register is R14: Go's ABIInternal, cmd/compile/abi-internal.md).
+ * Built with clang -target bpf; loaded by src/gobpf.c. */
+#include <linux/bpf.h>
+#include <linux/bpf_perf_event.h>
+#include <bpf/bpf_helpers.h>
+
+#include "gotop/gobpf-abi.h"
+
+char LICENSE[] SEC("license") = "GPL"; /* bpf_probe_read_user and the task helpers need it */
+
+/* Sized by the loader (bpf_map__set_max_entries) before it loads the program. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} gobpf_ring SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, GOBPF_ST_NFIELDS);
+	__type(key, __u32);
+	__type(value, __u64);
+} gobpf_stats SEC(".maps");
+
+/* A thread's m, g0 and gsignal, fixed for the thread's life (runtime/proc.go
+ * mcommoninit, malg): known, they spare the read of the m for a sample on a goroutine
+ * (not on the m's system stacks). */
+struct mcache {
+	__u64 m, g0, gsignal;
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct mcache);
+} gobpf_mcache SEC(".maps");
+
+/* One g or m span at a time (the BPF stack is 512 bytes). */
+struct span {
+	__u8 b[GOBPF_SPAN_MAX];
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct span);
+} gobpf_scratch SEC(".maps");
+
+/* Filled in by the loader; read-only once loaded, so the verifier knows every offset. */
+const volatile struct gobpf_cfg gobpf_cfg = {};
+
+static __always_inline void count(__u32 k)
+{
+	__u64 *v = bpf_map_lookup_elem(&gobpf_stats, &k);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline __u64 ld64(const struct span *s, __u32 off)
+{
+	__u64 v;
+
+	__builtin_memcpy(&v, s->b + off, 8);
+	return v;
+}
+
+/* Copies the fields of the g at addr into f. 0, or -1 when it is not readable. */
+static __always_inline int read_g(struct span *s, __u64 addr, __u64 *f)
+{
+	__u32 st;
+
+	if (bpf_probe_read_user(s->b, gobpf_cfg.gsz, (const void *)addr))
+		return -1;
+	f[GOBPF_G_STACK_LO] = ld64(s, gobpf_cfg.goff[GOBPF_G_STACK_LO]);
+	f[GOBPF_G_STACK_HI] = ld64(s, gobpf_cfg.goff[GOBPF_G_STACK_HI]);
+	f[GOBPF_G_M] = ld64(s, gobpf_cfg.goff[GOBPF_G_M]);
+	f[GOBPF_G_GOID] = ld64(s, gobpf_cfg.goff[GOBPF_G_GOID]);
+	f[GOBPF_G_LABELS] = ld64(s, gobpf_cfg.goff[GOBPF_G_LABELS]);
+	__builtin_memcpy(&st, s->b + gobpf_cfg.goff[GOBPF_G_STATUS], 4);
+	f[GOBPF_G_STATUS] = st;
+	return 0;
+}
+
+static __always_inline int read_m(struct span *s, __u64 addr, __u64 *f)
+{
+	if (bpf_probe_read_user(s->b, gobpf_cfg.msz, (const void *)addr))
+		return -1;
+	f[GOBPF_M_G0] = ld64(s, gobpf_cfg.moff[GOBPF_M_G0]);
+	f[GOBPF_M_PROCID] = ld64(s, gobpf_cfg.moff[GOBPF_M_PROCID]);
+	f[GOBPF_M_GSIGNAL] = ld64(s, gobpf_cfg.moff[GOBPF_M_GSIGNAL]);
+	f[GOBPF_M_CURG] = ld64(s, gobpf_cfg.moff[GOBPF_M_CURG]);
+	return 0;
+}
+
+/* User addresses of amd64 (the lower half); anything else is not a g. */
+static __always_inline int user_ptr(__u64 p)
+{
+	return p >= 4096 && p < (1ULL << 47) && !(p & 7);
+}
+
+static __always_inline int sample(struct bpf_perf_event_data *ctx, int kregs)
+{
+	struct gobpf_rec *r;
+	struct span *s;
+	struct mcache *mc, nmc;
+	__u32 zero = 0, tid;
+	__u64 ip, sp, greg;
+
+	if ((ctx->regs.cs & 3) == 3) {
+		ip = ctx->regs.rip;
+		sp = ctx->regs.rsp;
+		greg = ctx->regs.r14;
+	} else if (kregs) {
+		/* In the kernel: the user registers saved at entry (what perf's
+		 * PERF_SAMPLE_REGS_USER reports too). */
+		struct pt_regs *u = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+
+		if (!u || bpf_probe_read_kernel(&ip, 8, &u->rip) || bpf_probe_read_kernel(&sp, 8, &u->rsp) ||
+		    bpf_probe_read_kernel(&greg, 8, &u->r14))
+			return 1;
+	} else {
+		return 1;
+	}
+	s = bpf_map_lookup_elem(&gobpf_scratch, &zero);
+	if (!s)
+		return 1;
+	r = bpf_ringbuf_reserve(&gobpf_ring, sizeof(*r), 0);
+	if (!r) {
+		count(GOBPF_ST_RING_FULL);
+		return 1; /* the sample itself goes on; user space reads the slow way */
+	}
+	r->time = bpf_ktime_get_ns();
+	tid = (__u32)bpf_get_current_pid_tgid();
+	r->tid = tid;
+	r->flags = kregs && (ctx->regs.cs & 3) != 3 ? GOBPF_REC_KREGS : 0;
+	r->ip = ip;
+	r->sp = sp;
+	r->greg = greg;
+	if (!user_ptr(greg) || read_g(s, greg, r->g))
+		goto out;
+	r->flags |= GOBPF_REC_G;
+	/* Each user-memory read costs about 300 ns here (a VM): the m is read only when
+	 * the thread's m is not known, or the register is one of its system stacks. */
+	mc = bpf_map_lookup_elem(&gobpf_mcache, &tid);
+	if (mc && mc->m == r->g[GOBPF_G_M] && greg != mc->g0 && greg != mc->gsignal)
+		goto out;
+	if (!user_ptr(r->g[GOBPF_G_M]) || read_m(s, r->g[GOBPF_G_M], r->m))
+		goto out;
+	r->flags |= GOBPF_REC_M;
+	if (r->m[GOBPF_M_PROCID] == tid) {
+		nmc.m = r->g[GOBPF_G_M];
+		nmc.g0 = r->m[GOBPF_M_G0];
+		nmc.gsignal = r->m[GOBPF_M_GSIGNAL];
+		bpf_map_update_elem(&gobpf_mcache, &tid, &nmc, BPF_ANY);
+	}
+	/* On the m's system stacks the goroutine is m.curg (runtime/proc.go). */
+	if ((greg == r->m[GOBPF_M_G0] || greg == r->m[GOBPF_M_GSIGNAL]) && user_ptr(r->m[GOBPF_M_CURG]) &&
+	    read_g(s, r->m[GOBPF_M_CURG], r->curg) == 0)
+		r->flags |= GOBPF_REC_CURG;
+out:
+	bpf_ringbuf_submit(r, 0);
+	count(GOBPF_ST_RECORDS);
+	return 1; /* 1: the kernel writes the sample as usual */
+}
+
+/* With the kernel-entry registers (needs BTF: bpf_get_current_task_btf). */
+SEC("perf_event")
+int gobpf_sample_k(struct bpf_perf_event_data *ctx)
+{
+	return sample(ctx, 1);
+}
+
+/* Without them: samples taken in the kernel get no record. */
+SEC("perf_event")
+int gobpf_sample_u(struct bpf_perf_event_data *ctx)
+{
+	return sample(ctx, 0);
+}

@@ -1,0 +1,285 @@
+/* gobpf.c: loads src/bpf/gobpf.bpf.c (embedded at build time) with libbpf, for one
+ * Go binary's offsets, and reads the ring of records it writes at each sample. */
+#include "config.h"
+#include "gotop/gobpf.h"
+#include "gotop/util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef HAVE_GOBPF
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf/gobpf-obj.h" /* gobpf_obj[]: the compiled program (Makefile.am) */
+
+struct gobpf {
+	struct bpf_object *obj;
+	struct ring_buffer *rb;
+	int prog_fd, stats_fd, kregs;
+	struct gobpf_cfg cfg;
+	void (*fn)(void *, const struct gobpf_rec *);
+	void *arg;
+};
+
+/* libbpf's last warning, for the one-line reason (library code never prints). */
+static __thread char last_msg[256];
+
+static int on_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level != LIBBPF_DEBUG) {
+		char *nl;
+
+		vsnprintf(last_msg, sizeof(last_msg), fmt, ap);
+		nl = strchr(last_msg, '\n');
+		if (nl)
+			*nl = 0;
+	}
+	return 0;
+}
+
+/* The offsets the program needs, from the reader's. */
+static int cfg_from(const struct gort_offsets *o, struct gobpf_cfg *c)
+{
+	uint32_t i, maxg = 0, maxm = 0;
+
+	memset(c, 0, sizeof(*c));
+	c->goff[GOBPF_G_STACK_LO] = o->g_stack_lo;
+	c->goff[GOBPF_G_STACK_HI] = o->g_stack_hi;
+	c->goff[GOBPF_G_M] = o->g_m;
+	c->goff[GOBPF_G_GOID] = o->g_goid;
+	c->goff[GOBPF_G_LABELS] = o->g_labels;
+	c->goff[GOBPF_G_STATUS] = o->g_atomicstatus;
+	c->moff[GOBPF_M_G0] = o->m_g0;
+	c->moff[GOBPF_M_PROCID] = o->m_procid;
+	c->moff[GOBPF_M_GSIGNAL] = o->m_gsignal;
+	c->moff[GOBPF_M_CURG] = o->m_curg;
+	for (i = 0; i < GOBPF_G_NFIELDS; i++)
+		maxg = GP_MAX(maxg, c->goff[i] + 8);
+	for (i = 0; i < GOBPF_M_NFIELDS; i++)
+		maxm = GP_MAX(maxm, c->moff[i] + 8);
+	if (maxg > GOBPF_SPAN_MAX || maxm > GOBPF_SPAN_MAX || !o->g_goid || !o->g_m || !o->m_procid)
+		return -1;
+	c->gsz = maxg;
+	c->msz = maxm;
+	return 0;
+}
+
+/* Opens and loads the object with one of its two programs. 0 or -errno. */
+static int load(struct gobpf *b, size_t ring_bytes, int kregs)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "gotop_gobpf");
+	struct bpf_program *pk, *pu;
+	struct bpf_map *m;
+	int rc;
+
+	b->obj = bpf_object__open_mem(gobpf_obj, sizeof(gobpf_obj), &oo);
+	if (!b->obj)
+		return -errno;
+	pk = bpf_object__find_program_by_name(b->obj, "gobpf_sample_k");
+	pu = bpf_object__find_program_by_name(b->obj, "gobpf_sample_u");
+	if (!pk || !pu)
+		return -ENOENT;
+	bpf_program__set_autoload(kregs ? pu : pk, false);
+	m = bpf_object__find_map_by_name(b->obj, "gobpf_ring");
+	if (!m || bpf_map__set_max_entries(m, (uint32_t)ring_bytes))
+		return -EINVAL;
+	/* The configuration is the object's only read-only datum (.rodata). */
+	bpf_object__for_each_map(m, b->obj) {
+		size_t sz = 0;
+
+		if (!bpf_map__is_internal(m) || !strstr(bpf_map__name(m), ".rodata"))
+			continue;
+		if (!bpf_map__initial_value(m, &sz) || sz != sizeof(b->cfg) ||
+		    bpf_map__set_initial_value(m, &b->cfg, sizeof(b->cfg)))
+			return -EINVAL;
+	}
+	rc = bpf_object__load(b->obj);
+	if (rc)
+		return rc < 0 ? rc : -EINVAL;
+	b->prog_fd = bpf_program__fd(kregs ? pk : pu);
+	m = bpf_object__find_map_by_name(b->obj, "gobpf_stats");
+	b->stats_fd = m ? bpf_map__fd(m) : -1;
+	b->kregs = kregs;
+	return b->prog_fd < 0 ? -EINVAL : 0;
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct gobpf *b = ctx;
+
+	if (size >= sizeof(struct gobpf_rec))
+		b->fn(b->arg, data);
+	return 0;
+}
+
+struct gobpf *gobpf_new(const struct gort_offsets *o, size_t ring_bytes, char *err, size_t errlen)
+{
+	struct gobpf *b;
+	libbpf_print_fn_t old;
+	int rc;
+
+	if (ring_bytes < 4096 || (ring_bytes & (ring_bytes - 1))) {
+		snprintf(err, errlen, "BPF ring size %zu is not a power of two of at least a page", ring_bytes);
+		errno = EINVAL;
+		return NULL;
+	}
+	b = xcalloc(1, sizeof(*b));
+	if (cfg_from(o, &b->cfg)) {
+		snprintf(err, errlen, "the Go runtime's g and m offsets do not fit the BPF program");
+		free(b);
+		errno = ENOTSUP;
+		return NULL;
+	}
+	last_msg[0] = 0;
+	old = libbpf_set_print(on_print);
+	/* With the kernel-entry registers first; kernels without BTF or bpf_task_pt_regs
+	 * (before 5.15) take the variant without them. */
+	rc = load(b, ring_bytes, 1);
+	if (rc) {
+		bpf_object__close(b->obj);
+		b->obj = NULL;
+		rc = load(b, ring_bytes, 0);
+	}
+	if (!rc) {
+		b->rb = ring_buffer__new(bpf_map__fd(bpf_object__find_map_by_name(b->obj, "gobpf_ring")),
+					 on_record, b, NULL);
+		if (!b->rb)
+			rc = -errno;
+	}
+	libbpf_set_print(old);
+	if (rc) {
+		if (rc == -EPERM || rc == -EACCES)
+			snprintf(err, errlen, "cannot load the BPF program: needs CAP_BPF and CAP_PERFMON (or root)");
+		else
+			snprintf(err, errlen, "cannot load the BPF program: %s%s%s", strerror(-rc),
+				 last_msg[0] ? ": " : "", last_msg);
+		gobpf_free(b);
+		errno = -rc;
+		return NULL;
+	}
+	return b;
+}
+
+void gobpf_free(struct gobpf *b)
+{
+	if (!b)
+		return;
+	ring_buffer__free(b->rb);
+	bpf_object__close(b->obj);
+	free(b);
+}
+
+int gobpf_prog_fd(const struct gobpf *b)
+{
+	return b->prog_fd;
+}
+
+int gobpf_kernel_regs(const struct gobpf *b)
+{
+	return b->kregs;
+}
+
+int gobpf_offsets_match(const struct gobpf *b, const struct gort_offsets *o)
+{
+	struct gobpf_cfg c;
+
+	return cfg_from(o, &c) == 0 && memcmp(&c, &b->cfg, sizeof(c)) == 0;
+}
+
+size_t gobpf_consume(struct gobpf *b, void (*fn)(void *arg, const struct gobpf_rec *r), void *arg)
+{
+	int n;
+
+	b->fn = fn;
+	b->arg = arg;
+	n = ring_buffer__consume(b->rb);
+	return n > 0 ? (size_t)n : 0;
+}
+
+void gobpf_counts(const struct gobpf *b, uint64_t *records, uint64_t *ring_full)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint32_t k;
+
+	*records = *ring_full = 0;
+	if (b->stats_fd < 0 || ncpu <= 0)
+		return;
+	for (k = 0; k < GOBPF_ST_NFIELDS; k++) {
+		uint64_t *v = xcalloc((size_t)ncpu, sizeof(*v));
+		uint64_t sum = 0;
+		int c;
+
+		if (bpf_map_lookup_elem(b->stats_fd, &k, v) == 0)
+			for (c = 0; c < ncpu; c++)
+				sum += v[c];
+		free(v);
+		if (k == GOBPF_ST_RECORDS)
+			*records = sum;
+		else
+			*ring_full = sum;
+	}
+}
+
+int gobpf_run_time(const struct gobpf *b, uint64_t *runs, uint64_t *ns)
+{
+	struct bpf_prog_info info;
+	uint32_t len = sizeof(info);
+
+	*runs = *ns = 0;
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(b->prog_fd, &info, &len))
+		return -errno;
+	*runs = info.run_cnt;
+	*ns = info.run_time_ns;
+	return 0;
+}
+
+#else /* !HAVE_GOBPF */
+
+struct gobpf *gobpf_new(const struct gort_offsets *o, size_t ring_bytes, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "built without BPF support (configure found no libbpf or clang)");
+	errno = ENOTSUP;
+	return NULL;
+}
+
+void gobpf_free(struct gobpf *b)
+{
+}
+
+int gobpf_prog_fd(const struct gobpf *b)
+{
+	return -1;
+}
+
+int gobpf_kernel_regs(const struct gobpf *b)
+{
+	return 0;
+}
+
+int gobpf_offsets_match(const struct gobpf *b, const struct gort_offsets *o)
+{
+	return 0;
+}
+
+size_t gobpf_consume(struct gobpf *b, void (*fn)(void *arg, const struct gobpf_rec *r), void *arg)
+{
+	return 0;
+}
+
+void gobpf_counts(const struct gobpf *b, uint64_t *records, uint64_t *ring_full)
+{
+	*records = *ring_full = 0;
+}
+
+int gobpf_run_time(const struct gobpf *b, uint64_t *runs, uint64_t *ns)
+{
+	*runs = *ns = 0;
+	return -ENOTSUP;
+}
+
+#endif

@@ -1,0 +1,89 @@
+#!/bin/sh
+# go-bpf.sh: goroutines and labels read at the sample by the BPF program (src/bpf/gobpf.bpf.c)
+# rather than after it: every Go sample gets its record, labels that change every millisecond
+# are still the sample's own, --no-bpf and an unprivileged user fall back to reads after the
+# sample with a reason, and the program's offsets are the reader's for Go 1.19, 1.23 and 1.27.
+. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
+
+need_perf
+pprof_setup || skip_all "no Go toolchain for go tool pprof: $(cat "$T/go-toolchain.err")"
+grep -q '^#define HAVE_GOBPF 1' "$TOP_BUILDDIR/config.h" || skip_all "built without BPF support (configure: no libbpf or clang)"
+VERSIONS=${GOTOP_GO_VERSIONS:-1.19 1.23 1.27}
+plan $(($(echo $VERSIONS | wc -w) * 5 + 3))
+SRC=$TOP_SRCDIR/tests/workloads/go/labels.go
+
+# field OUT TEXT: the number before TEXT in gotop-perf -v's "go at the sample" line.
+field() { sed -n 's/.*go at the sample (BPF)//p' "$1" | grep -o "[0-9]* $2" | awk '{ print $1 }'; }
+# purity FILE: main.gammaWork's share of the handler=gamma samples (the workload runs
+# main.gammaWork only under handler=gamma; the rest is pprof.Do and the loop around it).
+purity() { pprof_flat "$1" -relative_percentages -tagfocus=handler=gamma | awk '$1 == "main.gammaWork" { print $2 + 0 }'; }
+
+last=
+for v in $VERSIONS; do
+	bin=$T/labels-$v
+	go_build "$v" plain "$SRC" "$bin" >"$T/build.err" 2>&1
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		why=$([ $rc -eq 77 ] && echo "Go $v unavailable" || echo "build failed: $(head -1 "$T/build.err")")
+		for i in 1 2 3 4 5; do skip "$why"; done
+		continue
+	fi
+	last=$bin
+	# Units of about 1 ms (-unitscale 1): a goroutine's labels change every millisecond.
+	"$GOTOP_PERF" record -v -d 4 -o "$T/b-$v.pb.gz" -- "$bin" -d 4s -workers 2 >"$T/out-$v" 2>&1
+	rc=$?
+	check "go$v: record exits 0" [ $rc -eq 0 ]
+	diag "go$v: $(grep 'go at the sample' "$T/out-$v")"
+	on=$(sed -n 's/.*go at the sample (BPF): \([a-z]*\);.*/\1/p' "$T/out-$v")
+	if [ "$on" != on ]; then
+		for i in 2 3 4 5; do skip "go$v: the BPF program did not load: $(sed -n 's/.*go at the sample (BPF): \([^;]*\);.*/\1/p' "$T/out-$v")"; done
+		continue
+	fi
+	matched=$(field "$T/out-$v" "samples matched")
+	after=$(field "$T/out-$v" "read after")
+	full=$(field "$T/out-$v" "ring full")
+	gos=$(sed -n 's/.*go: \([0-9]*\) samples.*/\1/p' "$T/out-$v")
+	check "go$v: >= 95% of Go samples took the goroutine from the program's record ($matched of $gos, $after after)" \
+		awk -v m="${matched:-0}" -v g="${gos:-0}" 'BEGIN { exit !(g > 100 && m >= 0.95 * g) }'
+	check "go$v: the program's ring never filled ($full)" [ "${full:-1}" -eq 0 ]
+	# The record's goroutine is the right one: labels (read from its g.labels) agree with
+	# the function the sample is in, although they change every millisecond.
+	p=$(purity "$T/b-$v.pb.gz")
+	"$GOTOP_PERF" record -q --no-bpf -d 4 -o "$T/n-$v.pb.gz" -- "$bin" -d 4s -workers 2 >/dev/null 2>&1
+	pn=$(purity "$T/n-$v.pb.gz")
+	diag "go$v: 1 ms units: main.gammaWork has ${p:-0}% of handler=gamma samples (--no-bpf: ${pn:-0}%)"
+	check "go$v: with 1 ms units, -tagfocus=handler=gamma is >= 95% main.gammaWork (${p:-0}%)" \
+		awk -v p="${p:-0}" 'BEGIN { exit !(p >= 95) }'
+	# And the goroutine ids are those of the workers: one per worker over all samples.
+	pprof -tags -tagfocus=handler=. "$T/b-$v.pb.gz" 2>/dev/null | sed -n '/^ *goroutine:/,/^ *[a-z]*:/p' |
+		grep -c ' [0-9]* *$' >"$T/ng"
+	check "go$v: the handler samples come from the 2 workers' goroutines ($(cat "$T/ng") ids)" [ "$(cat "$T/ng")" -eq 2 ]
+done
+
+if [ -z "$last" ]; then
+	for i in 1 2 3; do skip "no Go toolchain built the workload"; done
+	finish
+fi
+# --no-bpf: no program, every Go sample read after it, and still labelled.
+"$GOTOP_PERF" record -v --no-bpf -d 2 -o "$T/nb.pb.gz" -- "$last" -d 2s >"$T/out-nb" 2>&1
+rc=$?
+check "--no-bpf: exits 0, says so, every Go sample read after it" sh -c \
+	"[ $rc -eq 0 ] && grep -q 'go at the sample (BPF): --no-bpf; 0 events attached' '$T/out-nb' &&
+	 grep -q ' 0 samples matched' '$T/out-nb'"
+pprof -tags "$T/nb.pb.gz" >"$T/nb.tags" 2>/dev/null
+check "--no-bpf: samples still carry the handler labels" grep -q alpha "$T/nb.tags"
+# An unprivileged user cannot load the program: the recording goes on without it, and -v
+# says why (CAP_BPF), no error.
+nb="setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all"
+if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null &&
+	[ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 2 ]; then
+	mkdir -p "$T/nb" && cp "$last" "$T/nb/w" && chmod 755 "$T" && chmod 777 "$T/nb"
+	$nb "$GOTOP_PERF" record -v -d 2 -o "$T/nb/p.pb.gz" -- "$T/nb/w" -d 2s >"$T/out-nobody" 2>&1
+	rc=$?
+	diag "nobody: $(grep 'go at the sample' "$T/out-nobody")"
+	check "nobody: exits 0, goes on without the program and says it needs CAP_BPF" sh -c \
+		"[ $rc -eq 0 ] && grep -q 'go at the sample (BPF): cannot load the BPF program: needs CAP_BPF' '$T/out-nobody'"
+else
+	skip "needs root, the nobody user, setpriv and perf_event_paranoid <= 2"
+fi
+finish
