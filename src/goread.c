@@ -182,9 +182,8 @@ int goread_publish_file(struct goread_slot *slot, pid_t pid, struct symfile *sf)
 	}
 	allm = symfile_symbol_value(sf, "runtime.allm");
 	mheap = symfile_symbol_value(sf, "runtime.mheap_");
-	if (have_bias || symfile_type(sf) == ET_EXEC) {
+	if (have_bias || symfile_type(sf) == ET_EXEC)
 		gort_set_runtime_vars(gr->gort, allm ? allm + bias : 0, mheap ? mheap + bias : 0);
-	}
 	pthread_mutex_unlock(&slot->lock);
 	maps_free(m);
 	return 0;
