@@ -9,10 +9,11 @@
 #                       [--gotop PATH] [--work DIR]
 #
 # Method: the labels workload (2 workers, a new pprof.Do every ~1 ms) runs alone; gotop-perf
-# record attaches to it by PID for --seconds at each rate in four configurations, rotated
+# record attaches to it by PID at each rate in four configurations, rotated
 # from round to round: bpf (the default), nobpf (--no-bpf), nogo (--no-go: no Go reading)
-# and none (--no-go --no-repair). gotop-perf's own CPU time is the user+sys of its process
-# (wait4 rusage). Per sample:
+# and none (--no-go --no-repair). gotop-perf's own CPU time is the CPU time of its threads
+# (/proc/PID/task/*/schedstat) over --seconds of steady state: from 1 s after it starts (symbol tables
+# and the program loaded) to 1 s before it stops. Per sample:
 #   Go reading, user part   (CPU of the configuration - CPU of nogo, same round) / its samples
 #   Go reading, kernel part the program's run time per run (bpf_prog_info.run_time_ns /
 #                           run_cnt, with kernel.bpf_stats_enabled=1), spent in the target's
@@ -48,7 +49,6 @@ mkdir -p "$work"
 GOROOT_=$("$src/tests/go-toolchain.sh" "$gover") || { echo "bench/gobpf.sh: no Go $gover" >&2; exit 1; }
 GOROOT=$GOROOT_ GOTOOLCHAIN=local GO111MODULE=off GOCACHE=$work/gocache \
 	"$GOROOT_/bin/go" build -o "$work/labels" "$src/tests/workloads/go/labels.go" || exit 1
-cc -O2 -o "$work/cputime" "$here/cputime.c" || exit 1
 
 old_stats=$(cat /proc/sys/kernel/bpf_stats_enabled)
 echo 1 >/proc/sys/kernel/bpf_stats_enabled
@@ -59,6 +59,10 @@ raw=$work/raw.tsv
 	echo "# $(nproc) CPUs, kernel $(uname -r), loadavg at start $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
 	printf 'rate\tcfg\tround\tcpu_ms\tsamples\tmatched\tafter\tbpf_runs\tbpf_ns_per_run\tpurity\n'
 } >"$raw"
+# cpu_ns PID: CPU time of the process's threads so far, in ns (schedstat's first field:
+# nanoseconds, where /proc/PID/stat has 10 ms ticks). Threads that ended are not counted:
+# gotop-perf's threads all live as long as the recording.
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ t += $1 } END { printf "%.0f", t }'; }
 wpid=
 for rate in ${rates//,/ }; do
 	for round in $(seq 1 "$rounds"); do
@@ -67,15 +71,23 @@ for rate in ${rates//,/ }; do
 		for cfg in "$@"; do
 			case $cfg in bpf) extra= ;; nobpf) extra=--no-bpf ;; nogo) extra=--no-go ;;
 			none) extra="--no-go --no-repair" ;; esac
-			"$work/labels" -workers 2 -d "$((seconds + 2))s" >/dev/null 2>&1 &
+			"$work/labels" -workers 2 -d "$((seconds + 4))s" >/dev/null 2>&1 &
 			wpid=$!
 			sleep 0.5
 			# shellcheck disable=SC2086
-			"$work/cputime" "$work/t" "$gotop" record -v $extra -F "$rate" -d "$seconds" -p "$wpid" \
-				-o "$work/p.pb.gz" >"$work/out" 2>&1
+			"$gotop" record -v $extra -F "$rate" -d "$((seconds + 2))" -p "$wpid" \
+				-o "$work/p.pb.gz" >"$work/out" 2>&1 &
+			gpid=$!
+			sleep 1
+			c0=$(cpu_ns "$gpid")
+			sleep "$seconds"
+			c1=$(cpu_ns "$gpid")
+			wait "$gpid"
 			wait "$wpid"
-			cpu=$(awk '/user=/ { for (i = 1; i <= NF; i++) { split($i, a, "="); v[a[1]] = a[2] } printf "%.1f", (v["user"] + v["sys"]) * 1000 }' "$work/t")
-			samples=$(sed -n 's/.*cpu-clock: \([0-9]*\) samples.*/\1/p' "$work/out")
+			cpu=$(awk -v a="$c0" -v b="$c1" 'BEGIN { printf "%.1f", (b - a) / 1e6 }')
+			# Samples in the measured window: the run's, in proportion (a steady rate).
+			samples=$(sed -n 's/.*cpu-clock: \([0-9]*\) samples, .*, \([0-9.]*\) s ->.*/\1 \2/p' "$work/out" |
+				awk -v s="$seconds" '{ printf "%d", $1 * s / $2 }')
 			matched=$(sed -n 's/.* \([0-9]*\) samples matched.*/\1/p' "$work/out")
 			after=$(sed -n 's/.* \([0-9]*\) read after.*/\1/p' "$work/out")
 			runs=$(sed -n 's/.*BPF program: \([0-9]*\) runs, \([0-9]*\) ns per run.*/\1/p' "$work/out")

@@ -426,6 +426,7 @@ struct lc_entry {
 	const struct gort_labels *set; /* NULL: an empty label set */
 	bool epoch_ok;
 	uint32_t sweepgen;
+	uint32_t checked_gen; /* the gort_read_batch (pf_gen) that last proved it; 0: none */
 	uint32_t fplen;
 	uint8_t *fp;
 	uint32_t nheap, nchunk;
@@ -1634,6 +1635,7 @@ static int labels_decode(struct gort *g, const struct gp_mem *mem, uint64_t ptr,
 	e->set = set;
 	e->epoch_ok = epoch;
 	e->sweepgen = sweepgen;
+	e->checked_gen = g->pf_mode != PF_OFF ? g->pf_gen : 0;
 	e->fplen = fplen;
 	e->fp = xmalloc(fplen);
 	memcpy(e->fp, fp, fplen);
@@ -1737,6 +1739,14 @@ static int labels_of(struct gort *g, const struct gp_mem *mem, const struct gvie
 		}
 	}
 	e = lc_find(g, ptr);
+	if (e && g->pf_mode != PF_OFF && e->checked_gen == g->pf_gen) {
+		/* Proved (or decoded) already in this batch, whose reads all stand for one
+		 * moment: the same bytes would be compared again. */
+		e->used = ++g->lc_clock;
+		g->st.label_hits_batch++;
+		*out = e->set;
+		return 0;
+	}
 	if (e) {
 		rc = read_fingerprint(g, mem, ptr, fp, &fplen, &data, &len, &n);
 		if (rc == 0 && fplen == e->fplen && memcmp(fp, e->fp, fplen) == 0) {
@@ -1747,6 +1757,7 @@ static int labels_of(struct gort *g, const struct gp_mem *mem, const struct gvie
 				e->used = ++g->lc_clock;
 				e->epoch_ok = epoch;
 				e->sweepgen = sweepgen;
+				e->checked_gen = g->pf_mode != PF_OFF ? g->pf_gen : 0;
 				g->st.label_hits_checked++;
 				*out = e->set;
 				return 0;
