@@ -23,8 +23,8 @@
 /* The samples of one drain wait for its end (the sampler's end-of-drain call of the
  * hook), then are read together with gort_read_batch: a few vectored reads per drain
  * instead of a few reads per sample. Samples of one thread with the same g register
- * are read at the same moment anyway (the thread has run on since), so one read
- * serves them all. */
+ * and stack pointer are read at the same moment anyway (the thread has run on since),
+ * so one read serves them all; the memory itself is read once per address (pf_read). */
 struct pend {
 	uint64_t time;            /* sample time, CLOCK_MONOTONIC */
 	struct goread_extra *x;   /* in the sampler's batch, held until the end of the drain */
@@ -54,7 +54,7 @@ struct goread {
 	struct gort_result *res;
 	int *rcs;
 	size_t nin, capin;
-	uint32_t dedup[DEDUP_SLOTS]; /* item + 1 by hash of (tid, greg); 0: empty */
+	uint32_t dedup[DEDUP_SLOTS]; /* item + 1 by hash of (tid, greg, sp); 0: empty */
 	/* The BPF program's records (gobpf): read at each drain's end, sorted by (tid,
 	 * time). */
 	int use_snap;
@@ -275,18 +275,20 @@ static void recs_compact(struct goread *gr, uint64_t now)
 	gr->nrecs = k;
 }
 
-/* The drain's read for (tid, greg): an existing one, or a new one with this sp. */
+/* The drain's read for (tid, greg, sp): an existing one, or a new one. */
 static uint32_t item_for(struct goread *gr, uint32_t tid, uint64_t greg, uint64_t sp,
 			 const struct gobpf_rec *snap)
 {
 	size_t j = 0, k = DEDUP_SLOTS;
 
 	if (!snap) { /* a snapshot is its sample's own: not shared */
-		for (j = util_mix64(greg ^ ((uint64_t)tid << 40)) & (DEDUP_SLOTS - 1), k = 0;
+		for (j = util_mix64(greg ^ ((uint64_t)tid << 40) ^ util_mix64(sp)) & (DEDUP_SLOTS - 1), k = 0;
 		     gr->dedup[j] && k < DEDUP_SLOTS; j = (j + 1) & (DEDUP_SLOTS - 1), k++) {
 			const struct gort_sample *in = &gr->in[gr->dedup[j] - 1];
 
-			if (in->tid == tid && in->greg == greg && !in->snap)
+			/* SP too: whether a goroutine is believed depends on it (a stale or
+			 * garbage register is checked against the goroutine's stack). */
+			if (in->tid == tid && in->greg == greg && in->sp == sp && !in->snap)
 				return gr->dedup[j] - 1;
 		}
 	}

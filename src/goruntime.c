@@ -403,6 +403,9 @@ static int dw_offsets(Dwarf *dw, struct gort_offsets *o)
 struct tid_slot {
 	uint32_t tid;
 	uint64_t m, g0, gsignal; /* g0/gsignal 0 when learnt from allm */
+	/* [lo, hi) of g0's and gsignal's stacks once read (0, 0: not yet): allocated with
+	 * the m and never moved (runtime/proc.go malg, mstart; runtime/signal_unix.go). */
+	uint64_t sys_lo[2], sys_hi[2];
 };
 
 /* A string of a cached slice set outside the static ranges, re-compared on validation.
@@ -833,7 +836,7 @@ static int read_m(struct gort *gr, const struct gp_mem *mem, uint64_t addr, stru
 
 	if (!ptr_ok(addr))
 		return -EFAULT;
-	if (r && (r->flags & GOBPF_REC_M) && addr == r->g[GOBPF_G_M]) {
+	if (r && (r->flags & GOBPF_REC_M) && addr == r->maddr) {
 		v->addr = addr;
 		v->g0 = r->m[GOBPF_M_G0];
 		v->procid = r->m[GOBPF_M_PROCID];
@@ -861,6 +864,14 @@ static void tid_remember(struct gort *g, uint32_t tid, uint64_t m, uint64_t g0, 
 {
 	struct tid_slot *s = tid_slot(g, tid);
 
+	if (s->tid == tid && s->m == m && (!g0 || (s->g0 == g0 && s->gsignal == gsignal))) {
+		if (!s->g0) { /* allm told only the m: keep what an m read adds */
+			s->g0 = g0;
+			s->gsignal = gsignal;
+		}
+		return;
+	}
+	memset(s, 0, sizeof(*s));
 	s->tid = tid;
 	s->m = m;
 	s->g0 = g0;
@@ -905,6 +916,33 @@ static bool soft_error(int rc)
 	return rc == -EFAULT || rc == -EIO || rc == -EINVAL;
 }
 
+/* Whether sp is on the stack of the thread's g0 (which 0) or gsignal (1), whose address
+ * is sysg: 1 yes, 0 no (or unreadable), or a hard error. A register naming g0 or gsignal,
+ * or a goroutine with SP off its own stack, is only believed with SP on that stack:
+ * garbage in the register proves nothing. The bounds are read once per thread. */
+static int on_sys_stack(struct gort *gr, const struct gp_mem *mem, uint32_t tid, int which,
+			uint64_t sysg, uint64_t sp)
+{
+	struct tid_slot *s = tid_slot(gr, tid);
+	bool mine = s->tid == tid && (which ? s->gsignal : s->g0) == sysg;
+	struct gview v;
+	int rc;
+
+	if (!sp)
+		return 1; /* nothing to check against (a caller without SP) */
+	if (!mine || !s->sys_hi[which]) {
+		rc = read_g(gr, mem, sysg, &v);
+		if (rc)
+			return soft_error(rc) ? 0 : rc;
+		if (mine && v.stack_hi > v.stack_lo) {
+			s->sys_lo[which] = v.stack_lo;
+			s->sys_hi[which] = v.stack_hi;
+		}
+		return sp >= v.stack_lo && sp < v.stack_hi;
+	}
+	return sp >= s->sys_lo[which] && sp < s->sys_hi[which];
+}
+
 /* m's current goroutine into *cur. 0, -ENOENT (*flags may get GORT_NO_G), or a hard error. */
 static int curg_of(struct gort *gr, const struct gp_mem *mem, const struct mview *m,
 		   struct gview *cur, int *flags)
@@ -943,6 +981,11 @@ static int via_register(struct gort *gr, const struct gp_mem *mem, uint32_t tid,
 		if (rc && !soft_error(rc))
 			return rc;
 		if (rc == 0 && mv.procid == tid && mv.g0 == s->g0 && mv.gsignal == s->gsignal) {
+			rc = on_sys_stack(gr, mem, tid, greg == s->gsignal, greg, sp);
+			if (rc < 0)
+				return rc;
+			if (!rc)
+				return 1; /* not on it: the register is garbage; try the m */
 			*flags |= GORT_SYSTEM_STACK;
 			gr->st.system_stack++;
 			gr->st.fast_path++;
@@ -1005,7 +1048,20 @@ static int via_register(struct gort *gr, const struct gp_mem *mem, uint32_t tid,
 		*cur = gv;
 		if (!status_live(gv.status))
 			return -ENOENT;
+		/* Off its stack, the goroutine is believed only on the m's g0 stack (vDSO
+		 * calls, C code of cgo calls keeping R14, see below); elsewhere the register
+		 * is stale or garbage that happens to name the thread's goroutine now. */
+		if (sp && (sp < cur->stack_lo || sp >= cur->stack_hi)) {
+			rc = on_sys_stack(gr, mem, tid, 0, mv.g0, sp);
+			if (rc <= 0)
+				return rc < 0 ? rc : 1;
+		}
 	} else if (greg == mv.g0 || greg == mv.gsignal) {
+		rc = on_sys_stack(gr, mem, tid, greg == mv.gsignal, greg, sp);
+		if (rc < 0)
+			return rc;
+		if (!rc)
+			return 1;
 		*flags |= GORT_SYSTEM_STACK;
 		gr->st.system_stack++;
 		rc = curg_of(gr, mem, &mv, cur, flags);
@@ -1015,9 +1071,9 @@ static int via_register(struct gort *gr, const struct gp_mem *mem, uint32_t tid,
 	} else {
 		return 1;
 	}
-	/* On a user g, SP may legitimately be elsewhere: vDSO calls run on the g0 stack
-	 * without switching g (runtime/sys_linux_amd64.s nanotime1), C code of cgo calls
-	 * may keep the old R14. Identity above already proves the goroutine. */
+	/* On a user g, SP may legitimately be on g0's stack: vDSO calls run there without
+	 * switching g (runtime/sys_linux_amd64.s nanotime1), C code of cgo calls may keep
+	 * the old R14 (checked above). */
 	if (sp && (sp < cur->stack_lo || sp >= cur->stack_hi))
 		*flags |= GORT_OFF_STACK;
 	return 0;
@@ -1064,10 +1120,10 @@ static int via_m(struct gort *gr, const struct gp_mem *mem, uint32_t tid, uint64
 		return rc;
 	if (rc || mv.procid != tid) {
 		/* The thread exited and its tid was reused, or an extra m moved on. */
-		s->tid = 0;
-		s->m = 0;
+		memset(s, 0, sizeof(*s));
 		return 1;
 	}
+	tid_remember(gr, tid, mv.addr, mv.g0, mv.gsignal); /* m.procid proved it */
 	*flags |= GORT_VIA_M;
 	rc = curg_of(gr, mem, &mv, cur, flags);
 	if (rc || !sp || (sp >= cur->stack_lo && sp < cur->stack_hi))
@@ -1077,20 +1133,13 @@ static int via_m(struct gort *gr, const struct gp_mem *mem, uint32_t tid, uint64
 	 * runtime/asm_amd64.s asmcgocall; signal handlers on gsignal's). Anything else may
 	 * be a goroutine that ran at sample time and is gone now: no answer. */
 	{
-		const uint64_t sys[2] = { mv.g0, mv.gsignal };
 		int i;
 
 		for (i = 0; i < 2; i++) {
-			uint64_t b[2];
-
-			if (!ptr_ok(sys[i]))
-				continue;
-			rc = mem_read(mem, sys[i] + gr->off.g_stack_lo, &b[0], 8);
-			if (!rc)
-				rc = mem_read(mem, sys[i] + gr->off.g_stack_hi, &b[1], 8);
-			if (rc && !soft_error(rc))
+			rc = on_sys_stack(gr, mem, tid, i, i ? mv.gsignal : mv.g0, sp);
+			if (rc < 0)
 				return rc;
-			if (!rc && sp >= b[0] && sp < b[1]) {
+			if (rc) {
 				*flags |= GORT_SYSTEM_STACK;
 				gr->st.system_stack++;
 				return 0;

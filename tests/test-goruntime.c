@@ -527,6 +527,38 @@ static void test_system_stack(void **state)
 	fake_free(f);
 }
 
+/* A register naming the thread's g0, gsignal or goroutine is believed only with SP on
+ * that stack (or, for the goroutine, on g0's: vDSO and cgo calls): garbage in R14 that
+ * happens to name them must not give a goroutine that did not run. */
+static void test_register_needs_sp(void **state)
+{
+	struct fake *f = fake_new("go1.27.1");
+	struct gort_result r;
+	struct fthread t, u;
+	uint64_t elsewhere;
+
+	make_thread(f, &t, 42, 5);
+	make_thread(f, &u, 43, 6);
+	elsewhere = u.sp; /* another thread's goroutine stack */
+	assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0); /* learn the thread */
+	assert_int_equal(r.goid, 5);
+	assert_int_equal(rd(f, &t, t.g0, elsewhere, &r), -ENOENT);
+	assert_int_equal(rd(f, &t, t.gsignal, elsewhere, &r), -ENOENT);
+	assert_int_equal(rd(f, &t, t.g, elsewhere, &r), -ENOENT);
+	/* The goroutine's register on g0's stack: a vDSO call, believed. */
+	assert_int_equal(rd(f, &t, t.g, t.g0sp, &r), 0);
+	assert_int_equal(r.goid, 5);
+	assert_true(r.flags & GORT_OFF_STACK);
+	/* g0 with SP on the goroutine's stack: the register is wrong, SP proves curg. */
+	assert_int_equal(rd(f, &t, t.g0, t.sp, &r), 0);
+	assert_int_equal(r.goid, 5);
+	assert_true(r.flags & GORT_VIA_M);
+	/* The same on a thread seen first through the register naming g0. */
+	gort_reset(f->gr);
+	assert_int_equal(rd(f, &t, t.g0, elsewhere, &r), -ENOENT);
+	fake_free(f);
+}
+
 static void test_bad_register(void **state)
 {
 	struct fake *f = fake_new("go1.24.4");
@@ -1108,11 +1140,12 @@ static void snap_of(struct fake *f, const struct fthread *t, uint64_t greg, uint
 	r->flags = GOBPF_REC_G;
 	if (with_m) {
 		r->flags |= GOBPF_REC_M;
+		r->maddr = t->m;
 		r->m[GOBPF_M_G0] = t->g0;
 		r->m[GOBPF_M_PROCID] = t->tid;
 		r->m[GOBPF_M_GSIGNAL] = t->gsignal;
 		r->m[GOBPF_M_CURG] = gs[1];
-		if (greg == t->g0 || greg == t->gsignal)
+		if (greg != gs[1])
 			r->flags |= GOBPF_REC_CURG;
 	}
 }
@@ -1123,13 +1156,13 @@ static void test_batch_snapshot(void **state)
 {
 	struct fake *f = fake_new("go1.24.2");
 	const struct str a[2] = { S("handler"), S("alpha") }, b[2] = { S("handler"), S("beta") };
-	struct gobpf_rec snaps[4];
-	struct gort_sample in[4];
-	struct gort_result out[4];
+	struct gobpf_rec snaps[5];
+	struct gort_sample in[5];
+	struct gort_result out[5];
 	struct gort_stats st;
 	struct fthread t, u;
 	uint64_t la, lb, other;
-	int rcs[4], i;
+	int rcs[5], i;
 
 	gort_set_runtime_vars(f->gr, 0, MHEAP_BASE);
 	make_thread(f, &t, 42, 7);
@@ -1149,12 +1182,18 @@ static void test_batch_snapshot(void **state)
 	snap_of(f, &t, other, r64(f, other + f->o->g_stack_lo) + 100, true, &snaps[3]);
 	w64(f, other + f->o->g_goid, 0);
 	w64(f, other + f->o->g_m, 0);
+	/* Garbage in the register (assembly using R14): the program read the thread's m,
+	 * known from an earlier sample, and its curg, goroutine 7 then (4). */
+	snap_of(f, &t, t.g0, t.sp, true, &snaps[4]);
+	snaps[4].greg = 0x5000; /* unmapped */
+	snaps[4].flags &= ~(uint32_t)GOBPF_REC_G;
+	assert_true(snaps[4].flags & GOBPF_REC_CURG);
 	/* By the read, goroutine 7 runs under handler=beta and m.curg is another g. */
 	set_labels(f, t.g, lb);
 	w64(f, t.m + f->o->m_curg, make_g(f, t.m, 11, 2, NULL));
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 5; i++)
 		in[i] = (struct gort_sample){ snaps[i].tid, snaps[i].greg, snaps[i].sp, &snaps[i] };
-	gort_read_batch(f->gr, &f->cmem, in, 4, out, rcs);
+	gort_read_batch(f->gr, &f->cmem, in, 5, out, rcs);
 	assert_int_equal(rcs[0], 0);
 	assert_int_equal(out[0].goid, 7);
 	assert_labels(out[0].labels, "handler=alpha"); /* memory says beta by now */
@@ -1167,8 +1206,11 @@ static void test_batch_snapshot(void **state)
 	assert_labels(out[2].labels, "handler=beta");
 	assert_int_equal(rcs[3], 0);
 	assert_int_equal(out[3].goid, 9);
+	assert_int_equal(rcs[4], 0);
+	assert_int_equal(out[4].goid, 7); /* memory's curg is goroutine 11 by now */
+	assert_true(out[4].flags & GORT_VIA_M);
 	gort_get_stats(f->gr, &st);
-	assert_int_equal(st.snapshots, 4);
+	assert_int_equal(st.snapshots, 5);
 	assert_true(st.snap_labels_moved >= 1); /* goroutine 7's labels moved since */
 	/* Without snapshots the same samples read memory as it is now. */
 	for (i = 0; i < 4; i++)
@@ -1520,6 +1562,7 @@ int main(void)
 		cmocka_unit_test(test_procid_mismatch),
 		cmocka_unit_test(test_system_stack),
 		cmocka_unit_test(test_bad_register),
+		cmocka_unit_test(test_register_needs_sp),
 		cmocka_unit_test(test_allm),
 		cmocka_unit_test(test_slice_labels),
 		cmocka_unit_test(test_raw_bytes_and_truncation),

@@ -7,9 +7,11 @@
 
 /* gobpf_rec.flags: which parts the program could read. */
 #define GOBPF_REC_G 0x1      /* g[]: the g register's g (its fields, see below) */
-#define GOBPF_REC_M 0x2      /* m[]: g.m's fields; not read when the program knew the
-			      * thread's m and the g is not one of its system stacks */
-#define GOBPF_REC_CURG 0x4   /* curg[]: m.curg's fields (the register was m.g0 or m.gsignal) */
+#define GOBPF_REC_M 0x2      /* m[]: the fields of the m at maddr (g.m, or the thread's m
+			      * known from earlier samples when the register is no g of it);
+			      * not read when g.m is the thread's known m and the g is not
+			      * one of its system stacks */
+#define GOBPF_REC_CURG 0x4   /* curg[]: m.curg's fields (the register was not m.curg) */
 #define GOBPF_REC_KREGS 0x8  /* sampled in the kernel: registers from the task's user entry */
 
 /* Field order of gobpf_rec.g / .curg and of gobpf_cfg.goff. */
@@ -26,6 +28,7 @@ struct gobpf_rec {
 	__u32 tid, flags;
 	__u64 ip, sp, greg; /* user registers */
 	__u64 g[GOBPF_G_NFIELDS];
+	__u64 maddr;
 	__u64 m[GOBPF_M_NFIELDS];
 	__u64 curg[GOBPF_G_NFIELDS];
 	__u64 matched; /* 0 from the program; the reader marks records it used */

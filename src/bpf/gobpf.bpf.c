@@ -140,25 +140,35 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, int kregs)
 	r->ip = ip;
 	r->sp = sp;
 	r->greg = greg;
-	if (!user_ptr(greg) || read_g(s, greg, r->g))
-		goto out;
-	r->flags |= GOBPF_REC_G;
+	r->maddr = 0;
+	if (user_ptr(greg) && read_g(s, greg, r->g) == 0)
+		r->flags |= GOBPF_REC_G;
 	/* Each user-memory read costs about 300 ns here (a VM): the m is read only when
-	 * the thread's m is not known, or the register is one of its system stacks. */
+	 * the thread's m is not known, or the register is not a goroutine running on it. */
 	mc = bpf_map_lookup_elem(&gobpf_mcache, &tid);
-	if (mc && mc->m == r->g[GOBPF_G_M] && greg != mc->g0 && greg != mc->gsignal)
+	if ((r->flags & GOBPF_REC_G) && mc && mc->m == r->g[GOBPF_G_M] && greg != mc->g0 &&
+	    greg != mc->gsignal)
 		goto out;
-	if (!user_ptr(r->g[GOBPF_G_M]) || read_m(s, r->g[GOBPF_G_M], r->m))
+	/* The register's g.m, or, when the register is no g of this thread (assembly
+	 * using R14 as scratch, C code), the thread's m known from earlier samples. */
+	if (mc && (!(r->flags & GOBPF_REC_G) || r->g[GOBPF_G_M] != mc->m))
+		r->maddr = mc->m;
+	else if (r->flags & GOBPF_REC_G)
+		r->maddr = r->g[GOBPF_G_M];
+	else
+		goto out;
+	if (!user_ptr(r->maddr) || read_m(s, r->maddr, r->m))
 		goto out;
 	r->flags |= GOBPF_REC_M;
 	if (r->m[GOBPF_M_PROCID] == tid) {
-		nmc.m = r->g[GOBPF_G_M];
+		nmc.m = r->maddr;
 		nmc.g0 = r->m[GOBPF_M_G0];
 		nmc.gsignal = r->m[GOBPF_M_GSIGNAL];
 		bpf_map_update_elem(&gobpf_mcache, &tid, &nmc, BPF_ANY);
 	}
-	/* On the m's system stacks the goroutine is m.curg (runtime/proc.go). */
-	if ((greg == r->m[GOBPF_M_G0] || greg == r->m[GOBPF_M_GSIGNAL]) && user_ptr(r->m[GOBPF_M_CURG]) &&
+	/* The register is not the m's goroutine (a system stack, or garbage): the reader
+	 * then takes m.curg, as it was at the sample (runtime/proc.go). */
+	if (greg != r->m[GOBPF_M_CURG] && user_ptr(r->m[GOBPF_M_CURG]) &&
 	    read_g(s, r->m[GOBPF_M_CURG], r->curg) == 0)
 		r->flags |= GOBPF_REC_CURG;
 out:
