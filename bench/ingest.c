@@ -23,6 +23,7 @@
 #include "gotop/maps.h"
 #include "gotop/mem.h"
 #include "gotop/perfrec.h"
+#include "gotop/pprof.h"
 #include "gotop/sampler.h"
 #include "gotop/symtab.h"
 #include "gotop/util.h"
@@ -37,6 +38,7 @@
  *       reads. FILE gets the raw records, the target's /proc/PID/maps, its executable's
  *       path and the logged memory (the last bytes read at each address).
  *   ingest replay FILE [-p PASSES] [-c COALESCE_MS] [-b SAMPLES] [--no-go] [--no-repair]
+ *                 [-o PROFILE]
  *       replays the records PASSES times (default 5) in batches of SAMPLES samples
  *       (default 2000): for every sample the goroutine and labels are read from the
  *       logged memory (a mem_fake_new reader; one read per thread, g register and
@@ -46,7 +48,8 @@
  *       loaded before the clock starts (agg_preload), as gotop-perf does before sampling.
  *       Prints one line per pass: "pass=N samples=S cpu=SECONDS rate=SAMPLES_PER_S".
  *       The first pass symbolizes every address; later passes find them cached, as a
- *       long-running session does.
+ *       long-running session does. -o writes the profile (gzipped pprof) at the end, so
+ *       that two builds' results can be compared (go tool pprof -raw).
  * The executable must still be at its recorded path for the replay.
  */
 
@@ -428,6 +431,7 @@ static int do_replay(int argc, char **argv)
 	double t, pre;
 	uint64_t gort_calls = 0, no_regs = 0;
 	int sp = sampler_reg(SREG_SP), greg = sampler_reg(SREG_G);
+	const char *out = NULL;
 
 	for (i = 1; i < (size_t)argc; i++) {
 		if (!strcmp(argv[i], "-p") && i + 1 < (size_t)argc)
@@ -440,6 +444,8 @@ static int do_replay(int argc, char **argv)
 			go = 0;
 		else if (!strcmp(argv[i], "--no-repair"))
 			repair = 0;
+		else if (!strcmp(argv[i], "-o") && i + 1 < (size_t)argc)
+			out = argv[++i];
 		else {
 			fprintf(stderr, "ingest: unknown replay option %s\n", argv[i]);
 			return 2;
@@ -581,6 +587,8 @@ static int do_replay(int argc, char **argv)
 	       (unsigned long long)ast.repaired, (unsigned long long)ast.addrs,
 	       (unsigned long long)ast.unresolved, (unsigned long long)ast.bad,
 	       (unsigned long long)gort_calls, (unsigned long long)no_regs);
+	if (out && agg_nprofiles(agg) && pprof_write_file(agg_profile_at(agg, 0, NULL), out))
+		fprintf(stderr, "ingest: cannot write %s\n", out);
 	agg_free(agg);
 	gort_free(gort);
 	symfile_free(sf);

@@ -88,8 +88,12 @@ fi
 # --- 3. ingest throughput ----------------------------------------------------------------
 if want ingest && [ $have_go = 1 ]; then
 	log "ingest: recording 4 s of the labels workload (2 workers) at 10 kHz"
+	# The libraries libgotop.a needs, as configure found them for the build directory.
+	libs=$(awk '/^(LIBDW|LIBELF|LIBUNWIND|ZLIB|PROTOBUF_C|LIBBPF)_LIBS = / { sub(/^[^=]*= /, ""); printf "%s ", $0 }' \
+		"$builddir/Makefile" 2>/dev/null)
+	# shellcheck disable=SC2086 # a list of linker flags
 	"$cc" -O2 -g -fno-omit-frame-pointer -I"$builddir" -I"$srcdir/include" -o "$work/bin/ingest" \
-		"$here/ingest.c" "$builddir/libgotop.a" -ldw -lelf -lz -lpthread || die "cannot build ingest"
+		"$here/ingest.c" "$builddir/libgotop.a" ${libs:--ldw -lelf -lz} -lpthread || die "cannot build ingest"
 	"$labels" -workers 2 -d 8s >/dev/null 2>&1 &
 	lp=$!
 	sleep 0.5

@@ -12,6 +12,10 @@
 # prints it; the live UI's last data goes to WORKDIR/mem-live.pb.gz and record's profile to
 # WORKDIR/mem-record.pb.gz (their distinct stacks x label sets are what the profiles hold
 # in memory).
+# MEMORY_PROBES="60 180 360" (environment): also attach `record -d T` for each T at the
+# start, writing WORKDIR/mem-record-T.pb.gz: the profile the long `record` held at T s
+# (same target, same start), so that its distinct samples at T can be counted
+# (`go tool pprof -raw`) and set against the RSS column at T.
 
 set -u
 gotop=$1
@@ -34,6 +38,12 @@ lpid=$!
 "$gotop" record -p "$tpid" -F "$rate" -d "$((secs + 5))" -o "$work/mem-record.pb.gz" -v \
 	>"$work/mem-record.log" 2>&1 &
 rpid=$!
+ppids=
+for T in ${MEMORY_PROBES:-}; do
+	"$gotop" record -p "$tpid" -F "$rate" -d "$T" -o "$work/mem-record-$T.pb.gz" -q \
+		>"$work/mem-record-$T.log" 2>&1 &
+	ppids="$ppids $!"
+done
 bpid=
 if [ -n "$before" ]; then
 	"$before" -p "$tpid" -F "$rate" --batch -d 1 -n "$((secs + 5))" --rows 10 \
@@ -60,5 +70,5 @@ while [ "$t" -le "$secs" ]; do
 done
 kill -INT "$lpid" "$rpid" $bpid 2>/dev/null
 kill "$tpid" 2>/dev/null
-wait "$lpid" "$rpid" $bpid "$tpid" 2>/dev/null
+wait "$lpid" "$rpid" $bpid $ppids "$tpid" 2>/dev/null
 cat "$tsv"

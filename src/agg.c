@@ -4,6 +4,7 @@
 #include "gotop/agg.h"
 #include "gotop/goread.h"
 #include "gotop/goruntime.h"
+#include "gotop/kallsyms.h"
 #include "gotop/perfrec.h"
 #include "gotop/repair.h"
 #include "gotop/symbolizer.h"
@@ -18,6 +19,18 @@
 
 #define MAX_FRAMES 256
 #define MAX_INLINE 32
+/* The stack memo: raw chains (after repair) of up to MEMO_FRAMES frames -> location ids,
+ * direct-mapped. Most samples repeat a chain seen before, and one hash and compare is
+ * cheaper than a map lookup per frame (issue 6, ingest). */
+#define MEMO_SLOTS 1024
+#define MEMO_FRAMES 32
+/* The sample memo: (stack, thread, goroutine, label set) -> the profile's sample index,
+ * direct-mapped, so that a repeated sample adds its values without prof_add_sample's
+ * hashing and compares. Sample indexes never change (prof_reset_samples keeps them). */
+#define SMEMO_SLOTS 4096
+/* Held samples (agg_opts.hold_kernel) kept at most; past it agg_feed waits for the
+ * kernel symbols instead (about 100 ms of loading: 10 kHz on 16 CPUs stays below). */
+#define MAX_HELD_BYTES (16u << 20)
 
 /* Open-addressing map from a 64-bit key to a 64-bit value; key 0 is reserved. */
 struct u64map {
@@ -72,8 +85,26 @@ struct labelset {
 	struct prof_label *labels;
 };
 
+struct memo {
+	uint64_t hash;
+	uint16_t nk, nu;  /* nk + nu == 0: empty */
+	uint64_t addr[MEMO_FRAMES]; /* kernel part, then user part */
+	uint64_t loc[MEMO_FRAMES];
+	const uint64_t *stack; /* the profile's interned copy of loc[] once known, else NULL */
+};
+
+struct smemo {
+	const uint64_t *stack; /* NULL: empty */
+	const void *lset;      /* goread_extra.labels when labelled */
+	uint64_t goid;
+	uint32_t tid, flags, idx;
+};
+
 struct evprof {
 	char name[32];
+	uint32_t idx; /* in agg.evs */
+	struct memo *memo; /* MEMO_SLOTS, allocated at the first use */
+	struct smemo *smemo; /* SMEMO_SLOTS, the same */
 	struct prof *prof;
 	struct u64map locs;     /* address (| 1 << 63 for "is return address") -> location id */
 	struct u64map mappings; /* sym_module id + 1 -> mapping id */
@@ -91,10 +122,31 @@ struct agg {
 	int go_checked;
 	char *go_version;
 	struct repair *repair;
+	/* Samples held while kernel symbols load (hold_kernel): struct held records, each
+	 * followed by its frames and labels, 8-byte aligned. kready: kernel symbols are
+	 * known to be there (nothing is held after that). */
+	uint8_t *held;
+	size_t held_len, held_cap;
+	int kready;
 	struct evprof **evs;
 	size_t nevs;
 	struct agg_stats st;
 };
+
+/* One held sample. frames[nl] follow (location ids, or for the addresses still to
+ * look up, the kernel address itself: location ids never have bit 63 set), then
+ * labels[nlabels]. */
+struct held {
+	uint32_t ev;
+	uint16_t nl, nlabels;
+	uint32_t flags, size;
+	int64_t values[2];
+};
+
+/* held.flags, and what fold_sample counts once a sample is in the profile */
+#define HELD_GO 0x1       /* Go sample (the hook read it) */
+#define HELD_GOID 0x2     /* its goroutine was found */
+#define HELD_LABELLED 0x4 /* it carried labels */
 
 struct agg *agg_new(const struct agg_opts *o)
 {
@@ -103,12 +155,15 @@ struct agg *agg_new(const struct agg_opts *o)
 	a->o = *o;
 	a->o.offline_maps = NULL; /* borrowed: only read here */
 	a->o.offline_exe = NULL;
+	a->o.kallsyms_path = NULL;
 	if (o->offline_maps) {
 		a->sym = symbolizer_new_offline(o->offline_maps, o->offline_maps_len, o->offline_exe);
 		a->o.go = 0;
 	} else {
 		a->sym = symbolizer_new(o->pid);
 	}
+	if (o->kallsyms_path)
+		symbolizer_set_kallsyms_path(a->sym, o->kallsyms_path);
 	a->goslot = goread_slot_new();
 	return a;
 }
@@ -123,6 +178,8 @@ void agg_free(struct agg *a)
 		struct evprof *e = a->evs[i];
 
 		prof_free(e->prof);
+		free(e->memo);
+		free(e->smemo);
 		u64map_free(&e->locs);
 		u64map_free(&e->mappings);
 		for (j = 0; j < e->nlsets; j++)
@@ -132,6 +189,7 @@ void agg_free(struct agg *a)
 		free(e);
 	}
 	free(a->evs);
+	free(a->held);
 	repair_free(a->repair);
 	goread_slot_free(a->goslot);
 	free(a->go_version);
@@ -150,6 +208,7 @@ static struct evprof *evprof_get(struct agg *a, const struct event_spec *ev)
 		if (!strcmp(a->evs[i]->name, ev->name))
 			return a->evs[i];
 	e = xcalloc(1, sizeof(*e));
+	e->idx = (uint32_t)a->nevs;
 	snprintf(e->name, sizeof(e->name), "%s", ev->name);
 	e->prof = prof_new();
 	/* Like Go's CPU profiles: samples/count and cpu/nanoseconds for cpu-clock;
@@ -190,8 +249,15 @@ static void go_init(struct agg *a)
 void agg_preload(struct agg *a, int main)
 {
 	symbolizer_preload(a->sym, main, a->o.kernel);
-	if (main)
+	if (main) {
+		struct symfile *sf = symbolizer_main_file(a->sym);
+
+		/* Repair's first lookup in the executable would read its CFI (a Go binary's
+		 * compressed .debug_frame: 2 of the first 45 M instructions of ingest's cold pass). */
+		if (a->o.repair && sf)
+			symfile_cfi(sf);
 		go_init(a);
+	}
 }
 
 void agg_sampler_hook(struct agg *a, sampler_hook_fn *fn, void **arg)
@@ -329,6 +395,106 @@ static const struct prof_label *labels_for(struct evprof *e, const struct gort_l
 	return ls->labels;
 }
 
+/* Adds one sample whose frames are all location ids. */
+static void add_sample(struct agg *a, struct evprof *e, const uint64_t *locs, size_t nl,
+		       const int64_t *values, const struct prof_label *labels, size_t nlabels,
+		       unsigned flags)
+{
+	a->st.go_samples += (flags & HELD_GO) != 0;
+	a->st.with_goid += (flags & HELD_GOID) != 0;
+	a->st.labelled += (flags & HELD_LABELLED) != 0;
+	prof_add_sample(e->prof, locs, nl, values, labels, nlabels);
+	a->st.samples++;
+}
+
+/* Keeps a sample until the kernel symbols are there (agg_flush). */
+static void hold(struct agg *a, struct evprof *e, const uint64_t *frames, size_t nl,
+		 const int64_t *values, const struct prof_label *labels, size_t nlabels,
+		 unsigned flags)
+{
+	struct held h;
+	size_t size = sizeof(h) + nl * sizeof(uint64_t) + nlabels * sizeof(struct prof_label);
+
+	size = (size + 7u) & ~(size_t)7u;
+	memset(&h, 0, sizeof(h));
+	h.ev = e->idx;
+	h.nl = (uint16_t)nl;
+	h.nlabels = (uint16_t)nlabels;
+	h.flags = flags;
+	h.size = (uint32_t)size;
+	memcpy(h.values, values, sizeof(h.values));
+	xgrow((void **)&a->held, &a->held_cap, a->held_len + size, 1);
+	memcpy(a->held + a->held_len, &h, sizeof(h));
+	memcpy(a->held + a->held_len + sizeof(h), frames, nl * sizeof(uint64_t));
+	memcpy(a->held + a->held_len + sizeof(h) + nl * sizeof(uint64_t), labels,
+	       nlabels * sizeof(struct prof_label));
+	a->held_len += size;
+	a->st.held++;
+}
+
+/* Whether the kernel symbols are there; with hold_kernel the first call starts their
+ * loading on a thread. */
+static int kernel_ready(struct agg *a)
+{
+	if (!a->kready && symbolizer_kernel_ready(a->sym))
+		a->kready = 1;
+	return a->kready;
+}
+
+size_t agg_flush(struct agg *a, int wait)
+{
+	uint64_t frames[2 * MAX_FRAMES];
+	struct prof_label labels[64 + 2];
+	size_t off = 0, n = 0;
+	uint8_t *buf;
+	size_t len;
+
+	if (!a->held_len)
+		return 0;
+	if (!kernel_ready(a)) {
+		if (!wait)
+			return 0;
+		symbolizer_preload(a->sym, 0, 1); /* joins the loading thread */
+		a->kready = 1;
+	}
+	buf = a->held;
+	len = a->held_len;
+	a->held = NULL;
+	a->held_len = a->held_cap = 0;
+	while (off + sizeof(struct held) <= len) {
+		struct held h;
+		struct evprof *e;
+		size_t i;
+
+		memcpy(&h, buf + off, sizeof(h));
+		e = a->evs[h.ev];
+		memcpy(frames, buf + off + sizeof(h), h.nl * sizeof(uint64_t));
+		memcpy(labels, buf + off + sizeof(h) + h.nl * sizeof(uint64_t),
+		       h.nlabels * sizeof(struct prof_label));
+		/* Positions and is_return as fold_sample gave them (see there). */
+		for (i = 0; i < h.nl; i++)
+			if (frames[i] >> 63)
+				frames[i] = location_for(a, e, frames[i], i > 0);
+		add_sample(a, e, frames, h.nl, h.values, labels, h.nlabels, h.flags);
+		off += h.size;
+		n++;
+	}
+	free(buf);
+	a->st.held = 0;
+	return n;
+}
+
+static struct smemo *smemo_slot(struct evprof *e, const uint64_t *stack, uint32_t tid,
+				 uint64_t goid, const void *lset, unsigned flags)
+{
+	uint64_t h = ((uint64_t)(uintptr_t)stack ^ (uint64_t)tid << 32 ^ goid ^
+		      (uint64_t)(uintptr_t)lset * 31 ^ flags) * 0x9e3779b97f4a7c15ULL;
+
+	if (!e->smemo)
+		e->smemo = xcalloc(SMEMO_SLOTS, sizeof(*e->smemo));
+	return &e->smemo[h >> 52 & (SMEMO_SLOTS - 1)];
+}
+
 static void fold_sample(struct agg *a, struct evprof *e, const struct perf_sample *s,
 			const struct goread_extra *gx)
 {
@@ -336,6 +502,12 @@ static void fold_sample(struct agg *a, struct evprof *e, const struct perf_sampl
 	struct prof_label labels[64 + 2];
 	size_t nu, nk = 0, nl = 0, i, nlabels = 0;
 	int64_t values[2];
+	unsigned flags = 0;
+	int defer = 0;
+	struct memo *ms = NULL;
+	struct smemo *sm = NULL;
+	uint64_t goid = 0;
+	const void *lset = NULL;
 
 	nu = perfrec_split_chain(s, user, MAX_FRAMES, kern, MAX_FRAMES, &nk);
 	if (!a->o.kernel)
@@ -367,10 +539,60 @@ static void fold_sample(struct agg *a, struct evprof *e, const struct perf_sampl
 		if (!mainf)
 			e->main_mapped = 1;
 	}
-	for (i = 0; i < nk; i++)
-		locs[nl++] = location_for(a, e, kern[i], i > 0);
-	for (i = 0; i < nu; i++)
-		locs[nl++] = location_for(a, e, user[i], i > 0 || nk > 0);
+	/* A kernel address (kernel part, or a bad one in the user part) would wait for
+	 * kallsyms: with hold_kernel the sample waits instead, its other frames resolved
+	 * now (a later mmap cannot change them). */
+	if (a->o.hold_kernel && !a->kready) {
+		defer = nk > 0;
+		for (i = 0; i < nu && !defer; i++)
+			defer = kallsyms_is_kernel_addr(user[i]);
+		if (defer && kernel_ready(a))
+			defer = 0;
+		if (defer && a->held_len >= MAX_HELD_BYTES) {
+			agg_flush(a, 1); /* enough held: wait for the names */
+			defer = 0;
+		}
+	}
+	/* A frame's is_return is (position > 0): agg_flush relies on it. */
+	if (!defer && nk + nu <= MEMO_FRAMES && nk + nu > 0) {
+		uint64_t h = nk << 8 | nu;
+		struct memo *m;
+
+		for (i = 0; i < nk; i++)
+			h = (h ^ kern[i]) * 0x9e3779b97f4a7c15ULL;
+		for (i = 0; i < nu; i++)
+			h = (h ^ user[i]) * 0x9e3779b97f4a7c15ULL;
+		h ^= h >> 31;
+		if (!e->memo)
+			e->memo = xcalloc(MEMO_SLOTS, sizeof(*e->memo));
+		m = &e->memo[h & (MEMO_SLOTS - 1)];
+		ms = m;
+		nl = nk + nu;
+		if (m->hash == h && m->nk == nk && m->nu == nu &&
+		    !memcmp(m->addr, kern, nk * sizeof(uint64_t)) &&
+		    !memcmp(m->addr + nk, user, nu * sizeof(uint64_t))) {
+			memcpy(locs, m->loc, nl * sizeof(uint64_t));
+		} else {
+			for (i = 0; i < nk; i++)
+				locs[i] = location_for(a, e, kern[i], i > 0);
+			for (i = 0; i < nu; i++)
+				locs[nk + i] = location_for(a, e, user[i], nk + i > 0);
+			m->hash = h;
+			m->nk = (uint16_t)nk;
+			m->nu = (uint16_t)nu;
+			memcpy(m->addr, kern, nk * sizeof(uint64_t));
+			memcpy(m->addr + nk, user, nu * sizeof(uint64_t));
+			memcpy(m->loc, locs, nl * sizeof(uint64_t));
+			m->stack = NULL;
+		}
+	} else {
+		for (i = 0; i < nk; i++, nl++)
+			locs[nl] = defer && kallsyms_is_kernel_addr(kern[i]) ? kern[i]
+				   : location_for(a, e, kern[i], nl > 0);
+		for (i = 0; i < nu; i++, nl++)
+			locs[nl] = defer && kallsyms_is_kernel_addr(user[i]) ? user[i]
+				   : location_for(a, e, user[i], nl > 0);
+	}
 
 	labels[nlabels].key = e->k_thread;
 	labels[nlabels].str = 0;
@@ -379,9 +601,10 @@ static void fold_sample(struct agg *a, struct evprof *e, const struct perf_sampl
 	/* The goroutine and its labels were read right after the sample, on the
 	 * sampling thread (goread.c): reading them now would see later labels. */
 	if (gx) {
-		a->st.go_samples++;
+		flags |= HELD_GO;
 		if (gx->rc == 0) {
-			a->st.with_goid++;
+			flags |= HELD_GOID;
+			goid = gx->goid;
 			labels[nlabels].key = e->k_goroutine;
 			labels[nlabels].str = 0;
 			labels[nlabels].num = (int64_t)gx->goid;
@@ -390,7 +613,8 @@ static void fold_sample(struct agg *a, struct evprof *e, const struct perf_sampl
 				size_t n, k;
 				const struct prof_label *pl = labels_for(e, gx->labels, &n);
 
-				a->st.labelled++;
+				flags |= HELD_LABELLED;
+				lset = gx->labels;
 				for (k = 0; k < n && nlabels < GP_ARRAY_SIZE(labels); k++)
 					labels[nlabels++] = pl[k];
 			}
@@ -398,14 +622,60 @@ static void fold_sample(struct agg *a, struct evprof *e, const struct perf_sampl
 	}
 	values[0] = 1;
 	values[1] = (int64_t)s->period;
-	prof_add_sample(e->prof, locs, nl, values, labels, nlabels);
-	a->st.samples++;
+	if (defer) {
+		hold(a, e, locs, nl, values, labels, nlabels, flags);
+		return;
+	}
+	/* The labels follow from (tid, goroutine, label set, flags): with the same stack,
+	 * the same sample. */
+	if (ms && ms->stack) {
+		struct prof_sample ps;
+
+		sm = smemo_slot(e, ms->stack, s->tid, goid, lset, flags);
+		if (sm->stack == ms->stack && sm->tid == s->tid && sm->goid == goid &&
+		    sm->lset == lset && sm->flags == flags &&
+		    prof_sample_at(e->prof, sm->idx, &ps) == 0 && ps.locs == ms->stack &&
+		    ps.nlocs == nl) {
+			ps.values[0] += values[0];
+			ps.values[1] += values[1];
+			prof_set_sample_values(e->prof, sm->idx, ps.values);
+			a->st.go_samples += (flags & HELD_GO) != 0;
+			a->st.with_goid += (flags & HELD_GOID) != 0;
+			a->st.labelled += (flags & HELD_LABELLED) != 0;
+			a->st.samples++;
+			return;
+		}
+	}
+	{
+		size_t n0 = prof_nsamples(e->prof);
+		struct prof_sample ps;
+
+		add_sample(a, e, locs, nl, values, labels, nlabels, flags);
+		/* A new sample: learn its interned stack and index for the next ones. */
+		if (ms && prof_nsamples(e->prof) == n0 + 1 &&
+		    prof_sample_at(e->prof, n0, &ps) == 0 && ps.nlocs == nl) {
+			if (!ms->stack)
+				ms->stack = ps.locs;
+			if (ms->stack == ps.locs) {
+				sm = smemo_slot(e, ms->stack, s->tid, goid, lset, flags);
+				sm->stack = ps.locs;
+				sm->tid = s->tid;
+				sm->goid = goid;
+				sm->lset = lset;
+				sm->flags = flags;
+				sm->idx = (uint32_t)n0;
+			}
+		}
+	}
 }
 
 void agg_feed(struct agg *a, const struct sample_batch *b)
 {
 	struct evprof *e = evprof_get(a, b->event);
 	size_t off = 0;
+
+	if (a->held_len)
+		agg_flush(a, 0);
 
 	while (off + sizeof(struct perf_event_header) <= b->len) {
 		const struct perf_event_header *h = (const void *)(b->data + off);

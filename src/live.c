@@ -188,6 +188,19 @@ static struct lev *lev_by_name(struct live *l, const char *name)
 	return NULL;
 }
 
+/* Folds the samples the aggregator held while kernel symbols loaded (wait: waits for
+ * them); they count as new data. */
+static void flush_held(struct live *l, int wait)
+{
+	size_t k;
+
+	if (!agg_flush(l->agg, wait))
+		return;
+	lev_by_name(l, "");
+	for (k = 0; k < l->nlevs; k++)
+		l->levs[k]->dirty = 1;
+}
+
 static void feed(struct live *l, struct sample_batch *b)
 {
 	struct lev *e;
@@ -492,6 +505,7 @@ static void publish(struct live *l, int periodic)
 	double dt;
 	size_t k;
 
+	flush_held(l, 0);
 	advance_active(l, now);
 	record_deltas(l);
 	rebuild_events(l, now);
@@ -576,6 +590,7 @@ static void zero(struct live *l)
 {
 	size_t k;
 
+	flush_held(l, 1); /* held samples are from before the zero too */
 	for (k = 0; k < l->nlevs; k++) {
 		struct lev *e = l->levs[k];
 
@@ -698,6 +713,7 @@ static void *worker(void *arg)
 				/* The sampler drained the rings before it stopped. */
 				while ((b = sampler_take(l->s, 0)))
 					feed(l, b);
+				flush_held(l, 1);
 				advance_active(l, util_now_ns());
 				l->exited = 1;
 				next = 0;
@@ -773,6 +789,7 @@ struct live *live_new(const struct live_opts *o, char *err, size_t errlen)
 	ao.repair = o->repair;
 	ao.go = o->go;
 	ao.kernel = o->kernel;
+	ao.hold_kernel = 1; /* first data without waiting for kallsyms (issue 6) */
 	l->agg = agg_new(&ao);
 
 	memset(&so, 0, sizeof(so));

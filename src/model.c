@@ -92,13 +92,17 @@ struct model {
 	uint32_t *loc_fn;
 	int64_t *loc_line;
 
-	/* Samples with a nonzero value, frames outermost (root) first. A frame is an index
-	 * into loc_fn / loc_line (4 bytes, not a copy: the model is rebuilt every refresh). */
+	/* Samples with a nonzero value. Their stacks, frames outermost (root) first, are
+	 * stored once per distinct stack (the profile interns them; most samples share one
+	 * with others that differ in labels, thread or goroutine): sample k's frames are
+	 * fr[soff[stk[k]]] up to fr[soff[stk[k] + 1]]. A frame is an index into loc_fn /
+	 * loc_line (4 bytes, not a copy: the model is rebuilt every refresh). */
 	size_t ns;
 	uint32_t *sidx;
 	int64_t *val;
 	uint64_t *cnt;
-	size_t *off;
+	uint32_t *stk;
+	size_t *soff, nstk;
 	uint32_t *fr;
 
 	/* Filters. */
@@ -113,6 +117,9 @@ struct model {
 
 /* The function of frame j. */
 #define FR_FN(m, j) ((m)->loc_fn[(m)->fr[j]])
+/* Sample k's frames: [FR_BEGIN, FR_END). */
+#define FR_BEGIN(m, k) ((m)->soff[(m)->stk[k]])
+#define FR_END(m, k) ((m)->soff[(m)->stk[k] + 1])
 
 static uint32_t fn_intern(struct model *m, const char *name, size_t len, const char *file,
 			  const char *module)
@@ -191,7 +198,8 @@ struct model *model_new(const struct prof *p, int by_line)
 {
 	struct model *m = xcalloc(1, sizeof(*m));
 	const struct prof_value_type *types;
-	size_t nsamp = prof_nsamples(p), i, nfr = 0, capfr = 0, nl = prof_nlocations(p);
+	size_t nsamp = prof_nsamples(p), i, nfr = 0, capfr = 0, nl = prof_nlocations(p), capst = 0;
+	struct hmap stacks = { 0 }; /* the profile's interned stack -> index + 1 in soff */
 
 	m->p = p;
 	m->by_line = by_line;
@@ -203,17 +211,32 @@ struct model *model_new(const struct prof *p, int by_line)
 	m->sidx = xcalloc(nsamp + 1, sizeof(*m->sidx));
 	m->val = xcalloc(nsamp + 1, sizeof(*m->val));
 	m->cnt = xcalloc(nsamp + 1, sizeof(*m->cnt));
-	m->off = xcalloc(nsamp + 2, sizeof(*m->off));
+	m->stk = xcalloc(nsamp + 1, sizeof(*m->stk));
 	for (i = 0; i < nsamp; i++) {
 		struct prof_sample s;
 		size_t k;
+		uint64_t *slot;
+		int created;
 
 		if (prof_sample_at(p, i, &s) || (!s.values[0] && !s.values[m->vcol]))
 			continue;
 		m->sidx[m->ns] = (uint32_t)i;
 		m->val[m->ns] = s.values[m->vcol];
 		m->cnt[m->ns] = (uint64_t)s.values[0];
-		m->off[m->ns] = nfr;
+		/* Equal stacks are one interned array (profile.h: samples point into shared
+		 * tables), so the pointer and length identify the stack. */
+		slot = hmap_get(&stacks, (uint64_t)(uintptr_t)s.locs ^ (uint64_t)s.nlocs << 48, 1,
+				&created);
+		if (!created) {
+			m->stk[m->ns++] = (uint32_t)(*slot - 1);
+			continue;
+		}
+		if (m->nstk >= UINT32_MAX - 1)
+			fatal("profile too large");
+		*slot = m->nstk + 1;
+		m->stk[m->ns] = (uint32_t)m->nstk;
+		xgrow((void **)&m->soff, &capst, m->nstk + 2, sizeof(*m->soff));
+		m->soff[m->nstk++] = nfr;
 		/* locs are leaf first: walk them backwards for outermost first. */
 		for (k = s.nlocs; k-- > 0;) {
 			uint64_t id = s.locs[k];
@@ -227,9 +250,13 @@ struct model *model_new(const struct prof *p, int by_line)
 			while (a < b)
 				m->fr[nfr++] = (uint32_t)a++;
 		}
+		m->soff[m->nstk] = nfr;
 		m->ns++;
 	}
-	m->off[m->ns] = nfr;
+	hmap_free(&stacks);
+	if (!m->soff)
+		m->soff = xcalloc(1, sizeof(*m->soff));
+	m->soff[m->nstk] = nfr;
 	m->pass = xcalloc(m->ns + 1, 1);
 	model_set_filters(m, NULL, 0);
 	return m;
@@ -268,7 +295,8 @@ void model_free(struct model *m)
 	free(m->sidx);
 	free(m->val);
 	free(m->cnt);
-	free(m->off);
+	free(m->stk);
+	free(m->soff);
 	free(m->fr);
 	free(m->pass);
 	free(m);
@@ -355,7 +383,7 @@ static int sample_passes(const struct model *m, size_t k, uint32_t except_key)
 	for (i = 0; i < m->nfn_filters; i++) {
 		int hit = 0;
 
-		for (j = m->off[k]; j < m->off[k + 1] && !hit; j++)
+		for (j = FR_BEGIN(m, k); j < FR_END(m, k) && !hit; j++)
 			hit = m->fmask[i][FR_FN(m, j)];
 		if (m->fkind[i] == MODEL_FOCUS ? !hit : hit)
 			return 0;
@@ -448,7 +476,7 @@ size_t model_flat(struct model *m, struct model_flat **rowsp)
 	for (k = 0; k < m->ns; k++) {
 		if (!m->pass[k])
 			continue;
-		for (j = m->off[k]; j < m->off[k + 1]; j++) {
+		for (j = FR_BEGIN(m, k); j < FR_END(m, k); j++) {
 			uint32_t fn = FR_FN(m, j);
 			int64_t line = m->loc_line[m->fr[j]];
 			uint64_t key = m->by_line ? ((uint64_t)fn << 32 | (uint32_t)line) : fn;
@@ -474,7 +502,7 @@ size_t model_flat(struct model *m, struct model_flat **rowsp)
 				r->total += m->val[k];
 				r->total_n += m->cnt[k];
 			}
-			if (j + 1 == m->off[k + 1]) {
+			if (j + 1 == FR_END(m, k)) {
 				r->self += m->val[k];
 				r->self_n += m->cnt[k];
 				if (!m->by_line) {
@@ -608,7 +636,7 @@ struct model_tree *model_tree_topdown(struct model *m)
 			continue;
 		t->pub.nodes[0].total += m->val[k];
 		t->pub.nodes[0].total_n += m->cnt[k];
-		for (j = m->off[k]; j < m->off[k + 1]; j++) {
+		for (j = FR_BEGIN(m, k); j < FR_END(m, k); j++) {
 			struct model_node *n;
 
 			cur = tree_child(t, &kids, cur, FR_FN(m, j));
@@ -634,7 +662,7 @@ struct model_tree *model_tree_callers(struct model *m, uint32_t fn)
 	if (fn < m->nfns)
 		t->pub.nodes[0].id = util_mix64(m->fns[fn].hash ^ 0x63616c6c657273ULL);
 	for (k = 0; fn < m->nfns && k < m->ns; k++) {
-		size_t a = m->off[k], b = m->off[k + 1], pos;
+		size_t a = FR_BEGIN(m, k), b = FR_END(m, k), pos;
 		uint32_t cur = 0;
 
 		if (!m->pass[k] || a == b)
@@ -764,7 +792,7 @@ size_t model_label_values(struct model *m, const char *key, struct model_value *
 			continue;
 		t->value += m->val[k];
 		t->count += m->cnt[k];
-		leaf = m->off[k + 1] > m->off[k] ? FR_FN(m, m->off[k + 1] - 1) : UINT32_MAX;
+		leaf = FR_END(m, k) > FR_BEGIN(m, k) ? FR_FN(m, FR_END(m, k) - 1) : UINT32_MAX;
 		for (i = 0; i < s.nlabels; i++) {
 			const struct prof_label *l = &s.labels[i];
 			int created;

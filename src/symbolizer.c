@@ -26,6 +26,8 @@
 /* Modules kept at most (a process that maps and unmaps forever): then new ones are
  * still returned but no longer remembered for reuse. */
 #define SYMBOLIZER_MAX_MODULES (1u << 20)
+/* Largest kallsyms text read from symbolizer_set_kallsyms_path's file (as kallsyms.c). */
+#define SYMBOLIZER_MAX_KALLSYMS (256u << 20)
 
 struct file_ent {
 	uint64_t ino;
@@ -60,6 +62,7 @@ struct symbolizer {
 
 	struct kallsyms *ks;
 	int ks_tried, ks_err;
+	char *ks_path; /* symbolizer_set_kallsyms_path; NULL: /proc/kallsyms */
 	/* symbolizer_load_kernel_async: the thread fills the bg_ fields and sets bg_done;
 	 * ks_join takes them over. ks_async: a thread was started and not joined yet. */
 	pthread_t ks_thread;
@@ -129,6 +132,7 @@ void symbolizer_free(struct symbolizer *s)
 	kallsyms_free(s->ks);
 	free(s->kmods);
 	free(s->kbuild_id);
+	free(s->ks_path);
 	free(s->emods);
 	maps_free(s->maps);
 	free(s->offline_exe);
@@ -138,6 +142,14 @@ void symbolizer_free(struct symbolizer *s)
 void symbolizer_set_flags(struct symbolizer *s, unsigned flags)
 {
 	s->flags = flags;
+}
+
+void symbolizer_set_kallsyms_path(struct symbolizer *s, const char *path)
+{
+	if (s->ks_tried)
+		return;
+	free(s->ks_path);
+	s->ks_path = path ? xstrdup(path) : NULL;
 }
 
 void symbolizer_invalidate_maps(struct symbolizer *s)
@@ -469,9 +481,28 @@ static struct sym_module *entry_module(struct symbolizer *s, const struct maps_e
 /* Reading /proc/kallsyms costs about 90 ms of CPU here, 70 of them in the kernel
  * formatting 5.4 MB of text (linux kernel/kallsyms.c s_show); so it can run on a
  * thread of its own while user frames are named. */
+/* The kernel symbols from /proc/kallsyms or from the file set for them. */
+static struct kallsyms *ks_read(const char *path, int *err)
+{
+	struct kallsyms *ks;
+	size_t len = 0;
+	char *text;
+
+	if (!path)
+		return kallsyms_load(err);
+	text = util_read_file(path, SYMBOLIZER_MAX_KALLSYMS, &len);
+	if (!text) {
+		*err = -errno;
+		return NULL;
+	}
+	ks = kallsyms_parse(text, len, err);
+	free(text);
+	return ks;
+}
+
 static void ks_load_now(struct symbolizer *s)
 {
-	s->ks = kallsyms_load(&s->ks_err);
+	s->ks = ks_read(s->ks_path, &s->ks_err);
 	s->kbuild_id = kallsyms_kernel_build_id();
 }
 
@@ -483,7 +514,7 @@ static void *ks_thread_main(void *arg)
 	/* Signals are for the threads that expect them. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	s->bg_ks = kallsyms_load(&s->bg_err);
+	s->bg_ks = ks_read(s->ks_path, &s->bg_err);
 	s->bg_build_id = kallsyms_kernel_build_id();
 	atomic_store_explicit(&s->bg_done, 1, memory_order_release);
 	return NULL;

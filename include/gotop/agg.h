@@ -17,6 +17,14 @@ struct agg_opts {
 	int repair;        /* repair frame-pointer chains (on by default) */
 	int go;            /* read goroutine ids and pprof labels of Go targets */
 	int kernel;        /* keep kernel frames */
+	/* Samples with kernel frames wait (agg_flush) while kernel symbols load on a thread
+	 * of their own (symbolizer_load_kernel_async), instead of the first such sample
+	 * blocking until they are there. The others are folded at once. A caller that sets
+	 * it must call agg_flush before it reads the profiles for the last time. */
+	int hold_kernel;
+	/* Kernel symbols from this file (/proc/kallsyms format) instead of /proc/kallsyms:
+	 * tests, or a saved copy. NULL: /proc/kallsyms. */
+	const char *kallsyms_path;
 	/* Replaying recorded samples with no process (pid unused): the text of the target's
 	 * saved /proc/PID/maps and its executable's path (symbolizer_new_offline). Goroutines
 	 * and labels then come only from the batches' extra records. */
@@ -35,6 +43,8 @@ struct agg_stats {
 	uint64_t repaired;     /* stacks changed by the repair */
 	uint64_t addrs;        /* distinct addresses symbolized */
 	uint64_t unresolved;   /* of which without a symbol */
+	uint64_t held;         /* samples waiting for kernel symbols (hold_kernel), not yet
+				* in any profile nor in samples */
 	uint64_t label_delay_p50_ns, label_delay_p99_ns; /* sample -> goroutine read */
 	uint64_t go_snapshots, go_snap_missing;   /* see goread_stats */
 	uint64_t bpf_records, bpf_ring_full, bpf_runs, bpf_run_ns;
@@ -61,6 +71,11 @@ void agg_preload(struct agg *a, int main);
 
 /* Folds every record of the batch into the profile of the batch's event. */
 void agg_feed(struct agg *a, const struct sample_batch *b);
+
+/* Folds the samples held for kernel symbols (agg_opts.hold_kernel) into their profiles
+ * once the symbols are loaded; with wait, waits for them first. agg_feed does it too
+ * (without waiting). Returns how many samples it folded. */
+size_t agg_flush(struct agg *a, int wait);
 
 /* Profiles by event, in the order events were first seen. Borrowed, valid until
  * agg_free; agg_feed may change them (the UI works on copies). */

@@ -55,6 +55,11 @@ void symbolizer_load_kernel_async(struct symbolizer *s);
  * there, and show the user frames of the others meanwhile. */
 int symbolizer_kernel_ready(struct symbolizer *s);
 
+/* Reads kernel symbols from path (text in /proc/kallsyms format: tests, or a saved copy)
+ * instead of /proc/kallsyms; NULL goes back to /proc/kallsyms. Ignored once kernel symbols
+ * were loaded or started. path is copied. */
+void symbolizer_set_kallsyms_path(struct symbolizer *s, const char *path);
+
 /* A new mmap was seen: reload /proc/PID/maps on the next miss. */
 void symbolizer_invalidate_maps(struct symbolizer *s);
 

@@ -1,0 +1,402 @@
+/* test-agg.c: unit tests for the aggregator: samples with kernel frames held while kernel
+ * symbols load (agg_opts.hold_kernel), folded afterwards into the same profile. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gotop/agg.h"
+#include "gotop/events.h"
+#include "gotop/perfrec.h"
+#include "gotop/profile.h"
+
+/* A kernel in /proc/kallsyms format, and one user mapping whose file does not exist
+ * (its frames are named app+0xOFFSET). */
+static const char KSYMS[] = "ffffffff81000000 T _stext\n"
+			    "ffffffff81000100 T do_syscall_64\n"
+			    "ffffffff81000200 T ksys_read\n"
+			    "ffffffff81000300 t read_zero\n"
+			    "ffffffff81000400 T _etext\n";
+static const char MAPS[] = "00400000-00500000 r-xp 00000000 00:00 0 /nonexistent/app\n";
+
+/* ip, pid/tid, time, period, callchain (linux include/uapi/linux/perf_event.h order) */
+static const struct perfrec_layout layout = {
+	PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |
+		PERF_SAMPLE_CALLCHAIN,
+	0, 0, 1,
+};
+
+struct batchbuf {
+	uint64_t w[1024];
+	size_t n;
+};
+
+static void add_sample(struct batchbuf *b, uint32_t tid, const uint64_t *kern, size_t nk,
+		       const uint64_t *user, size_t nu)
+{
+	struct perf_event_header *h = (void *)&b->w[b->n];
+	size_t start = b->n, i;
+
+	b->n++;
+	b->w[b->n++] = nu ? user[0] : kern[0];
+	b->w[b->n++] = (uint64_t)100 | (uint64_t)tid << 32;
+	b->w[b->n++] = 1000 + start;
+	b->w[b->n++] = 1000000;
+	b->w[b->n++] = (nk ? nk + 1 : 0) + (nu ? nu + 1 : 0);
+	if (nk) {
+		b->w[b->n++] = PERF_CONTEXT_KERNEL;
+		for (i = 0; i < nk; i++)
+			b->w[b->n++] = kern[i];
+	}
+	if (nu) {
+		b->w[b->n++] = PERF_CONTEXT_USER;
+		for (i = 0; i < nu; i++)
+			b->w[b->n++] = user[i];
+	}
+	h->type = PERF_RECORD_SAMPLE;
+	h->misc = nk ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER;
+	h->size = (uint16_t)((b->n - start) * 8);
+}
+
+/* Four samples: user only; kernel and user (twice, other threads); kernel only. */
+static void make_batch(struct batchbuf *bb, struct sample_batch *b, const struct event_spec *ev)
+{
+	static const uint64_t u1[] = { 0x401010, 0x402020, 0x403030 };
+	static const uint64_t k1[] = { 0xffffffff81000300ULL, 0xffffffff81000210ULL,
+				       0xffffffff81000120ULL };
+	static const uint64_t k2[] = { 0xffffffff81000130ULL };
+
+	memset(bb, 0, sizeof(*bb));
+	add_sample(bb, 10, NULL, 0, u1, 3);
+	add_sample(bb, 11, k1, 3, u1, 3);
+	add_sample(bb, 12, k2, 1, u1 + 1, 2);
+	add_sample(bb, 13, k1, 2, NULL, 0);
+	memset(b, 0, sizeof(*b));
+	b->layout = &layout;
+	b->event = ev;
+	b->data = (uint8_t *)bb->w;
+	b->len = b->cap = bb->n * 8;
+}
+
+static int line_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The profile as sorted text, one line per sample: frames leaf first, labels, values. */
+static char *profile_text(const struct prof *p)
+{
+	char **lines = calloc(prof_nsamples(p) + 1, sizeof(char *));
+	size_t i, j, k, n = prof_nsamples(p), total = 1;
+	char *out;
+
+	for (i = 0; i < n; i++) {
+		struct prof_sample s;
+		char buf[4096];
+		size_t len = 0;
+
+		assert_int_equal(prof_sample_at(p, i, &s), 0);
+		buf[0] = 0;
+		for (j = 0; j < s.nlocs; j++) {
+			const struct prof_location *l = prof_location_at(p, s.locs[j] - 1);
+
+			for (k = 0; k < l->nlines; k++) {
+				const struct prof_function *f =
+					prof_function_at(p, l->lines[k].function - 1);
+
+				len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s;",
+							prof_string(p, f->name, NULL));
+			}
+		}
+		for (j = 0; j < s.nlabels; j++)
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len, " %s=%lld",
+						prof_string(p, s.labels[j].key, NULL),
+						(long long)s.labels[j].num);
+		snprintf(buf + len, sizeof(buf) - len, " %lld %lld", (long long)s.values[0],
+			 (long long)s.values[1]);
+		lines[i] = strdup(buf);
+		total += strlen(buf) + 1;
+	}
+	qsort(lines, n, sizeof(char *), line_cmp);
+	out = calloc(1, total);
+	for (i = 0; i < n; i++) {
+		strcat(out, lines[i]);
+		strcat(out, "\n");
+		free(lines[i]);
+	}
+	free(lines);
+	return out;
+}
+
+static char dir[64];
+
+static int setup(void **state)
+{
+	/* A wait for kernel symbols that nobody writes would hang: fail instead. */
+	alarm(60);
+	snprintf(dir, sizeof(dir), "/tmp/test-agg.XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char path[128];
+
+	alarm(0);
+	snprintf(path, sizeof(path), "%s/kallsyms", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	unlink(path);
+	rmdir(dir);
+	return 0;
+}
+
+static struct agg *new_agg(int hold, const char *kallsyms_path)
+{
+	struct agg_opts o;
+
+	memset(&o, 0, sizeof(o));
+	o.pid = -1;
+	o.kernel = 1;
+	o.hold_kernel = hold;
+	o.kallsyms_path = kallsyms_path;
+	o.offline_maps = MAPS;
+	o.offline_maps_len = strlen(MAPS);
+	o.offline_exe = "/nonexistent/app";
+	return agg_new(&o);
+}
+
+/* The reference: kernel symbols from a plain file, no holding. */
+static char *reference_profile(const struct sample_batch *b)
+{
+	char path[128];
+	FILE *f;
+	struct agg *a;
+	struct agg_stats st;
+	char *text;
+
+	snprintf(path, sizeof(path), "%s/kallsyms", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(KSYMS, f);
+	fclose(f);
+	a = new_agg(0, path);
+	agg_feed(a, b);
+	agg_get_stats(a, &st);
+	assert_int_equal(st.samples, 4);
+	assert_int_equal(st.held, 0);
+	text = profile_text(agg_profile(a, "cpu-clock"));
+	agg_free(a);
+	return text;
+}
+
+/* Opens the FIFO the kernel symbols are read from: the aggregator's loading thread
+ * blocks in open() and read() until the test writes them, so "still loading" is a state
+ * the test controls, not a race. */
+static char *make_fifo(char *path, size_t len)
+{
+	snprintf(path, len, "%s/fifo", dir);
+	unlink(path);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	return path;
+}
+
+static void write_fifo(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+/* While kernel symbols load, samples with kernel frames are held: the profile has only
+ * the user-only sample, and no kernel address shows up without its name. agg_flush
+ * then folds them, and the result is the profile of an aggregator that waited. */
+static void test_hold_then_flush(void **state)
+{
+	struct event_spec ev;
+	struct batchbuf bb;
+	struct sample_batch b;
+	struct agg *a;
+	struct agg_stats st;
+	char fifo[128], *want, *got;
+	const struct prof *p;
+	size_t i;
+
+	assert_int_equal(events_parse("cpu-clock", &ev), 0);
+	make_batch(&bb, &b, &ev);
+	want = reference_profile(&b);
+	assert_non_null(strstr(want, "read_zero;ksys_read;do_syscall_64;app+0x1010;"));
+
+	a = new_agg(1, make_fifo(fifo, sizeof(fifo)));
+	agg_feed(a, &b);
+	agg_get_stats(a, &st);
+	assert_int_equal(st.samples, 1);
+	assert_int_equal(st.held, 3);
+	assert_int_equal(agg_flush(a, 0), 0); /* still loading: nothing folded */
+	p = agg_profile(a, "cpu-clock");
+	assert_non_null(p);
+	assert_int_equal(prof_nsamples(p), 1);
+	assert_int_equal(prof_total(p, 0), 1);
+	for (i = 0; i < prof_nfunctions(p); i++) {
+		const char *name = prof_string(p, prof_function_at(p, i)->name, NULL);
+
+		assert_null(strstr(name, "kernel"));
+		assert_null(strstr(name, "ffffffff"));
+	}
+
+	write_fifo(fifo, KSYMS);
+	assert_int_equal(agg_flush(a, 1), 3);
+	assert_int_equal(agg_flush(a, 1), 0);
+	agg_get_stats(a, &st);
+	assert_int_equal(st.samples, 4);
+	assert_int_equal(st.held, 0);
+	got = profile_text(agg_profile(a, "cpu-clock"));
+	assert_string_equal(got, want);
+
+	/* Nothing is held once the names are there. */
+	agg_feed(a, &b);
+	agg_get_stats(a, &st);
+	assert_int_equal(st.samples, 8);
+	assert_int_equal(st.held, 0);
+	free(got);
+
+	/* Repeated samples (the stack and sample memos in agg.c) add to the same entries:
+	 * three feeds give the first profile with every count tripled. */
+	agg_feed(a, &b);
+	got = profile_text(agg_profile(a, "cpu-clock"));
+	for (char *q = want; (q = strstr(q, " 1 1000000")) != NULL; q += 10)
+		memcpy(q, " 3 3000000", 10);
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+	agg_free(a);
+}
+
+/* agg_feed folds the held samples by itself once the names have loaded. */
+static void test_feed_folds_held(void **state)
+{
+	struct event_spec ev;
+	struct batchbuf bb;
+	struct sample_batch b, empty;
+	struct agg *a;
+	struct agg_stats st;
+	char fifo[128], *want, *got;
+	int tries;
+
+	assert_int_equal(events_parse("cpu-clock", &ev), 0);
+	make_batch(&bb, &b, &ev);
+	want = reference_profile(&b);
+	a = new_agg(1, make_fifo(fifo, sizeof(fifo)));
+	agg_feed(a, &b);
+	agg_get_stats(a, &st);
+	assert_int_equal(st.held, 3);
+	write_fifo(fifo, KSYMS);
+	memset(&empty, 0, sizeof(empty));
+	empty.layout = &layout;
+	empty.event = &ev;
+	/* The loading thread finishes on its own time: wait for it, up to 20 s. */
+	for (tries = 0; tries < 2000; tries++) {
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+		agg_feed(a, &empty);
+		agg_get_stats(a, &st);
+		if (!st.held)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	assert_int_equal(st.held, 0);
+	assert_int_equal(st.samples, 4);
+	got = profile_text(agg_profile(a, "cpu-clock"));
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+	agg_free(a);
+}
+
+/* Kernel symbols that cannot be read (kptr_restrict: every address 0): the held samples
+ * are still folded, with their kernel frames as [kernel.kallsyms]+offset, as without
+ * holding. */
+static void test_hold_kernel_unreadable(void **state)
+{
+	struct event_spec ev;
+	struct batchbuf bb;
+	struct sample_batch b;
+	struct agg *a;
+	struct agg_stats st;
+	char fifo[128], *got;
+
+	assert_int_equal(events_parse("cpu-clock", &ev), 0);
+	make_batch(&bb, &b, &ev);
+	a = new_agg(1, make_fifo(fifo, sizeof(fifo)));
+	agg_feed(a, &b);
+	write_fifo(fifo, "0000000000000000 T _stext\n0000000000000000 T do_syscall_64\n");
+	assert_int_equal(agg_flush(a, 1), 3);
+	agg_get_stats(a, &st);
+	assert_int_equal(st.samples, 4);
+	assert_int_equal(st.held, 0);
+	got = profile_text(agg_profile(a, "cpu-clock"));
+	assert_null(strstr(got, "do_syscall_64"));
+	assert_non_null(strstr(got, "[kernel.kallsyms]"));
+	free(got);
+	agg_free(a);
+}
+
+/* Without hold_kernel nothing is held: the first kernel frame waits for the names. */
+static void test_no_hold(void **state)
+{
+	struct event_spec ev;
+	struct batchbuf bb;
+	struct sample_batch b;
+	struct agg *a;
+	struct agg_stats st;
+	char fifo[128];
+	pid_t pid;
+
+	assert_int_equal(events_parse("cpu-clock", &ev), 0);
+	make_batch(&bb, &b, &ev);
+	make_fifo(fifo, sizeof(fifo));
+	/* A writer that gives the names a little later: the aggregator waits for them. */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(fifo, O_WRONLY | O_CLOEXEC);
+
+		if (fd < 0 || write(fd, KSYMS, strlen(KSYMS)) != (ssize_t)strlen(KSYMS))
+			_exit(1);
+		_exit(0);
+	}
+	a = new_agg(0, fifo);
+	agg_feed(a, &b);
+	agg_get_stats(a, &st);
+	assert_int_equal(st.samples, 4);
+	assert_int_equal(st.held, 0);
+	assert_int_equal(agg_flush(a, 0), 0);
+	agg_free(a);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_hold_then_flush, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_feed_folds_held, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hold_kernel_unreadable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_hold, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
