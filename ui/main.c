@@ -319,6 +319,16 @@ int cli_is_go_binary(const char *path, pid_t pid, char *ver, size_t verlen)
 	return go;
 }
 
+static size_t bpf_ring_bytes(const struct cli_sampling *s)
+{
+	uint64_t want = (s->use_freq ? s->freq : 1000) * 16 * 2 * 200 * CLI_BPF_DRAIN_MS / 1000;
+	size_t n = CLI_BPF_RING_MIN;
+
+	while (n < want && n < CLI_BPF_RING_MAX)
+		n <<= 1;
+	return n;
+}
+
 void cli_go_sampling(const struct cli_sampling *s, struct agg *agg, const char *go_version,
 		     struct sampler_opts *so, char *why, size_t whylen)
 {
@@ -329,7 +339,7 @@ void cli_go_sampling(const struct cli_sampling *s, struct agg *agg, const char *
 	if (!s->bpf)
 		snprintf(why, whylen, "--no-bpf");
 	else
-		fd = agg_go_bpf(agg, go_version, CLI_BPF_RING_BYTES, why, whylen);
+		fd = agg_go_bpf(agg, go_version, bpf_ring_bytes(s), why, whylen);
 	so->bpf = fd >= 0;
 	so->bpf_prog_fd = fd;
 	/* Without the program, goroutines are read at the drain: it must come soon. */
