@@ -684,6 +684,10 @@ static void *sampler_main(void *arg)
 	struct timespec sleep_ts = { (time_t)(interval_ns * 3 / 4 / 1000000000ULL),
 				     (long)(interval_ns * 3 / 4 % 1000000000ULL) };
 
+	/* Until the first sample is delivered, drain every few ms whatever the interval:
+	 * the first data (attach to first refresh, issue 6) need not wait for a long one. */
+	const struct timespec first_ts = { 0, 4000000L };
+
 	prctl(PR_SET_TIMERSLACK, (unsigned long)(interval_ns / 4), 0, 0, 0);
 
 	for (;;) {
@@ -713,7 +717,7 @@ static void *sampler_main(void *arg)
 
 		for (c = 0; c < np; c++)
 			pfd[c].revents = 0;
-		ppoll(pfd, np, &sleep_ts, NULL);
+		ppoll(pfd, np, s->st.samples || interval_ns <= 4000000ULL ? &sleep_ts : &first_ts, NULL);
 		if (pfd[0].revents & POLLIN) {
 			uint64_t v;
 
