@@ -59,10 +59,9 @@ raw=$work/raw.tsv
 	echo "# $(nproc) CPUs, kernel $(uname -r), loadavg at start $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
 	printf 'rate\tcfg\tround\tcpu_ms\tsamples\tmatched\tafter\tbpf_runs\tbpf_ns_per_run\tpurity\n'
 } >"$raw"
-# cpu_ns PID: CPU time of the process's threads so far, in ns (schedstat's first field:
-# nanoseconds, where /proc/PID/stat has 10 ms ticks). Threads that ended are not counted:
-# gotop-perf's threads all live as long as the recording.
-cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ t += $1 } END { printf "%.0f", t }'; }
+# cpu_ns PID: "TID NS" per thread of the process: CPU time so far in ns (schedstat's first
+# field: nanoseconds, where /proc/PID/stat has 10 ms ticks).
+cpu_ns() { for f in /proc/"$1"/task/*/schedstat; do t=${f%/schedstat}; echo "${t##*/} $(cut -d' ' -f1 "$f" 2>/dev/null)"; done; }
 wpid=
 for rate in ${rates//,/ }; do
 	for round in $(seq 1 "$rounds"); do
@@ -84,7 +83,9 @@ for rate in ${rates//,/ }; do
 			c1=$(cpu_ns "$gpid")
 			wait "$gpid"
 			wait "$wpid"
-			cpu=$(awk -v a="$c0" -v b="$c1" 'BEGIN { printf "%.1f", (b - a) / 1e6 }')
+			# Threads present at both ends (a thread that ends takes its time along).
+			cpu=$(printf '%s\n--\n%s\n' "$c0" "$c1" | awk '$1 == "--" { e = 1; next }
+				!e { a[$1] = $2; next } ($1 in a) && $2 != "" { t += $2 - a[$1] } END { printf "%.1f", t / 1e6 }')
 			# Samples in the measured window: the run's, in proportion (a steady rate).
 			samples=$(sed -n 's/.*cpu-clock: \([0-9]*\) samples, .*, \([0-9.]*\) s ->.*/\1 \2/p' "$work/out" |
 				awk -v s="$seconds" '{ printf "%d", $1 * s / $2 }')
