@@ -692,9 +692,10 @@ static void *sampler_main(void *arg)
 
 	for (;;) {
 		size_t c;
-		int stop, gone = 0, pidx = -1;
+		int stop, gone = 0, pidx = -1, first;
 
 		pthread_mutex_lock(&s->lock);
+		first = s->st.samples == 0 && interval_ns > 4000000ULL; /* drains may run elsewhere too */
 		if (s->cur->gen != pgen) {
 			pgen = s->cur->gen;
 			np = 0;
@@ -717,7 +718,7 @@ static void *sampler_main(void *arg)
 
 		for (c = 0; c < np; c++)
 			pfd[c].revents = 0;
-		ppoll(pfd, np, s->st.samples || interval_ns <= 4000000ULL ? &sleep_ts : &first_ts, NULL);
+		ppoll(pfd, np, first ? &first_ts : &sleep_ts, NULL);
 		if (pfd[0].revents & POLLIN) {
 			uint64_t v;
 

@@ -48,9 +48,11 @@ keys() { tm send-keys -t ui "$@"; }
 # run COMMAND: types a shell command line in the pane.
 run() { tm send-keys -t ui -l "$*"; tm send-keys -t ui Enter; }
 
-# A plain shell in a 120x40 pane, UTF-8, colours allowed.
+# A plain shell in a 120x40 pane, UTF-8, colours allowed. Sanitizer settings pass through:
+# their reports must go to the files tests/sanitize.sh counts, not onto the screen.
 tm new-session -d -s ui -x 120 -y 40 \
-	"env -i PATH='$PATH' HOME='$T' TERM=screen LANG=C.UTF-8 PS1='ui-test\$ ' sh" ||
+	"env -i PATH='$PATH' HOME='$T' TERM=screen LANG=C.UTF-8 PS1='ui-test\$ ' \
+		ASAN_OPTIONS='${ASAN_OPTIONS:-}' UBSAN_OPTIONS='${UBSAN_OPTIONS:-}' TSAN_OPTIONS='${TSAN_OPTIONS:-}' sh" ||
 	skip_all "cannot start a tmux session"
 wait_for 'ui-test\$' >/dev/null || skip_all "no shell prompt in tmux"
 run "stty -g >'$T/stty.before'; echo before-marker"
