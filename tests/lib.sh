@@ -16,10 +16,20 @@ cleanup() {
 		[ "$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | cut -d' ' -f2)" = "$$" ] && kill -9 "$p" 2>/dev/null
 	done
 	wait 2>/dev/null
-	rm -rf "$T"
+	rm -rf "$T" ${gp_wrap:+"$gp_wrap"}
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+
+# GOTOP_WRAP="valgrind ...": gotop-perf runs under that command (tests/sanitize.sh), the
+# workloads it starts do not. The wrapper execs, so its pid is gotop-perf's; it lives
+# outside $T so that tests running gotop-perf as nobody can execute it.
+if [ -n "${GOTOP_WRAP:-}" ]; then
+	gp_wrap=$(mktemp "${TMPDIR:-/tmp}/gotop-wrap.XXXXXX")
+	printf '#!/bin/sh\nexec %s "%s" "$@"\n' "$GOTOP_WRAP" "$GOTOP_PERF" >"$gp_wrap"
+	chmod 755 "$gp_wrap"
+	GOTOP_PERF=$gp_wrap
+fi
 
 plan() { echo "1..$1"; }
 ok() { tap_n=$((tap_n + 1)); echo "ok $tap_n - $*"; }

@@ -225,6 +225,27 @@ static int here(void)
 	return 42;
 }
 
+/* Whether the kernel's own line for addr in /proc/self/maps says [stack]: under valgrind
+ * the main thread runs on a stack valgrind mapped itself, which the kernel does not label. */
+static int kernel_says_stack(uintptr_t addr)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[4096];
+	int stack = 0;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && addr >= lo && addr < hi) {
+			stack = strstr(line, "[stack]") != NULL;
+			break;
+		}
+	}
+	fclose(f);
+	return stack;
+}
+
 static void test_load_self(void **state)
 {
 	(void)state;
@@ -246,7 +267,10 @@ static void test_load_self(void **state)
 
 	e = maps_find(m, (uint64_t)(uintptr_t)&local);
 	assert_non_null(e);
-	assert_int_equal(e->kind, MAPS_KIND_STACK);
+	if (kernel_says_stack((uintptr_t)&local))
+		assert_int_equal(e->kind, MAPS_KIND_STACK);
+	else
+		printf("# the kernel does not label this thread's stack [stack] (valgrind?): kind not checked\n");
 
 	e = maps_find(m, (uint64_t)(uintptr_t)&getppid);
 	assert_non_null(e);
