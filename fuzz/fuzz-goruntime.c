@@ -102,7 +102,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	n = h.nsamples % (GRF_NSAMPLES + 1);
 	for (i = 0; i < n; i++)
 		smp[i] = (struct gort_sample){ h.s[i].tid, GRF_BASE + h.s[i].g,
-					       h.s[i].sp ? GRF_BASE + h.s[i].sp : 0 };
+					       h.s[i].sp ? GRF_BASE + h.s[i].sp : 0, NULL };
 	for (round = 0; round < 2; round++) {
 		for (i = 0; i < n; i++) {
 			memset(&res[i], 0, sizeof(res[i]));
