@@ -29,12 +29,17 @@ if awk -v u="$used" 'BEGIN { exit !(u < 1e9) }'; then
 fi
 ok "the workload used CPU (> 1 s)"
 # Each exiting thread's last tick goes unsampled (about 1.2 ms measured); on a machine
-# loaded far beyond its CPUs those tails grow, and the figure says more about the load.
+# loaded far beyond its CPUs those tails grow, and the figure says more about the load. The
+# workload alone keeps min(CPUs, 4) busy for 4 s (a steady thread and 3 churning ones);
+# with much less, another job shared the CPUs (make check -j runs tests side by side): at
+# 4.9 of 8 CPU seconds coverage was 98.8 %, alone it is 99.3 to 99.7 %.
 load=$(cut -d' ' -f1 /proc/loadavg)
+alone=$(awk -v n="$(nproc)" 'BEGIN { print (n < 4 ? n : 4) * 4e9 }')
 if [ -n "${GOTOP_UNDER_SANITIZER:-}" ]; then
 	skip "coverage is measured by the plain build: under a sanitizer gotop-perf's timing is not its own"
-elif awk -v u="$used" -v g="$got" -v l="$load" -v n="$(nproc)" 'BEGIN { exit !(g < 0.99 * u && l > 2 * n) }'; then
-	skip "coverage $(awk -v u="$used" -v g="$got" 'BEGIN { printf "%.1f", 100 * g / u }')% with load average $load on $(nproc) CPUs: too busy to measure"
+elif awk -v u="$used" -v g="$got" -v l="$load" -v n="$(nproc)" -v a="$alone" \
+	'BEGIN { exit !(g < 0.99 * u && (l > 2 * n || u < 0.75 * a)) }'; then
+	skip "coverage $(awk -v u="$used" -v g="$got" 'BEGIN { printf "%.1f", 100 * g / u }')% with load average $load on $(nproc) CPUs and $used of $alone ns of CPU for the workload: too busy to measure"
 else
 	check "samples cover >= 99% of its CPU time" awk -v u="$used" -v g="$got" 'BEGIN { exit !(g >= 0.99 * u) }'
 fi
