@@ -21,13 +21,7 @@ purity() { pprof_flat "$1" -relative_percentages -tagfocus=handler=gamma | awk '
 last=
 for v in $VERSIONS; do
 	bin=$T/labels-$v
-	go_build "$v" plain "$SRC" "$bin" >"$T/build.err" 2>&1
-	rc=$?
-	if [ $rc -ne 0 ]; then
-		why=$([ $rc -eq 77 ] && echo "Go $v unavailable" || echo "build failed: $(head -1 "$T/build.err")")
-		for i in 1 2 3 4 5; do skip "$why"; done
-		continue
-	fi
+	go_build_or_skip 5 "$v" plain "$SRC" "$bin" || continue
 	last=$bin
 	# Units of about 1 ms (-unitscale 1): a goroutine's labels change every millisecond.
 	"$GOTOP_PERF" record -v -d 4 -o "$T/b-$v.pb.gz" -- "$bin" -d 4s -workers 2 >"$T/out-$v" 2>&1

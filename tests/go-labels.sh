@@ -19,13 +19,7 @@ label_shares() {
 
 for v in $VERSIONS; do
 	bin=$T/labels-$v
-	go_build "$v" plain "$SRC" "$bin" >"$T/build.err" 2>&1
-	rc=$?
-	if [ $rc -ne 0 ]; then
-		why=$([ $rc -eq 77 ] && echo "Go $v unavailable" || echo "build failed: $(head -1 "$T/build.err")")
-		for i in 1 2 3 4 5 6; do skip "$why"; done
-		continue
-	fi
+	go_build_or_skip 6 "$v" plain "$SRC" "$bin" || continue
 	# Go's profiler at 250 Hz: enough samples for a 3-point comparison, and the
 	# setitimer-based profiler still keeps up (at 1 kHz it loses most signals).
 	"$GOTOP_PERF" record -q -o "$T/g-$v.pb.gz" -- \

@@ -12,13 +12,7 @@ SRC=$TOP_SRCDIR/tests/workloads/go/leafduff.go
 
 for v in $VERSIONS; do
 	bin=$T/leafduff-$v
-	go_build "$v" plain "$SRC" "$bin" >"$T/build.err" 2>&1
-	rc=$?
-	if [ $rc -ne 0 ]; then
-		why=$([ $rc -eq 77 ] && echo "Go $v unavailable" || echo "build failed: $(head -1 "$T/build.err")")
-		for i in 1 2 3 4 5 6; do skip "$why"; done
-		continue
-	fi
+	go_build_or_skip 6 "$v" plain "$SRC" "$bin" || continue
 	"$GOTOP_PERF" record -q -d 3 -o "$T/rep-$v.pb.gz" -- "$bin" -d 4s >"$T/out" 2>&1
 	"$GOTOP_PERF" record -q --no-repair -d 3 -o "$T/raw-$v.pb.gz" -- "$bin" -d 4s >>"$T/out" 2>&1
 	pprof_stacks "$T/rep-$v.pb.gz" >"$T/rep-$v.st"

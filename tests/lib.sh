@@ -80,6 +80,21 @@ pprof() {
 
 # go_build VERSION VARIANT SRC OUT: builds a Go workload; 77 when no toolchain.
 go_build() { "$TOP_SRCDIR/tests/go-build.sh" "$@"; }
+# go_build_or_skip N VERSION VARIANT SRC OUT: go_build; when it fails, N checks are skipped
+# with the reason (toolchain unavailable, or the build's first error line) and it returns 1.
+go_build_or_skip() {
+	gbs_n=$1
+	shift
+	go_build "$@" >"$T/build.err" 2>&1
+	gbs_rc=$?
+	[ $gbs_rc -eq 0 ] && return 0
+	gbs_why=$([ $gbs_rc -eq 77 ] && echo "Go $1 unavailable" || echo "go$1: build failed: $(head -1 "$T/build.err")")
+	while [ "$gbs_n" -gt 0 ]; do
+		skip "$gbs_why"
+		gbs_n=$((gbs_n - 1))
+	done
+	return 1
+}
 
 # wait_for_threads PID N: until the process has at least N threads (max ~5 s).
 wait_for_threads() {
