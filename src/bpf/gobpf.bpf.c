@@ -165,6 +165,9 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, int kregs)
 		nmc.g0 = r->m[GOBPF_M_G0];
 		nmc.gsignal = r->m[GOBPF_M_GSIGNAL];
 		bpf_map_update_elem(&gobpf_mcache, &tid, &nmc, BPF_ANY);
+	} else if (mc && r->maddr == mc->m) {
+		/* The thread ended and its id was reused: learn the new m from g.m. */
+		bpf_map_delete_elem(&gobpf_mcache, &tid);
 	}
 	/* The register is not the m's goroutine (a system stack, or garbage): the reader
 	 * then takes m.curg, as it was at the sample (runtime/proc.go). */
