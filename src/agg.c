@@ -274,7 +274,7 @@ int agg_go_bpf(struct agg *a, const char *go_version, size_t ring_bytes, char *w
 		snprintf(why, whylen, "Go reading is off");
 		return -EINVAL;
 	}
-	r = goread_slot_bpf(a->goslot, go_version, NULL, ring_bytes, why, whylen);
+	r = goread_slot_bpf(a->goslot, go_version, ring_bytes, why, whylen);
 	return r ? r : goread_bpf_fd(a->goslot);
 }
 

@@ -205,23 +205,22 @@ void gobpf_counts(const struct gobpf *b, uint64_t *records, uint64_t *ring_full)
 	int ncpu = libbpf_num_possible_cpus();
 	uint32_t k;
 
+	uint64_t *v;
+
 	*records = *ring_full = 0;
 	if (b->stats_fd < 0 || ncpu <= 0)
 		return;
+	v = xcalloc((size_t)ncpu, sizeof(*v)); /* one value per possible CPU */
 	for (k = 0; k < GOBPF_ST_NFIELDS; k++) {
-		uint64_t *v = xcalloc((size_t)ncpu, sizeof(*v));
 		uint64_t sum = 0;
 		int c;
 
 		if (bpf_map_lookup_elem(b->stats_fd, &k, v) == 0)
 			for (c = 0; c < ncpu; c++)
 				sum += v[c];
-		free(v);
-		if (k == GOBPF_ST_RECORDS)
-			*records = sum;
-		else
-			*ring_full = sum;
+		*(k == GOBPF_ST_RECORDS ? records : ring_full) = sum;
 	}
+	free(v);
 }
 
 int gobpf_run_time(const struct gobpf *b, uint64_t *runs, uint64_t *ns)

@@ -97,23 +97,23 @@ void goread_slot_free(struct goread_slot *slot)
 	free(slot);
 }
 
-int goread_slot_bpf(struct goread_slot *slot, const char *go_version, Dwarf *dwarf, size_t ring_bytes,
-		    char *why, size_t whylen)
+int goread_slot_bpf(struct goread_slot *slot, const char *go_version, size_t ring_bytes, char *why,
+		    size_t whylen)
 {
-	struct gort *g;
+	const struct gort_offsets *o;
 
 	if (slot->bpf)
 		return -EEXIST;
-	/* The offsets the reader will use: the same function gives them later. */
-	g = gort_new(go_version, dwarf, GORT_ARCH_AMD64);
-	if (!g) {
+	/* The version table's offsets: what gort_new takes without DWARF. The reader
+	 * published later checks that its own agree (gobpf_offsets_match). */
+	o = gort_table_offsets(go_version);
+	if (!o) {
 		int e = errno ? errno : ENOTSUP;
 
 		snprintf(why, whylen, "no runtime offsets for %s: %s", go_version, strerror(e));
 		return -e;
 	}
-	slot->bpf = gobpf_new(gort_offsets(g), ring_bytes, why, whylen);
-	gort_free(g);
+	slot->bpf = gobpf_new(o, ring_bytes, why, whylen);
 	return slot->bpf ? 0 : -(errno ? errno : EINVAL);
 }
 

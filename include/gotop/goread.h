@@ -29,12 +29,13 @@ struct goread_slot;
 struct goread_slot *goread_slot_new(void);
 void goread_slot_free(struct goread_slot *slot); /* frees the published reader too */
 /* Loads the BPF program that reads each sample's g, m and m.curg at the sample
- * (gobpf), for a Go target of this version (offsets from dwarf when given, else from
- * the version table), with a ring of ring_bytes. Call before any sampler starts; the
- * reader published later takes its records when their offsets agree. 0, or -errno with
- * a one-line reason in why (-ENOTSUP: built without BPF or no offsets; -EPERM). */
-int goread_slot_bpf(struct goread_slot *slot, const char *go_version, Dwarf *dwarf, size_t ring_bytes,
-		    char *why, size_t whylen);
+ * (gobpf), for a Go target of this version (offsets from the version table), with a
+ * ring of ring_bytes. Call before any sampler starts; the reader published later takes
+ * its records when its own offsets (DWARF's, when the binary has them) agree. 0, or
+ * -errno with a one-line reason in why (-ENOTSUP: built without BPF or no offsets;
+ * -EPERM). */
+int goread_slot_bpf(struct goread_slot *slot, const char *go_version, size_t ring_bytes, char *why,
+		    size_t whylen);
 /* The program's fd for sampler_opts.bpf_prog_fd, or -1. */
 int goread_bpf_fd(const struct goread_slot *slot);
 
