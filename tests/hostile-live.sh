@@ -18,15 +18,6 @@ export LC_ALL=C # byte semantics for grep and awk
 # Memory bound for gotop-perf itself (the issue 6 budget for the live UI).
 MAXRSS_KB=65536
 
-# skip_rest N REASON: N skips.
-skip_rest() {
-	i=0
-	while [ $i -lt "$1" ]; do
-		skip "$2"
-		i=$((i + 1))
-	done
-}
-
 # info KEY: the value(s) of one line of the workload's -info file.
 info() { sed -n "s/^$1 //p" "$T/info"; }
 
@@ -190,7 +181,7 @@ record_and_judge() {
 	diag "$w: main.labelsWork (garbage g.labels) $lt samples: $lr own goroutine, $ln no goroutine, $lw wrong"
 	[ -s "$T/wrong.txt" ] && diag_file "$T/wrong.txt"
 	if [ "${ct:-0}" -lt 20 ] || [ "${rt:-0}" -lt 20 ] || [ "${lt:-0}" -lt 20 ]; then
-		skip_rest 4 "$w: the machine is too busy to judge (control $ct, regs $rt, labels $lt samples; need 20 each)"
+		skip_n 4 "$w: the machine is too busy to judge (control $ct, regs $rt, labels $lt samples; need 20 each)"
 	else
 		check "$w: the control goroutine keeps its own samples: >= 90% of main.controlWork has goroutine $(info control) and handler=ok, none another ($cr of $ct, $cw wrong)" \
 			awk -v r="$cr" -v t="$ct" -v w="$cw" 'BEGIN { exit !(w == 0 && r >= 0.9 * t) }'
@@ -213,12 +204,7 @@ record_and_judge() {
 
 for v in $VERSIONS; do
 	bin=$T/garbageg-$v
-	go_build "$v" plain "$SRC" "$bin" >"$T/build.err" 2>&1
-	rc=$?
-	if [ $rc -ne 0 ]; then
-		skip_rest $NCHECK "$([ $rc -eq 77 ] && echo "Go $v unavailable" || echo "go$v: build failed: $(head -1 "$T/build.err")")"
-		continue
-	fi
+	go_build_or_skip $NCHECK "$v" plain "$SRC" "$bin" || continue
 	rm -f "$T/info"
 	"$bin" -d 300s -info "$T/info" >"$T/target.out" 2>&1 &
 	pid=$!
@@ -232,24 +218,15 @@ for v in $VERSIONS; do
 		not_ok "go$v: the garbageg target starts"
 		diag_file "$T/target.out"
 		kill -9 $pid 2>/dev/null
-		skip_rest $((NCHECK - 1)) "go$v: no target"
+		skip_n $((NCHECK - 1)) "go$v: no target"
 		continue
 	fi
 	ok "go$v: the target runs with garbage g registers and g.labels (g.labels at byte $(info labels_offset), $(info sets) hostile label sets; goroutines: control $(info control), regs $(info regs), labels $(info labels))"
 
 	# --- record, with the goroutine read at the sample (BPF, when the build and the
 	# machine allow) and after it (--no-bpf: the read comes later, from user space) ---
-	for mode in default no-bpf; do
-		if [ $mode = default ]; then
-			opt=
-		elif "$GOTOP_PERF" record --help 2>&1 | grep -q -- '--no-bpf'; then
-			opt=--no-bpf
-		else
-			skip_rest $NREC "go$v: this gotop-perf has no --no-bpf"
-			continue
-		fi
-		record_and_judge "$v" $mode $pid $opt
-	done
+	record_and_judge "$v" default $pid
+	record_and_judge "$v" no-bpf $pid --no-bpf
 
 	# --- the live UI, --batch ---
 	timeout -k 5 60 "$GOTOP_PERF" --batch -n 3 --rows 0 --view top,tree,labels,goroutines,threads -p $pid \

@@ -36,6 +36,14 @@ ok() { tap_n=$((tap_n + 1)); echo "ok $tap_n - $*"; }
 not_ok() { tap_n=$((tap_n + 1)); echo "not ok $tap_n - $*"; tap_failed=1; }
 skip() { tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP $*"; }
 skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+# skip_n N REASON: N checks skipped for one reason.
+skip_n() {
+	skn=$1
+	while [ "$skn" -gt 0 ]; do
+		skip "$2"
+		skn=$((skn - 1))
+	done
+}
 diag() { echo "# $*"; }
 # check DESCRIPTION COMMAND...: ok when the command succeeds.
 check() {
@@ -88,11 +96,7 @@ go_build_or_skip() {
 	go_build "$@" >"$T/build.err" 2>&1
 	gbs_rc=$?
 	[ $gbs_rc -eq 0 ] && return 0
-	gbs_why=$([ $gbs_rc -eq 77 ] && echo "Go $1 unavailable" || echo "go$1: build failed: $(head -1 "$T/build.err")")
-	while [ "$gbs_n" -gt 0 ]; do
-		skip "$gbs_why"
-		gbs_n=$((gbs_n - 1))
-	done
+	skip_n "$gbs_n" "$([ $gbs_rc -eq 77 ] && echo "Go $1 unavailable" || echo "go$1: build failed: $(head -1 "$T/build.err")")"
 	return 1
 }
 
