@@ -169,7 +169,7 @@ wait_for '^q Quit h Help' >/dev/null
 # --- resize ---
 tm resize-window -t ui -x 80 -y 24
 check "at 80x24 the header still fits on its line" wait_for '^gotop-perf PID .* running [0-9]+:[0-9]{2}:[0-9]{2} *$'
-check "... with rows and the key bar" sh -c "grep -q ' hot_ab ' '$T/pane.txt' && grep -q '^q Quit' '$T/pane.txt'"
+check "... with rows and the key bar" wait_cmd sh -c "grep -q ' hot_ab ' '$T/pane.txt' && grep -q '^q Quit' '$T/pane.txt'"
 tm resize-window -t ui -x 60 -y 20
 check "below 80x24 it says what it needs" wait_for 'needs at least 80x24 \(this is 60x20\)'
 tm resize-window -t ui -x 120 -y 40
