@@ -775,7 +775,7 @@ size_t model_label_values(struct model *m, const char *key, struct model_value *
 			  struct model_totals *t)
 {
 	uint32_t ksid = find_string(m->p, key);
-	struct hmap byname = { 0 }, bynum = { 0 }, top = { 0 };
+	struct hmap byname = { 0 }, bynum = { 0 }, top = { 0 }, sets = { 0 };
 	struct model_value *vals = NULL;
 	int64_t *repv = NULL, *topv = NULL;
 	size_t n = 0, cap = 0, caprep = 0, captop = 0, k;
@@ -793,6 +793,12 @@ size_t model_label_values(struct model *m, const char *key, struct model_value *
 		t->value += m->val[k];
 		t->count += m->cnt[k];
 		leaf = FR_END(m, k) > FR_BEGIN(m, k) ? FR_FN(m, FR_END(m, k) - 1) : UINT32_MAX;
+		/* The sample's other string labels as one set (labels are sorted, so equal sets
+		 * hash alike): a goroutine's row shows the set it spent most under. */
+		uint64_t set = 0x9e3779b97f4a7c15ULL;
+		for (i = 0; i < s.nlabels; i++)
+			if (s.labels[i].str && s.labels[i].key != ksid)
+				set = util_mix64(set ^ ((uint64_t)s.labels[i].key << 32 | s.labels[i].str));
 		for (i = 0; i < s.nlabels; i++) {
 			const struct prof_label *l = &s.labels[i];
 			int created;
@@ -822,8 +828,11 @@ size_t model_label_values(struct model *m, const char *key, struct model_value *
 			v = &vals[*slot];
 			v->value += m->val[k];
 			v->n += m->cnt[k];
-			if (m->val[k] > repv[*slot]) {
-				repv[*slot] = m->val[k];
+			uint64_t *acc = hmap_get(&sets, util_mix64(set ^ (uint64_t)*slot), 1, NULL);
+
+			*acc += (uint64_t)m->val[k];
+			if ((int64_t)*acc > repv[*slot]) {
+				repv[*slot] = (int64_t)*acc;
 				v->rep = m->sidx[k];
 			}
 			if (leaf != UINT32_MAX) {
@@ -841,6 +850,7 @@ size_t model_label_values(struct model *m, const char *key, struct model_value *
 	hmap_free(&byname);
 	hmap_free(&bynum);
 	hmap_free(&top);
+	hmap_free(&sets);
 	free(repv);
 	free(topv);
 	if (n)

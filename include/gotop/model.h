@@ -110,7 +110,8 @@ struct model_value {
 	int64_t value;
 	uint64_t n;
 	long top_fn;           /* leaf function with the most value, or -1 */
-	size_t rep;            /* profile sample index of the heaviest sample with this value */
+	size_t rep;            /* profile sample index of a sample with this value whose other
+				* string labels are the set holding the most of its value */
 };
 /* Values of label key under the filters, except the filters on that key itself (so the
  * other values stay visible), by value descending. Sets *t to the totals those values
