@@ -1,11 +1,12 @@
 #!/bin/sh
 # faults.sh: the output disk full or read-only, ring-buffer overflow under a 20 kHz burst,
-# the target stopped (SIGSTOP) or killed (SIGKILL) under the live UI, and an unprivileged
+# the target stopped (SIGSTOP) or killed (SIGKILL) under the live UI, record stopped by
+# SIGTERM before sampling began, and an unprivileged
 # user at kernel.perf_event_paranoid 1, 2 and 3. Never a hang: every run has a generous bound.
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
 
 need_perf
-plan 33
+plan 35
 out=$T/out
 err=$T/err
 # A copy of the C workload under a path of our own, so that its processes can be told apart.
@@ -145,6 +146,33 @@ last=$(grep -n '^=== iteration' "$out" | tail -1 | cut -d: -f1)
 check "... the last iteration shows hot_ab (sampling resumed)" \
 	sh -c "tail -n +${last:-1} '$out' | grep -q ' hot_ab '"
 kill -9 $spid 2>/dev/null
+
+# --- SIGTERM while record opens its events and loads symbols: a profile all the same ---
+# term_early ARGS...: record ARGS in the background, SIGTERM as soon as it has a perf event
+# open (before sampling starts: kallsyms and the symbol tables load next); sets rc.
+term_early() {
+	"$GOTOP_PERF" record "$@" >"$out" 2>&1 &
+	gpid=$!
+	track $gpid
+	i=0
+	until ls -l /proc/$gpid/fd 2>/dev/null | grep -q 'perf_event' || [ $i -ge 1000 ]; do
+		sleep 0.01
+		i=$((i + 1))
+	done
+	kill -TERM $gpid
+	wait $gpid
+	rc=$?
+}
+"$W" 60 &
+spid=$!
+track $spid
+term_early -p $spid -o "$T/early.pb.gz"
+check "SIGTERM as record -p opens its events: exit 0 with a profile ($(tail -1 "$out"))" \
+	sh -c "[ $rc -eq 0 ] && grep -q 'profile written' '$out' && gzip -t '$T/early.pb.gz'"
+kill -9 $spid 2>/dev/null
+term_early -o "$T/early2.pb.gz" -- "$W" 60
+check "... and with a command: exit 0, a profile, the command stopped ($(tail -1 "$out"))" \
+	sh -c "[ $rc -eq 0 ] && grep -q 'profile written' '$out' && gzip -t '$T/early2.pb.gz' && ! ps -eo args | grep -q '^$W '"
 
 # --- SIGKILL of the target under the live --batch (a spawned command and -p) ---
 run_bounded 30 "$GOTOP_PERF" --batch -d 0.5 --view top -- "$W" 60 >"$out" 2>"$err" &

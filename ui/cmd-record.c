@@ -173,7 +173,7 @@ int cmd_record(int argc, char **argv)
 	char why[512], kwhy[256], *cmdline = NULL, gover[64], bpf_why[256];
 	struct sampler_opts go_so;
 	uint64_t start_ns, start_wall;
-	int rc, kernel, exited = 0, i, nev, go_target;
+	int rc, kernel, exited = 0, i, nev, go_target, started = 0;
 	size_t e;
 
 	rc = parse_args(argc, argv, &o);
@@ -181,6 +181,9 @@ int cmd_record(int argc, char **argv)
 		return rc;
 	memset(&target, 0, sizeof(target));
 	target.go_fd = target.err_fd = -1;
+	/* From here a SIGINT or SIGTERM ends the recording with a profile, also while the
+	 * events are opened and the symbol tables load (a second or more on large binaries). */
+	cli_install_signals();
 
 	/* Fail before sampling when the output cannot be written. */
 	for (e = 0; e < o.s.nevents; e++) {
@@ -268,10 +271,10 @@ int cmd_record(int argc, char **argv)
 
 	/* Symbol tables and kallsyms are loaded now, not inside the profiled time. */
 	agg_preload(agg, !target.spawned);
-	cli_install_signals();
 	start_ns = util_now_ns();
 	start_wall = util_wall_ns();
-	for (e = 0; e < o.s.nevents; e++) {
+	/* Stopped before sampling began: an empty profile, and a command is never run. */
+	for (e = 0; e < o.s.nevents && !cli_stop_signal; e++) {
 		int r = sampler_start(samplers[e]);
 
 		if (r) {
@@ -280,7 +283,8 @@ int cmd_record(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (target.spawned) {
+	started = e == o.s.nevents;
+	if (target.spawned && started) {
 		cli_target_go(&target);
 		if (target.exit_status < 0) {
 			cli_error("cannot run %s: %s", o.command[0], strerror(-target.exit_status));
@@ -288,10 +292,10 @@ int cmd_record(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (target.spawned)
+	if (target.spawned && started)
 		agg_preload(agg, 1); /* the command has exec'd: its symbols, and the Go reads */
 	cmdline = procinfo_cmdline(target.pid, 1024);
-	if (!o.quiet)
+	if (!o.quiet && started)
 		fprintf(stderr, "gotop-perf: recording PID %d (%s)%s\n", (int)target.pid,
 			cmdline ? cmdline : "?", o.duration > 0 ? "" : ": Ctrl-C to stop");
 
@@ -402,7 +406,8 @@ int cmd_record(int argc, char **argv)
 		if (exited)
 			fprintf(stderr, "gotop-perf: note: the target exited; profile written\n");
 		else if (cli_stop_signal)
-			fprintf(stderr, "gotop-perf: stopped by signal %d; profile written\n", cli_stop_signal);
+			fprintf(stderr, "gotop-perf: stopped by signal %d%s; profile written\n", cli_stop_signal,
+				started ? "" : " before sampling began");
 	}
 out:
 	for (e = 0; e < o.s.nevents; e++)

@@ -240,6 +240,8 @@ int cli_target_spawn(struct cli_target *t, char **argv)
 		close(e[0]);
 		if (read(p[0], &c, 1) != 1)
 			_exit(127);
+		/* An ignored signal stays ignored across exec: the command gets SIGPIPE as usual. */
+		signal(SIGPIPE, SIG_DFL);
 		execvp(argv[0], argv);
 		err = errno;
 		if (write(e[1], &err, sizeof(err)) < 0)
