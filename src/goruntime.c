@@ -62,7 +62,8 @@
 #define ALLM_INTERVAL_NS 50000000ULL
 #define MAX_STATIC 16
 
-#define TID_SLOTS 4096
+#define TID_SLOTS 4096 /* thread -> m cache: 1024 sets */
+#define TID_WAYS 4
 #define LC_SETS 1024
 #define LC_WAYS 4
 #define INTERN_MAX_SETS 100000
@@ -493,6 +494,7 @@ struct gort {
 	int nstatic;
 
 	struct tid_slot *tids;
+	unsigned tid_evict; /* round robin over a full set's ways */
 	struct lc_entry *lc;
 	uint64_t lc_clock;
 
@@ -855,15 +857,34 @@ static int read_m(struct gort *gr, const struct gp_mem *mem, uint64_t addr, stru
 	return 0;
 }
 
+/* The thread's slot, or (not known) the first slot of its set: callers check s->tid.
+ * TID_WAYS slots per set, so threads whose tids hash alike all stay known: direct-mapped,
+ * a dozen threads collided in about 1 process of 60 (goruntime-live found one whose m
+ * was then never found). */
 static struct tid_slot *tid_slot(struct gort *g, uint32_t tid)
 {
-	return &g->tids[util_mix64(tid) & (TID_SLOTS - 1)];
+	struct tid_slot *set = &g->tids[util_mix64(tid) & (TID_SLOTS - TID_WAYS)];
+	int w;
+
+	for (w = 0; w < TID_WAYS; w++)
+		if (set[w].tid == tid)
+			return &set[w];
+	return set;
 }
 
 static void tid_remember(struct gort *g, uint32_t tid, uint64_t m, uint64_t g0, uint64_t gsignal)
 {
 	struct tid_slot *s = tid_slot(g, tid);
 
+	if (s->tid != tid) {
+		/* New: an empty way of the set, else one in turn (a full set means
+		 * hundreds of threads; the evicted one is found through allm again). */
+		int w;
+
+		for (w = 0; w < TID_WAYS && s[w].tid; w++)
+			;
+		s += w < TID_WAYS ? w : (int)(g->tid_evict++ % TID_WAYS);
+	}
 	if (s->tid == tid && s->m == m && (!g0 || (s->g0 == g0 && s->gsignal == gsignal))) {
 		if (!s->g0) { /* allm told only the m: keep what an m read adds */
 			s->g0 = g0;

@@ -637,6 +637,35 @@ static void test_allm(void **state)
 	fake_free(f);
 }
 
+/* A process with many threads: every one is found through one walk of allm, whatever
+ * its tid hashes to (direct-mapped, tids that hash alike evicted each other). */
+static void test_allm_many(void **state)
+{
+	enum { N = 120 };
+	struct fake *f = fake_new("go1.23.4");
+	struct gort_result r;
+	struct gort_stats st;
+	static struct fthread t[N];
+	uint64_t allm = halloc(f, 8), prev = 0;
+	int i, found = 0;
+
+	(void)state;
+	for (i = 0; i < N; i++) {
+		make_thread(f, &t[i], 40000 + 3 * (uint32_t)i, 1000 + (uint64_t)i);
+		w64(f, t[i].m + f->o->m_alllink, prev);
+		prev = t[i].m;
+	}
+	w64(f, allm, prev);
+	gort_set_runtime_vars(f->gr, allm, 0);
+	for (i = 0; i < N; i++)
+		if (rd(f, &t[i], 0, 0, &r) == 0 && r.goid == 1000 + (uint64_t)i && (r.flags & GORT_VIA_M))
+			found++;
+	gort_get_stats(f->gr, &st);
+	assert_int_equal(found, N);
+	assert_int_equal(st.allm_walks, 1);
+	fake_free(f);
+}
+
 /* ---------------------------------------------------------------- labels: slices */
 
 static void test_slice_labels(void **state)
@@ -1564,6 +1593,7 @@ int main(void)
 		cmocka_unit_test(test_bad_register),
 		cmocka_unit_test(test_register_needs_sp),
 		cmocka_unit_test(test_allm),
+		cmocka_unit_test(test_allm_many),
 		cmocka_unit_test(test_slice_labels),
 		cmocka_unit_test(test_raw_bytes_and_truncation),
 		cmocka_unit_test(test_slice_garbage),
