@@ -91,9 +91,15 @@ section "$out" 1 Top >"$T/top.txt"
 check "--focus chain_c: hot_c is 100% total" grep -Eq '^ +[0-9.]+% +100\.0% +[0-9]+ hot_c ' "$T/top.txt"
 check "... and hot_ab is gone" sh -c "! grep -q ' hot_ab ' '$T/top.txt'"
 check "... the info line names the focus" grep -q 'focus: chain_c\*' "$out"
-"$GOTOP_PERF" --batch -n 1 --view top --ignore hot_ab -- "$W" 20 >"$out" 2>"$err"
-section "$out" 1 Top >"$T/top.txt"
-check "--ignore hot_ab drops its samples" sh -c "! grep -q ' hot_ab ' '$T/top.txt' && grep -q ' hot_c ' '$T/top.txt'"
+# Two refreshes and every row: under TSan on a loaded machine one second held no hot_c.
+"$GOTOP_PERF" --batch -n 2 --rows 0 --view top --ignore hot_ab -- "$W" 20 >"$out" 2>"$err"
+section "$out" 2 Top >"$T/top.txt"
+if ! grep -q ' hot_ab ' "$T/top.txt" && grep -q ' hot_c ' "$T/top.txt"; then
+	ok "--ignore hot_ab drops its samples"
+else
+	not_ok "--ignore hot_ab drops its samples"
+	diag_file "$T/top.txt"
+fi
 
 # --- the target exits: the last iteration says so and batch ends by itself ---
 "$GOTOP_PERF" --batch --view top -- "$W" 1.5 >"$out" 2>"$err"
