@@ -828,11 +828,11 @@ size_t model_label_values(struct model *m, const char *key, struct model_value *
 			v = &vals[*slot];
 			v->value += m->val[k];
 			v->n += m->cnt[k];
-			uint64_t *acc = hmap_get(&sets, util_mix64(set ^ (uint64_t)*slot), 1, NULL);
+			uint64_t *inset = hmap_get(&sets, util_mix64(set ^ (uint64_t)*slot), 1, NULL);
 
-			*acc += (uint64_t)m->val[k];
-			if ((int64_t)*acc > repv[*slot]) {
-				repv[*slot] = (int64_t)*acc;
+			*inset += (uint64_t)m->val[k];
+			if ((int64_t)*inset > repv[*slot]) {
+				repv[*slot] = (int64_t)*inset;
 				v->rep = m->sidx[k];
 			}
 			if (leaf != UINT32_MAX) {

@@ -46,8 +46,11 @@ for v in $VERSIONS; do
 	"$GOTOP_PERF" record -q --no-bpf -d 4 -o "$T/n-$v.pb.gz" -- "$bin" -d 4s -workers 2 >/dev/null 2>&1
 	pn=$(purity "$T/n-$v.pb.gz")
 	diag "go$v: 1 ms units: main.gammaWork has ${p:-0}% of handler=gamma samples (--no-bpf: ${pn:-0}%)"
-	check "go$v: with 1 ms units, -tagfocus=handler=gamma is >= 95% main.gammaWork (${p:-0}%)" \
-		awk -v p="${p:-0}" 'BEGIN { exit !(p >= 95) }'
+	# 97 to 99.8 % alone; 94.3 % with another process busy on one of the two CPUs (units
+	# are 1 ms of wall time, so pprof.Do's fixed cost is a larger share of less CPU);
+	# --no-bpf gives 34 to 48 %.
+	check "go$v: with 1 ms units, -tagfocus=handler=gamma is >= 90% main.gammaWork (${p:-0}%)" \
+		awk -v p="${p:-0}" 'BEGIN { exit !(p >= 90) }'
 	# And the goroutine ids are those of the workers: one per worker over all samples.
 	pprof -tags -tagfocus=handler=. "$T/b-$v.pb.gz" 2>/dev/null | sed -n '/^ *goroutine:/,/^ *[a-z]*:/p' |
 		grep -c ' [0-9]* *$' >"$T/ng"
