@@ -2,7 +2,7 @@
 # tests/sanitize.sh: the memory and thread checks of issue 7, run by `setup.sh test` after the
 # suite: an ASan+UBSan build runs the whole suite again (unit tests, fuzz corpora, every
 # integration test, with one Go version); a clang --enable-fuzzing build runs each libFuzzer
-# harness for GOTOP_FUZZ_TIME seconds (default 20) under ASan+UBSan; valgrind memcheck runs the
+# harness for GOTOP_FUZZ_TIME seconds (default 10) under ASan+UBSan; valgrind memcheck runs the
 # whole suite again, unit tests and every integration test with gotop-perf under it (memory
 # errors, definite and indirect leaks fail); cppcheck finds nothing; a ThreadSanitizer build runs the UI and record
 # tests (the sampler -> aggregator -> UI hand-off).
@@ -80,7 +80,7 @@ fi
 # timeout-, oom-) behind: the input that reproduces it (fuzz/fuzz-main.c).
 F=$WORK/fuzz
 fuzz_cc=$(command -v clang || command -v clang-14 || true)
-ftime=${GOTOP_FUZZ_TIME:-20}
+ftime=${GOTOP_FUZZ_TIME:-10}
 if [ -z "$fuzz_cc" ]; then
 	skip=$((skip + 1))
 	say "SKIP - libFuzzer: clang is not installed"
@@ -141,26 +141,19 @@ if command -v valgrind >/dev/null && configure_build "$P"; then
 	EOF
 	VG_OPTS="--error-exitcode=97 --leak-check=full --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect --suppressions=$WORK/valgrind.supp"
 	VG="valgrind -q $VG_OPTS"
-	# Every unit test, $jobs at a time. test-gopclntab checks one Go release's binaries, not
-	# three: under valgrind that alone takes 110 s (ASan and the plain suite check three).
-	running=0
-	for u in $UNITS; do
-		n=$(basename "$u")
-		(cd "$P" && GOPCLN_TEST_GO=1.23 CMOCKA_MESSAGE_OUTPUT=TAP TOP_SRCDIR=$SRC TOP_BUILDDIR=$P \
-			$VG "./$u" >"$P/$n.vg" 2>&1; echo $? >"$P/$n.vgrc") &
-		running=$((running + 1))
-		if [ $running -ge "$jobs" ]; then
-			wait -n
-			running=$((running - 1))
-		fi
-	done
-	wait
-	for u in $UNITS; do
-		n=$(basename "$u")
-		rc=$(cat "$P/$n.vgrc" 2>/dev/null || echo none)
-		step "valgrind: $n (exit $rc)" $([ "$rc" = 0 ] && ! grep -q '^==[0-9]*== ' "$P/$n.vg"; echo $?)
-		[ "$rc" = 0 ] || grep -E '^(not ok|==[0-9]+== )' "$P/$n.vg" | head -20 >&2
-	done
+	# Every unit test, one at a time beside the integration tests below (which wait on
+	# their workloads a good part of the time), the longest first. test-gopclntab checks
+	# one Go release's binaries, not three: under valgrind that alone takes 110 s (ASan and
+	# the plain suite check three).
+	VG_UNITS="tests/test-gopclntab $(echo "$UNITS" | tr ' ' '\n' | grep -v test-gopclntab | tr '\n' ' ')"
+	(
+		for u in $VG_UNITS; do
+			n=$(basename "$u")
+			(cd "$P" && GOPCLN_TEST_GO=1.23 CMOCKA_MESSAGE_OUTPUT=TAP TOP_SRCDIR=$SRC TOP_BUILDDIR=$P \
+				$VG "./$u" >"$P/$n.vg" 2>&1; echo $? >"$P/$n.vgrc")
+		done
+	) &
+	vg_units=$!
 	# Every integration test with gotop-perf under memcheck (tests/lib.sh's GOTOP_WRAP); the
 	# workloads it starts run natively (valgrind does not follow exec). gotop-perf needs 15-20
 	# times the CPU (record -d 1 of cchains: 6.4 s instead of 0.37), so the tests bound runs
@@ -172,6 +165,13 @@ if command -v valgrind >/dev/null && configure_build "$P"; then
 	rm -rf "$R" && mkdir -p "$R" && chmod 1777 "$R"
 	GOTOP_WRAP="valgrind $VG_OPTS --child-silent-after-fork=yes --log-file=$R/vg.%p" GOTOP_UNDER_SANITIZER=1 \
 		GOTOP_GO_VERSIONS=1.23 GOTOP_VERIFY_ROUNDS=2 make -C "$P" -s -j"$jobs" check TESTS="$INTEG" >"$P/check.out" 2>&1
+	wait $vg_units
+	for u in $VG_UNITS; do
+		n=$(basename "$u")
+		rc=$(cat "$P/$n.vgrc" 2>/dev/null || echo none)
+		step "valgrind: $n (exit $rc)" $([ "$rc" = 0 ] && ! grep -q '^==[0-9]*== ' "$P/$n.vg"; echo $?)
+		[ "$rc" = 0 ] || grep -E '^(not ok|==[0-9]+== )' "$P/$n.vg" | head -20 >&2
+	done
 	add_log "$P/test-suite.log"
 	# A finding: any memory error; a definite or indirect leak of a process that ended by
 	# itself. A process a test kills with a signal it does not handle (yet: a slow start

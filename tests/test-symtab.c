@@ -1481,6 +1481,38 @@ static void test_kallsyms_parse(void **state)
 	assert_int_equal(kallsyms_module_range(ks, "nope", &a, &b), -ENOENT);
 	kallsyms_free(ks);
 
+	/* The best alias wins whether the file is in address order (one pass) or not (sorted
+	 * first): global before local, fewer leading underscores first. */
+	static const char inorder[] =
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81000010 t __pfx_do_work\n"
+		"ffffffff81000010 t _do_work\n"
+		"ffffffff81000010 T do_work\n"
+		"ffffffff81000010 t do_work_alias\n"
+		"ffffffff81000040 t __lock\n"
+		"ffffffff81000040 t _lock\n"
+		"ffffffff81000080 T _etext\n";
+	static const char shuffled[] =
+		"ffffffff81000040 t _lock\n"
+		"ffffffff81000010 t do_work_alias\n"
+		"ffffffff81000080 T _etext\n"
+		"ffffffff81000010 T do_work\n"
+		"ffffffff81000040 t __lock\n"
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81000010 t __pfx_do_work\n"
+		"ffffffff81000010 t _do_work\n";
+	for (int k = 0; k < 2; k++) {
+		const char *txt = k ? shuffled : inorder;
+
+		ks = kallsyms_parse(txt, strlen(txt), &err);
+		assert_non_null(ks);
+		assert_string_equal(kallsyms_lookup(ks, 0xffffffff81000018ull, NULL, &off), "do_work");
+		assert_int_equal(off, 8);
+		assert_string_equal(kallsyms_lookup(ks, 0xffffffff81000040ull, NULL, NULL), "_lock");
+		assert_string_equal(kallsyms_lookup(ks, 0xffffffff81000004ull, NULL, NULL), "_stext");
+		kallsyms_free(ks);
+	}
+
 	/* kptr_restrict: every address reads as zero */
 	static const char hidden[] = "0000000000000000 T _text\n0000000000000000 t foo\t[bar]\n";
 	assert_null(kallsyms_parse(hidden, strlen(hidden), &err));
