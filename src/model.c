@@ -335,10 +335,14 @@ long model_find_fn(const struct model *m, const char *name, size_t len)
 
 #define NO_KEY UINT32_MAX
 
-/* The string id of s in the profile (0 is ""), or NO_KEY when it holds no such string. */
-static uint32_t find_string(const struct prof *p, const char *s)
+/* The string id of the len bytes at s (len 0: up to the NUL) in the profile (0 is ""),
+ * or NO_KEY when it holds no such string. */
+static uint32_t find_string(const struct prof *p, const char *s, size_t len)
 {
-	size_t n = prof_nstrings(p), i, len = strlen(s), l;
+	size_t n = prof_nstrings(p), i, l;
+
+	if (!len)
+		len = strlen(s);
 
 	if (!len)
 		return 0;
@@ -417,10 +421,10 @@ void model_set_filters(struct model *m, const struct model_filter *f, size_t n)
 		if (f[i].kind == MODEL_LABEL) {
 			struct lfilter lf = { 0, 0, f[i].num, 0 };
 
-			lf.key = f[i].key ? find_string(m->p, f[i].key) : NO_KEY;
+			lf.key = f[i].key ? find_string(m->p, f[i].key, f[i].key_len) : NO_KEY;
 			if (f[i].str) {
 				/* An empty string value is stored as "\"\"" by the aggregator. */
-				lf.str = find_string(m->p, f[i].str);
+				lf.str = find_string(m->p, f[i].str, f[i].str_len);
 				lf.never = lf.str == NO_KEY || lf.str == 0;
 			}
 			lf.never |= lf.key == NO_KEY;
@@ -429,7 +433,7 @@ void model_set_filters(struct model *m, const struct model_filter *f, size_t n)
 		} else {
 			uint8_t *mask = xcalloc(m->nfns + 1, 1);
 			const char *s = f[i].str ? f[i].str : "";
-			size_t len = strlen(s);
+			size_t len = f[i].str_len ? f[i].str_len : strlen(s);
 
 			for (k = 0; k < m->nfns; k++) {
 				const struct model_fn *fn = &m->fns[k];
@@ -771,10 +775,10 @@ static int value_cmp(const void *a, const void *b)
 	return (x->num > y->num) - (x->num < y->num);
 }
 
-size_t model_label_values(struct model *m, const char *key, struct model_value **valsp,
-			  struct model_totals *t)
+size_t model_label_values(struct model *m, const char *key, size_t key_len,
+			  struct model_value **valsp, struct model_totals *t)
 {
-	uint32_t ksid = find_string(m->p, key);
+	uint32_t ksid = find_string(m->p, key, key_len);
 	struct hmap byname = { 0 }, bynum = { 0 }, top = { 0 }, sets = { 0 };
 	struct model_value *vals = NULL;
 	int64_t *repv = NULL, *topv = NULL;

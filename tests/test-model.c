@@ -110,7 +110,7 @@ static void test_goroutine_label_set(void **state)
 	struct model *m = model_new(p, 0);
 	struct model_value *vals = NULL;
 	struct model_totals t;
-	size_t n = model_label_values(m, "goroutine", &vals, &t);
+	size_t n = model_label_values(m, "goroutine", 0, &vals, &t);
 
 	assert_int_equal(n, 2);
 	/* By value descending: goroutine 7 (11 samples) before 9 (4). */
@@ -138,7 +138,7 @@ static void test_goroutine_label_set(void **state)
 	add(&fx, 1, 20, idle, 1);
 	model_free(m);
 	m = model_new(p, 0);
-	n = model_label_values(m, "goroutine", &vals, &t);
+	n = model_label_values(m, "goroutine", 0, &vals, &t);
 	assert_int_equal(n, 2);
 	assert_int_equal(vals[0].num, 7);
 	assert_int_equal(vals[0].n, 31);
@@ -189,7 +189,7 @@ static void test_values_under_filters(void **state)
 	size_t n;
 
 	model_set_filters(m, &f, 1);
-	n = model_label_values(m, "goroutine", &vals, &t);
+	n = model_label_values(m, "goroutine", 0, &vals, &t);
 	assert_int_equal(n, 2); /* goroutine 3 has no handler=search sample */
 	assert_int_equal(find_num(vals, n, 1)->n, 5);
 	assert_int_equal(find_num(vals, n, 2)->n, 1);
@@ -199,7 +199,7 @@ static void test_values_under_filters(void **state)
 	free(vals);
 
 	/* Values of handler under handler=search: login stays listed. */
-	n = model_label_values(m, "handler", &vals, &t);
+	n = model_label_values(m, "handler", 0, &vals, &t);
 	assert_int_equal(n, 2);
 	assert_int_equal(vals[0].len, 6);
 	assert_memory_equal(vals[0].str, "search", 6);
@@ -212,9 +212,59 @@ static void test_values_under_filters(void **state)
 	free(vals);
 
 	/* A key the profile lacks has no values. */
-	n = model_label_values(m, "tenant", &vals, &t);
+	n = model_label_values(m, "tenant", 0, &vals, &t);
 	assert_int_equal(n, 0);
 	free(vals);
+	model_free(m);
+	prof_free(p);
+}
+
+/* Keys and values are bytes: two keys that differ only after a NUL are two keys, and a
+ * filter on a value holding NUL bytes selects exactly that value. */
+static void test_nul_bytes(void **state)
+{
+	struct fixture fx;
+	struct prof *p;
+	(void)state;
+
+	fixture_init(&fx);
+	p = fx.p;
+	struct prof_label a[] = {{.key = prof_strn(p, "k\0a", 3), .str = prof_strn(p, "v\0x", 3)}};
+	struct prof_label a2[] = {{.key = prof_strn(p, "k\0a", 3), .str = prof_strn(p, "v\0y", 3)}};
+	struct prof_label b[] = {{.key = prof_strn(p, "k\0b", 3), .str = prof_strn(p, "w", 1)}};
+
+	add(&fx, 1, 5, a, 1);
+	add(&fx, 2, 2, a2, 1);
+	add(&fx, 3, 7, b, 1);
+
+	struct model *m = model_new(p, 0);
+	struct model_value *vals = NULL;
+	struct model_totals t;
+	size_t n = model_label_values(m, "k\0b", 3, &vals, &t);
+
+	assert_int_equal(n, 1);
+	assert_int_equal(vals[0].len, 1);
+	assert_memory_equal(vals[0].str, "w", 1);
+	assert_int_equal(vals[0].n, 7);
+	free(vals);
+	n = model_label_values(m, "k\0a", 3, &vals, &t);
+	assert_int_equal(n, 2);
+	assert_int_equal(vals[0].len, 3);
+	assert_memory_equal(vals[0].str, "v\0x", 3);
+	free(vals);
+	/* As a C string the key is "k": no such key. */
+	n = model_label_values(m, "k\0a", 0, &vals, &t);
+	assert_int_equal(n, 0);
+	free(vals);
+
+	struct model_filter f = {.kind = MODEL_LABEL, .key = "k\0a", .key_len = 3, .str = "v\0y", .str_len = 3};
+	model_set_filters(m, &f, 1);
+	model_totals(m, &t);
+	assert_int_equal(t.count, 2);
+	f.str_len = 0; /* "v": no such value, nothing passes */
+	model_set_filters(m, &f, 1);
+	model_totals(m, &t);
+	assert_int_equal(t.count, 0);
 	model_free(m);
 	prof_free(p);
 }
@@ -224,6 +274,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_goroutine_label_set),
 		cmocka_unit_test(test_values_under_filters),
+		cmocka_unit_test(test_nul_bytes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -391,7 +391,7 @@ static void print_iteration(struct ui *ui, const char *views, uint64_t iter, int
 		if (id == VIEW_LABELS) {
 			const struct model_key *keys;
 			size_t nk, k;
-			char **names;
+			struct { char *key; size_t len; } *names;
 
 			/* Every key, one section each. */
 			ui_update_view(ui, v);
@@ -401,19 +401,23 @@ static void print_iteration(struct ui *ui, const char *views, uint64_t iter, int
 				print_rows(ui, v);
 				continue;
 			}
+			/* Copies: the keys are the view's, replaced as it updates. */
 			names = xcalloc(nk, sizeof(*names));
-			for (k = 0; k < nk; k++)
-				names[k] = xstrndup(keys[k].key, keys[k].len);
+			for (k = 0; k < nk; k++) {
+				names[k].key = xmalloc(keys[k].len + 1);
+				memcpy(names[k].key, keys[k].key, keys[k].len);
+				names[k].len = keys[k].len;
+			}
 			for (k = 0; k < nk; k++) {
 				char e[300];
 
-				ui_escape(e, sizeof(e), names[k], strlen(names[k]));
+				ui_escape(e, sizeof(e), names[k].key, names[k].len);
 				printf("\n== Labels: %s ==\n", e[0] ? e : "\"\"");
-				view_labels_set_key(v, names[k]);
+				view_labels_set_key(v, names[k].key, names[k].len);
 				print_rows(ui, v);
 			}
 			for (k = 0; k < nk; k++)
-				free(names[k]);
+				free(names[k].key);
 			free(names);
 			continue;
 		}
@@ -595,8 +599,8 @@ int cmd_live(int argc, char **argv)
 		ui_set_callers_fn(&ui, o.callers, strlen(o.callers));
 	for (i = 0; i < o.nfilters; i++)
 		ui_add_filter(&ui, o.filters[i].kind, o.filters[i].kind == MODEL_LABEL, o.filters[i].key,
-			      o.filters[i].str, o.filters[i].str ? strlen(o.filters[i].str) : 0,
-			      o.filters[i].num);
+			      o.filters[i].key ? strlen(o.filters[i].key) : 0, o.filters[i].str,
+			      o.filters[i].str ? strlen(o.filters[i].str) : 0, o.filters[i].num);
 	if (!kernel)
 		ui_set_status(&ui, UA_DIM, "%s", kwhy);
 	ui.target_pid = target.pid;

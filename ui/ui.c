@@ -116,7 +116,9 @@ static void apply_filters(struct ui *ui)
 		f[i].kind = ui->filters[i].kind;
 		f[i].exact = ui->filters[i].exact;
 		f[i].key = ui->filters[i].key;
+		f[i].key_len = ui->filters[i].key_len;
 		f[i].str = ui->filters[i].str;
+		f[i].str_len = ui->filters[i].str_len;
 		f[i].num = ui->filters[i].num;
 	}
 	model_set_filters(ui->model, f, ui->nfilters);
@@ -259,27 +261,33 @@ static void filter_remove(struct ui *ui, size_t i)
 	ui->nfilters--;
 }
 
-void ui_remove_label_filter(struct ui *ui, const char *key)
+static int is_label_key(const struct ui_filter *f, const char *key, size_t key_len)
+{
+	return f->kind == MODEL_LABEL && f->key_len == key_len && !memcmp(f->key, key, key_len);
+}
+
+void ui_remove_label_filter(struct ui *ui, const char *key, size_t key_len)
 {
 	size_t i;
 
 	for (i = 0; i < ui->nfilters; i++)
-		if (ui->filters[i].kind == MODEL_LABEL && !strcmp(ui->filters[i].key, key)) {
+		if (is_label_key(&ui->filters[i], key, key_len)) {
 			filter_remove(ui, i);
 			return;
 		}
 }
 
-int ui_has_label_filter(const struct ui *ui, const char *key, const char *str, size_t len, int64_t num)
+int ui_has_label_filter(const struct ui *ui, const char *key, size_t key_len, const char *str,
+			size_t len, int64_t num)
 {
 	size_t i;
 
 	for (i = 0; i < ui->nfilters; i++) {
 		const struct ui_filter *f = &ui->filters[i];
 
-		if (f->kind != MODEL_LABEL || strcmp(f->key, key))
+		if (!is_label_key(f, key, key_len))
 			continue;
-		if (str ? (f->str && strlen(f->str) == len && !memcmp(f->str, str, len))
+		if (str ? (f->str && f->str_len == len && !memcmp(f->str, str, len))
 			: (!f->str && f->num == num))
 			return 1;
 	}
@@ -287,14 +295,14 @@ int ui_has_label_filter(const struct ui *ui, const char *key, const char *str, s
 }
 
 void ui_add_filter(struct ui *ui, enum model_filter_kind kind, int exact, const char *key,
-		   const char *str, size_t len, int64_t num)
+		   size_t key_len, const char *str, size_t len, int64_t num)
 {
 	struct ui_filter *f;
 	size_t i;
 
 	/* A label key has one focused value at a time: a new one replaces it. */
 	for (i = 0; kind == MODEL_LABEL && i < ui->nfilters; i++)
-		if (ui->filters[i].kind == MODEL_LABEL && !strcmp(ui->filters[i].key, key)) {
+		if (is_label_key(&ui->filters[i], key, key_len)) {
 			filter_remove(ui, i);
 			break;
 		}
@@ -304,8 +312,19 @@ void ui_add_filter(struct ui *ui, enum model_filter_kind kind, int exact, const 
 	memset(f, 0, sizeof(*f));
 	f->kind = kind;
 	f->exact = exact;
-	f->key = key ? xstrdup(key) : NULL;
-	f->str = str ? xstrndup(str, len) : NULL;
+	/* xstrndup stops at a NUL: copy the bytes. */
+	if (key) {
+		f->key = xmalloc(key_len + 1);
+		memcpy(f->key, key, key_len);
+		f->key[key_len] = 0;
+		f->key_len = key_len;
+	}
+	if (str) {
+		f->str = xmalloc(len + 1);
+		memcpy(f->str, str, len);
+		f->str[len] = 0;
+		f->str_len = len;
+	}
 	f->num = num;
 }
 
@@ -316,13 +335,13 @@ static void filter_text(const struct ui_filter *f, char *buf, size_t n)
 	switch (f->kind) {
 	case MODEL_FOCUS:
 	case MODEL_IGNORE:
-		ui_escape(a, sizeof(a), f->str, strlen(f->str));
+		ui_escape(a, sizeof(a), f->str, f->str_len);
 		snprintf(buf, n, "%s%s%s", f->kind == MODEL_IGNORE ? "-" : "", a, f->exact ? "" : "*");
 		break;
 	case MODEL_LABEL:
-		ui_escape(a, sizeof(a), f->key, strlen(f->key));
+		ui_escape(a, sizeof(a), f->key, f->key_len);
 		if (f->str) {
-			ui_escape(b, sizeof(b), f->str, strlen(f->str));
+			ui_escape(b, sizeof(b), f->str, f->str_len);
 			snprintf(buf, n, "%s=%s", a, b);
 		} else {
 			snprintf(buf, n, "%s=%lld", a, (long long)f->num);
@@ -782,7 +801,7 @@ int ui_action(struct ui *ui, enum ui_action a)
 			return R_REDRAW;
 		}
 		f = model_fn(ui->model, (uint32_t)fn);
-		ui_add_filter(ui, a == ACT_FOCUS ? MODEL_FOCUS : MODEL_IGNORE, 1, NULL, f->name,
+		ui_add_filter(ui, a == ACT_FOCUS ? MODEL_FOCUS : MODEL_IGNORE, 1, NULL, 0, f->name,
 			      f->name_len, 0);
 		return R_MODEL | R_UPDATE | R_REDRAW;
 	}

@@ -122,12 +122,14 @@ struct view {
 	void *priv;
 };
 
-/* A focus filter as the person set it (strings owned, so it outlives snapshots). */
+/* A focus filter as the person set it (strings owned, so it outlives snapshots; bytes
+ * with their lengths, NUL-terminated too: label keys and values may hold NUL bytes). */
 struct ui_filter {
 	enum model_filter_kind kind;
 	int exact;
 	char *key;
 	char *str;
+	size_t key_len, str_len;
 	int64_t num;
 };
 
@@ -196,10 +198,11 @@ void ui_remember_sel(struct ui *ui, struct view *v);
 void ui_clamp(struct ui *ui, struct view *v);
 /* Focus filters. */
 void ui_add_filter(struct ui *ui, enum model_filter_kind kind, int exact, const char *key,
-		   const char *str, size_t len, int64_t num);
+		   size_t key_len, const char *str, size_t len, int64_t num);
 void ui_clear_filters(struct ui *ui);
-void ui_remove_label_filter(struct ui *ui, const char *key);
-int ui_has_label_filter(const struct ui *ui, const char *key, const char *str, size_t len, int64_t num);
+void ui_remove_label_filter(struct ui *ui, const char *key, size_t key_len);
+int ui_has_label_filter(const struct ui *ui, const char *key, size_t key_len, const char *str,
+			size_t len, int64_t num);
 /* Fills buf with a safe, escaped copy of target bytes. */
 const char *ui_esc(struct ui *ui, char *buf, size_t bufsz, const char *s, size_t len);
 /* Formats a percentage of total in 6 columns ("100.0%", " 12.5%", "  0.0%"). */
@@ -228,7 +231,7 @@ int ui_verify_toggle(struct ui *ui);
 /* Batch helpers: the Top view's sort order by name ("self", "total", "name"); the
  * Labels view's key. 0, or -1 when unknown. */
 int view_top_set_sort(struct view *v, const char *name);
-void view_labels_set_key(struct view *v, const char *key);
+void view_labels_set_key(struct view *v, const char *key, size_t len);
 /* The label keys of the last update (borrowed, valid until the next update). */
 size_t view_labels_keys(struct view *v, const struct model_key **keys);
 /* Asks the worker to sample another event (a perf name); the answer goes to the status. */

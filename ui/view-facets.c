@@ -16,7 +16,8 @@ struct facet {
 	enum facet_kind kind;
 	struct model_key *keys;  /* Labels: string keys seen (borrowed names) */
 	size_t nkeys;
-	char key[256];           /* the key shown */
+	char *key;               /* the key shown (key_len bytes, NUL-terminated too) */
+	size_t key_len;
 	struct model_value *vals;
 	size_t n;
 	struct model_totals tot;
@@ -25,6 +26,22 @@ struct facet {
 	int has_rest;
 };
 
+static void set_key(struct facet *f, const char *key, size_t len)
+{
+	char *k = xmalloc(len + 1);
+
+	memcpy(k, key, len);
+	k[len] = 0;
+	free(f->key);
+	f->key = k;
+	f->key_len = len;
+}
+
+static int is_key(const struct facet *f, const struct model_key *k)
+{
+	return f->key_len == k->len && !memcmp(f->key, k->key, k->len);
+}
+
 static struct facet *facet_of(struct view *v)
 {
 	if (!v->priv) {
@@ -32,17 +49,19 @@ static struct facet *facet_of(struct view *v)
 
 		f->kind = v->id == VIEW_GOROUTINES ? F_GOROUTINES : v->id == VIEW_THREADS ? F_THREADS : F_LABELS;
 		if (f->kind == F_GOROUTINES)
-			snprintf(f->key, sizeof(f->key), "goroutine");
+			set_key(f, "goroutine", 9);
 		else if (f->kind == F_THREADS)
-			snprintf(f->key, sizeof(f->key), "thread");
+			set_key(f, "thread", 6);
+		else
+			set_key(f, "", 0);
 		v->priv = f;
 	}
 	return v->priv;
 }
 
-void view_labels_set_key(struct view *v, const char *key)
+void view_labels_set_key(struct view *v, const char *key, size_t len)
 {
-	snprintf(facet_of(v)->key, sizeof(facet_of(v)->key), "%s", key);
+	set_key(facet_of(v), key, len);
 }
 
 static int own_view_key(const struct model_key *k)
@@ -79,15 +98,15 @@ static void facet_update(struct ui *ui, struct view *v)
 		f->keys = all;
 		f->nkeys = nk;
 		for (i = 0; i < nk; i++)
-			if (strlen(f->key) == f->keys[i].len && !memcmp(f->key, f->keys[i].key, f->keys[i].len))
+			if (is_key(f, &f->keys[i]))
 				found = 1;
 		if (!found) {
 			if (!nk)
 				return;
-			snprintf(f->key, sizeof(f->key), "%.*s", (int)GP_MIN(f->keys[0].len, 255), f->keys[0].key);
+			set_key(f, f->keys[0].key, f->keys[0].len);
 		}
 	}
-	f->n = model_label_values(ui->model, f->key, &f->vals, &f->tot);
+	f->n = model_label_values(ui->model, f->key, f->key_len, &f->vals, &f->tot);
 	for (i = 0; i < f->n; i++) {
 		sum += f->vals[i].value;
 		sumn += f->vals[i].n;
@@ -109,7 +128,7 @@ static size_t facet_nrows(struct ui *ui, struct view *v)
 static uint64_t facet_row_id(struct ui *ui, struct view *v, size_t i)
 {
 	struct facet *f = facet_of(v);
-	uint64_t h = util_hash(f->key, strlen(f->key), 1);
+	uint64_t h = util_hash(f->key, f->key_len, 1);
 
 	if (i >= f->n)
 		return util_mix64(h ^ 0x6e6f6e65ULL);
@@ -166,7 +185,7 @@ static void facet_title(struct ui *ui, struct view *v, struct tline *l)
 	} else {
 		char k[300];
 
-		ui_esc(ui, k, sizeof(k), f->key, strlen(f->key));
+		ui_esc(ui, k, sizeof(k), f->key, f->key_len);
 		tl_field(l, UA_HEAD, !f->nkeys ? "VALUE" : k[0] ? k : "\"\"", vw, ui->batch ? TL_NOCUT : 0);
 		tl_put(l, UA_HEAD, " HOT FUNCTION");
 		if (!ui->batch && f->nkeys) {
@@ -179,8 +198,7 @@ static void facet_title(struct ui *ui, struct view *v, struct tline *l)
 			tl_reset(&keys);
 			tl_put(&keys, UA_DIM, "  key:");
 			for (i = 0; i < f->nkeys; i++) {
-				int on = strlen(f->key) == f->keys[i].len &&
-					 !memcmp(f->key, f->keys[i].key, f->keys[i].len);
+				int on = is_key(f, &f->keys[i]);
 
 				if (on)
 					cur = i;
@@ -260,11 +278,11 @@ static void facet_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 	tl_field(l, ui_pct_attr(value, f->tot.value), pct, 7, TL_RIGHT);
 	tl_printf(l, UA_NORMAL, "%10llu  ", (unsigned long long)cnt);
 	if (val)
-		marked = ui_has_label_filter(ui, f->key, val->str, val->len, val->num);
+		marked = ui_has_label_filter(ui, f->key, f->key_len, val->str, val->len, val->num);
 	if (!val) {
 		char k[300];
 
-		ui_esc(ui, k, sizeof(k), f->key, strlen(f->key));
+		ui_esc(ui, k, sizeof(k), f->key, f->key_len);
 		snprintf(buf, sizeof(buf), k[0] ? "(no %s)" : "(none)", k);
 		tl_field(l, UA_DIM, buf, vw, flags);
 	} else if (f->kind == F_THREADS) {
@@ -308,6 +326,7 @@ static int facet_action(struct ui *ui, struct view *v, enum ui_action a)
 	struct facet *f = facet_of(v);
 	const struct model_value *val;
 	size_t i, cur = 0;
+	char kb[300];
 
 	switch (a) {
 	case ACT_ENTER:
@@ -317,15 +336,17 @@ static int facet_action(struct ui *ui, struct view *v, enum ui_action a)
 			return R_REDRAW;
 		}
 		val = &f->vals[v->sel];
-		if (ui_has_label_filter(ui, f->key, val->str, val->len, val->num)) {
+		ui_esc(ui, kb, sizeof(kb), f->key, f->key_len);
+		if (ui_has_label_filter(ui, f->key, f->key_len, val->str, val->len, val->num)) {
 			/* Enter on the focused value takes the focus away again. */
-			ui_remove_label_filter(ui, f->key);
+			ui_remove_label_filter(ui, f->key, f->key_len);
 			ui_rebuild(ui);
 			ui_update_view(ui, v);
-			ui_set_status(ui, UA_OK, "focus on %s removed", f->key);
+			ui_set_status(ui, UA_OK, "focus on %s removed", kb);
 			return R_REDRAW;
 		}
-		ui_add_filter(ui, MODEL_LABEL, 1, f->key, val->str, val->str ? val->len : 0, val->num);
+		ui_add_filter(ui, MODEL_LABEL, 1, f->key, f->key_len, val->str, val->str ? val->len : 0,
+			      val->num);
 		ui_rebuild(ui);
 		/* A new focus, a new list: Top starts at its first row. */
 		ui->views[VIEW_TOP].moved = 0;
@@ -337,7 +358,7 @@ static int facet_action(struct ui *ui, struct view *v, enum ui_action a)
 			else
 				snprintf(vb, sizeof(vb), "%lld", (long long)val->num);
 			ui_set_status(ui, UA_OK, "focused on %s=%s (u clears; Backspace removes the last focus)",
-				      f->key, vb);
+				      kb, vb);
 		}
 		ui_action(ui, ACT_VIEW_TOP);
 		return R_REDRAW;
@@ -346,10 +367,10 @@ static int facet_action(struct ui *ui, struct view *v, enum ui_action a)
 		if (f->kind != F_LABELS || !f->nkeys)
 			return R_NONE;
 		for (i = 0; i < f->nkeys; i++)
-			if (strlen(f->key) == f->keys[i].len && !memcmp(f->key, f->keys[i].key, f->keys[i].len))
+			if (is_key(f, &f->keys[i]))
 				cur = i;
 		cur = (cur + (a == ACT_NEXT_KEY ? 1 : f->nkeys - 1)) % f->nkeys;
-		snprintf(f->key, sizeof(f->key), "%.*s", (int)GP_MIN(f->keys[cur].len, 255), f->keys[cur].key);
+		set_key(f, f->keys[cur].key, f->keys[cur].len);
 		v->sel = v->top = 0;
 		v->have_sel_id = 0;
 		ui_update_view(ui, v);
@@ -412,6 +433,7 @@ static void facet_free(struct view *v)
 	if (f) {
 		free(f->vals);
 		free(f->keys);
+		free(f->key);
 	}
 	free(f);
 	v->priv = NULL;

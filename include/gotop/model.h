@@ -28,7 +28,9 @@ enum model_filter_kind {
 };
 
 /* Filters combine: every FOCUS must match, no IGNORE may, and for each label key at
- * least one of its LABEL filters must match (values of one key are alternatives). */
+ * least one of its LABEL filters must match (values of one key are alternatives).
+ * Strings are bytes: key_len and str_len give their lengths (labels from a target may
+ * hold NUL bytes); 0 means up to the NUL, so C strings need no length. */
 struct model_filter {
 	enum model_filter_kind kind;
 	int exact;             /* FOCUS/IGNORE: the whole name (1) or a substring (0) */
@@ -36,6 +38,7 @@ struct model_filter {
 	const char *str;       /* FOCUS/IGNORE: name or substring; LABEL: string value, or
 				* NULL for a numeric label */
 	int64_t num;           /* LABEL: numeric value when str is NULL */
+	size_t key_len, str_len;
 };
 
 struct model_totals {
@@ -113,10 +116,10 @@ struct model_value {
 	size_t rep;            /* profile sample index of a sample with this value whose other
 				* string labels are the set holding the most of its value */
 };
-/* Values of label key under the filters, except the filters on that key itself (so the
- * other values stay visible), by value descending. Sets *t to the totals those values
- * share. Caller frees *vals. */
-size_t model_label_values(struct model *m, const char *key, struct model_value **vals,
-			  struct model_totals *t);
+/* Values of label key (key_len bytes, 0: up to the NUL) under the filters, except the
+ * filters on that key itself (so the other values stay visible), by value descending.
+ * Sets *t to the totals those values share. Caller frees *vals. */
+size_t model_label_values(struct model *m, const char *key, size_t key_len,
+			  struct model_value **vals, struct model_totals *t);
 
 #endif
