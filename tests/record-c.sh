@@ -13,7 +13,12 @@ P=$T/c.pb.gz
 rc=$?
 check "record -- cchains exits 0" [ $rc -eq 0 ]
 [ $rc -eq 0 ] || diag_file "$T/out"
-check "the summary reports samples and no loss" grep -Eq 'cpu-clock: [1-9][0-9]* samples, 0 lost' "$T/out"
+if [ -n "${GOTOP_WRAP:-}" ]; then
+	# Under valgrind the sampling thread runs 15-20 times slower and the ring overflows.
+	check "the summary reports samples (loss is measured without valgrind)" grep -Eq 'cpu-clock: [1-9][0-9]* samples, [0-9]+ lost' "$T/out"
+else
+	check "the summary reports samples and no loss" grep -Eq 'cpu-clock: [1-9][0-9]* samples, 0 lost' "$T/out"
+fi
 
 for mode in raw traces top; do
 	pprof -$mode "$P" >"$T/$mode" 2>"$T/$mode.err"

@@ -281,10 +281,40 @@ void cli_target_reap(struct cli_target *t, int wait)
 
 	if (!t->spawned)
 		return;
-	if (waitpid(t->pid, &status, wait ? 0 : WNOHANG) == t->pid) {
+	/* Look before reaping (WNOWAIT), and reap only an exit. The verifier's thread traces
+	 * the command's threads; a tracer in the real parent's thread group counts as no
+	 * reparenting, so a wait here would also take the ptrace stop meant for it (linux
+	 * kernel/exit.c wait_consider_task) and leave that thread stopped for good, the
+	 * verifier waiting (seen under valgrind in CI: --batch --verify of a command). */
+	for (;;) {
+		siginfo_t si;
+
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, (id_t)t->pid, &si, WEXITED | WNOWAIT | (wait ? 0 : WNOHANG)) < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == ECHILD)
+				t->spawned = 0; /* reaped by the verifier's thread (its exit while traced) */
+			return;
+		}
+		if (si.si_pid != t->pid)
+			return; /* WNOHANG: nothing to report */
+		if (si.si_code == CLD_EXITED || si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED)
+			break;
+		if (!wait)
+			return; /* a stop: the tracer's to take */
+		{
+			struct timespec ts = { 0, 1000000L };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+	if (waitpid(t->pid, &status, 0) == t->pid) {
 		t->spawned = 0;
 		if (t->exit_status >= 0)
 			t->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	} else if (errno == ECHILD) {
+		t->spawned = 0;
 	}
 }
 
