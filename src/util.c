@@ -86,11 +86,15 @@ char *xstrdup(const char *s)
 
 char *xstrndup(const char *s, size_t n)
 {
-	size_t len = strnlen(s, n);
-	char *p = xmalloc(len + 1);
+	return xmemdup0(s, strnlen(s, n));
+}
 
-	memcpy(p, s, len);
-	p[len] = 0;
+char *xmemdup0(const void *s, size_t n)
+{
+	char *p = xmalloc(n + 1);
+
+	memcpy(p, s, n);
+	p[n] = 0;
 	return p;
 }
 

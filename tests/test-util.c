@@ -83,6 +83,18 @@ static void test_grow(void **state)
 	free(v);
 }
 
+/* xstrndup stops at a NUL; xmemdup0 keeps every byte and ends them with one. */
+static void test_dup(void **state)
+{
+	char *a = xstrndup("ab\0cd", 5), *b = xmemdup0("ab\0cd", 5);
+
+	(void)state;
+	assert_string_equal(a, "ab");
+	assert_memory_equal(b, "ab\0cd", 6);
+	free(a);
+	free(b);
+}
+
 static void test_fake_mem(void **state)
 {
 	uint64_t words[2] = { 0x1122334455667788ULL, 42 };
@@ -118,6 +130,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_escape_controls),
+		cmocka_unit_test(test_dup),
 		cmocka_unit_test(test_escape_utf8),
 		cmocka_unit_test(test_escape_truncation),
 		cmocka_unit_test(test_hash),

@@ -404,8 +404,7 @@ static void print_iteration(struct ui *ui, const char *views, uint64_t iter, int
 			/* Copies: the keys are the view's, replaced as it updates. */
 			names = xcalloc(nk, sizeof(*names));
 			for (k = 0; k < nk; k++) {
-				names[k].key = xmalloc(keys[k].len + 1);
-				memcpy(names[k].key, keys[k].key, keys[k].len);
+				names[k].key = xmemdup0(keys[k].key, keys[k].len);
 				names[k].len = keys[k].len;
 			}
 			for (k = 0; k < nk; k++) {

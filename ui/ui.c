@@ -312,17 +312,13 @@ void ui_add_filter(struct ui *ui, enum model_filter_kind kind, int exact, const 
 	memset(f, 0, sizeof(*f));
 	f->kind = kind;
 	f->exact = exact;
-	/* xstrndup stops at a NUL: copy the bytes. */
+	/* Bytes, not C strings: a label key or value may hold NUL bytes. */
 	if (key) {
-		f->key = xmalloc(key_len + 1);
-		memcpy(f->key, key, key_len);
-		f->key[key_len] = 0;
+		f->key = xmemdup0(key, key_len);
 		f->key_len = key_len;
 	}
 	if (str) {
-		f->str = xmalloc(len + 1);
-		memcpy(f->str, str, len);
-		f->str[len] = 0;
+		f->str = xmemdup0(str, len);
 		f->str_len = len;
 	}
 	f->num = num;

@@ -28,10 +28,8 @@ struct facet {
 
 static void set_key(struct facet *f, const char *key, size_t len)
 {
-	char *k = xmalloc(len + 1);
+	char *k = xmemdup0(key, len);
 
-	memcpy(k, key, len);
-	k[len] = 0;
 	free(f->key);
 	f->key = k;
 	f->key_len = len;

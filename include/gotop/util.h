@@ -20,6 +20,8 @@ void *xrealloc(void *p, size_t n);
 void xgrow(void **p, size_t *cap, size_t need, size_t elsize);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
+/* The n bytes at s, NUL bytes included, with a NUL after them. */
+char *xmemdup0(const void *s, size_t n);
 /* Formatted allocation; caller frees. */
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
