@@ -4,8 +4,8 @@
 # integration test, with one Go version); a clang --enable-fuzzing build runs each libFuzzer
 # harness for GOTOP_FUZZ_TIME seconds (default 10) under ASan+UBSan; valgrind memcheck runs the
 # whole suite again, unit tests and every integration test with gotop-perf under it (memory
-# errors, definite and indirect leaks fail); cppcheck finds nothing; a ThreadSanitizer build runs the UI and record
-# tests (the sampler -> aggregator -> UI hand-off).
+# errors, definite and indirect leaks fail); cppcheck finds nothing; a ThreadSanitizer build
+# runs the UI and record tests (the sampler -> aggregator -> UI hand-off).
 #
 # Usage: tests/sanitize.sh TOP_SRCDIR WORKDIR
 # Prints one line per step and ends with "N passed, N failed, N skipped"; exit 1 on a failure.
