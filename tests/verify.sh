@@ -122,7 +122,9 @@ rc=$?
 check "the target exits mid-run: exit 0, a report of its run (exit $rc)" \
 	sh -c "[ $rc -eq 0 ] && grep -q 'verified PID' '$T/exit.out' && grep -q 'exited' '$T/exit.err'"
 # The same with -p, where the process is reaped by its parent at once (no zombie to see).
-"$W/cchains" 1.5 >/dev/null 2>&1 &
+# It must outlive gotop-perf's start, which takes seconds under valgrind.
+if [ $gp_slow -gt 1 ]; then life=$((2 * gp_slow)); else life=1.5; fi
+"$W/cchains" $life >/dev/null 2>&1 &
 epid=$!
 "$GOTOP_PERF" verify -p $epid -d 10 --rate 300 >"$T/exitp.out" 2>"$T/exitp.err"
 rc=$?
