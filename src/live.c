@@ -700,9 +700,10 @@ static void *worker(void *arg)
 		struct request req[MAX_REQUESTS];
 		size_t nreq, i;
 		uint64_t now = util_now_ns();
-		/* Past the early time, a batch arriving wakes the wait anyway. */
+		/* Past the early time, a batch arriving wakes the wait anyway. Requests and
+		 * stop kick the wait (sampler_kick): it lasts until the refresh is due. */
 		uint64_t due = early && now < early && early < next ? early : next;
-		int wait_ms = now >= due ? 0 : (int)GP_MIN((due - now) / 1000000 + 1, 50);
+		int wait_ms = now >= due ? 0 : (int)GP_MIN((due - now) / 1000000 + 1, 1000);
 
 		if (!l->exited) {
 			struct sample_batch *b = sampler_take(l->s, wait_ms);
@@ -759,6 +760,16 @@ static void *worker(void *arg)
 			}
 		}
 		if (nreq || now >= next) {
+			if (now >= next && !l->exited) {
+				/* Every sample up to the refresh, from the rings at once: the
+				 * sampling thread itself drains only every 250 ms (or at half a
+				 * ring), so that it wakes seldom. */
+				struct sample_batch *b;
+
+				sampler_flush(l->s);
+				while ((b = sampler_take(l->s, 0)))
+					feed(l, b);
+			}
 			publish(l, now >= next);
 			if (now >= next)
 				next = (next && now - next < l->o.refresh_ns) ? next + l->o.refresh_ns
@@ -868,6 +879,8 @@ uint64_t live_request(struct live *l, enum live_req_kind kind, const struct even
 	l->nreq++;
 	pthread_cond_signal(&l->cond);
 	pthread_mutex_unlock(&l->lock);
+	if (l->s)
+		sampler_kick(l->s);
 	return seq;
 }
 
@@ -880,6 +893,7 @@ void live_stop(struct live *l)
 		l->stop = 1;
 		pthread_cond_signal(&l->cond);
 		pthread_mutex_unlock(&l->lock);
+		sampler_kick(l->s);
 		pthread_join(l->thread, NULL);
 		l->started = 0;
 	}

@@ -57,7 +57,12 @@ static uint64_t regs_mask(void)
 #define BATCH_BYTES (256 * 1024)
 #define QUEUE_MAX_BYTES (64u << 20) /* beyond this the consumer is behind: drop, count */
 #define RESCAN_NS (200 * 1000000ULL)
-#define PUBLISH_NS (50 * 1000000ULL)
+/* Without a hook nothing needs the samples soon: the consumer flushes when it wants them
+ * (sampler_flush) and a ring half full wakes the thread. Every wakeup costs: a timer
+ * wakeup is 33 us of CPU on the 2-CPU VM of BENCHMARKS.md, so at 1 kHz 10 to 20 of them a
+ * second were most of the CPU of `record` (issue 6). */
+#define DRAIN_DEFAULT_MS 250
+#define PUBLISH_NS (250 * 1000000ULL)
 
 /* One thread we opened events on: fds[i] is the event on cpus[i]. */
 struct tev {
@@ -105,6 +110,7 @@ struct sampler {
 	pthread_cond_t qcond;
 	struct sample_batch *qhead, *qtail, *pool;
 	size_t qbytes;
+	int kicked; /* sampler_kick: the next wait in sampler_take returns at once */
 	struct sample_batch *fill;
 	/* During a drain with a hook, full batches wait here until the hook's end-of-drain
 	 * call has completed their extra records. */
@@ -124,10 +130,13 @@ static long perf_open(struct perf_event_attr *attr, pid_t pid, int cpu, int grou
 
 static unsigned ring_pages_for(const struct sampler_opts *o)
 {
-	/* Room for ~100 ms of samples at the requested rate per CPU, as a power of two:
-	 * at 10 kHz with 2 pages records are lost, with 32 none (feasibility.md). */
+	/* Room for ~400 ms of samples at the requested rate per CPU, as a power of two, so
+	 * that a busy CPU's ring wakes the thread (at half full) about 5 times a second:
+	 * at 10 kHz with 2 pages records are lost, with 32 none (feasibility.md). At 1 kHz
+	 * that is 128 pages, 516 KiB with the header page: the unprivileged share per CPU
+	 * (kernel.perf_event_mlock_kb, 516); evset_open halves it when refused. */
 	uint64_t rate = o->use_freq ? o->freq : 1000;
-	uint64_t bytes = rate * (o->stack_size + 256) / 10;
+	uint64_t bytes = rate * (o->stack_size + 256) * 4 / 10;
 	unsigned pages = 16;
 
 	if (o->ring_pages)
@@ -291,6 +300,22 @@ static int pid_in(const pid_t *v, size_t n, pid_t t)
 	return 0;
 }
 
+/* Unmaps and closes the ring owners of a set with no thread yet (a retry). */
+static void evset_unmap(struct sampler *s, struct evset *es)
+{
+	size_t c;
+
+	for (c = 0; c < s->ncpus; c++) {
+		if (es->owner[c] < 0)
+			continue;
+		ring_fini(&es->rings[c]);
+		munmap(es->maps[c], es->map_len);
+		close(es->owner[c]);
+		es->owner[c] = -1;
+		es->maps[c] = NULL;
+	}
+}
+
 /* Opens an event set on the target's threads. Loops until the thread list is
  * stable so that a thread created while we attach is not missed. */
 static struct evset *evset_open(struct sampler *s, const struct event_spec *ev, int use_freq,
@@ -344,9 +369,10 @@ static struct evset *evset_open(struct sampler *s, const struct event_spec *ev, 
 				continue;
 			}
 			if (r) {
-				if (r == -EPERM && es->map_len > 2 * 4096 && es->ntevs == 0 &&
-				    es->owner[0] < 0) {
-					/* perf_event_mlock_kb exhausted: retry with a smaller ring */
+				if (r == -EPERM && es->map_len > 2 * 4096 && es->ntevs == 0) {
+					/* perf_event_mlock_kb exhausted (on any CPU): retry
+					 * with smaller rings */
+					evset_unmap(s, es);
 					es->map_len = (es->map_len - 4096) / 2 + 4096;
 					i--;
 					r = 0;
@@ -680,7 +706,7 @@ static void *sampler_main(void *arg)
 	 * anyway (such as the cpu-clock sampling timer). Drains are then 3 to 4 ms apart at
 	 * the default 4 ms (scheduling delays aside), where they were 4 ms and a little
 	 * more (the default slack is 50 us). */
-	uint64_t interval_ns = (s->o.drain_ms ? s->o.drain_ms : 100) * 1000000ULL;
+	uint64_t interval_ns = (s->o.drain_ms ? s->o.drain_ms : DRAIN_DEFAULT_MS) * 1000000ULL;
 	struct timespec sleep_ts = { (time_t)(interval_ns * 3 / 4 / 1000000000ULL),
 				     (long)(interval_ns * 3 / 4 % 1000000000ULL) };
 
@@ -747,14 +773,13 @@ static void *sampler_main(void *arg)
 			s->st.target_exited = 1;
 		}
 		stop = s->stop || gone;
-		/* Hand the batch on every 50 ms (or when half full): short drain intervals
-		 * are for the hook's reads, the consumer need not wake for each. The thread's
-		 * CPU time (a system call, not the vDSO) is taken as often. */
+		/* Hand the batch on every 250 ms (full ones go at once): short drain
+		 * intervals are for the hook's reads, the consumer need not wake for each.
+		 * The thread's CPU time (a system call, not the vDSO) is taken as often. */
 		{
 			uint64_t now = util_now_ns();
 
-			if (stop || (s->fill && s->fill->len > s->fill->cap / 2) ||
-			    now - s->last_publish >= PUBLISH_NS) {
+			if (stop || now - s->last_publish >= PUBLISH_NS) {
 				struct timespec ts;
 
 				batch_publish(s);
@@ -853,7 +878,7 @@ struct sample_batch *sampler_take(struct sampler *s, int timeout_ms)
 	struct sample_batch *b;
 
 	pthread_mutex_lock(&s->qlock);
-	if (!s->qhead && timeout_ms > 0 && s->running) {
+	if (!s->qhead && timeout_ms > 0 && s->running && !s->kicked) {
 		struct timespec ts;
 
 		clock_gettime(CLOCK_REALTIME, &ts);
@@ -863,10 +888,12 @@ struct sample_batch *sampler_take(struct sampler *s, int timeout_ms)
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000L;
 		}
-		while (!s->qhead && s->running)
+		while (!s->qhead && s->running && !s->kicked)
 			if (pthread_cond_timedwait(&s->qcond, &s->qlock, &ts) == ETIMEDOUT)
 				break;
 	}
+	if (timeout_ms > 0) /* a kick ends one wait, and only a wait takes it */
+		s->kicked = 0;
 	b = s->qhead;
 	if (b) {
 		s->qhead = b->next;
@@ -877,6 +904,23 @@ struct sample_batch *sampler_take(struct sampler *s, int timeout_ms)
 	}
 	pthread_mutex_unlock(&s->qlock);
 	return b;
+}
+
+void sampler_kick(struct sampler *s)
+{
+	pthread_mutex_lock(&s->qlock);
+	s->kicked = 1;
+	pthread_cond_broadcast(&s->qcond);
+	pthread_mutex_unlock(&s->qlock);
+}
+
+void sampler_flush(struct sampler *s)
+{
+	pthread_mutex_lock(&s->lock);
+	drain(s, s->cur);
+	batch_publish(s);
+	s->last_publish = util_now_ns();
+	pthread_mutex_unlock(&s->lock);
 }
 
 void sampler_batch_free(struct sampler *s, struct sample_batch *b)

@@ -302,9 +302,18 @@ int cmd_record(int argc, char **argv)
 	nev = (int)o.s.nevents;
 	while (!cli_stop_signal) {
 		int all_exited = 1;
+		/* Each wait ends with a batch (the sampling threads hand them on every 250 ms,
+		 * or full), at the end of -d, or after 250 ms for Ctrl-C: waking more often
+		 * costs CPU (issue 6). */
+		int wait_ms = GP_MAX(250 / nev, 20);
 
+		if (o.duration > 0) {
+			double left = o.duration - (double)(util_now_ns() - start_ns) / 1e9;
+
+			wait_ms = left <= 0 ? 0 : (int)GP_MIN((double)wait_ms, left * 1000 + 1);
+		}
 		for (i = 0; i < nev; i++) {
-			struct sample_batch *b = sampler_take(samplers[i], nev == 1 ? 100 : 20);
+			struct sample_batch *b = sampler_take(samplers[i], wait_ms);
 
 			if (b) {
 				agg_feed(agg, b);

@@ -43,8 +43,9 @@ struct sampler_opts {
 	int enable_on_exec;    /* the target has not exec'd yet: start counting at exec */
 	sampler_hook_fn hook;  /* optional, see above */
 	void *hook_arg;
-	unsigned drain_ms;     /* drain the rings at least this often (0: 100 ms); short intervals
-	                          keep the hook's reads close to the samples, at a wakeup each */
+	unsigned drain_ms;     /* drain the rings at least this often (0: 250 ms, and a ring half
+	                          full); short intervals keep the hook's reads close to the
+	                          samples, at a wakeup each */
 	int bpf;               /* 1: attach the BPF_PROG_TYPE_PERF_EVENT program bpf_prog_fd to
 	                          every event opened (PERF_EVENT_IOC_SET_BPF) */
 	int bpf_prog_fd;
@@ -90,6 +91,12 @@ int sampler_start(struct sampler *s);
 /* Takes the oldest batch, waiting up to timeout_ms (0: do not wait). NULL when none.
  * The caller returns it with sampler_batch_free. */
 struct sample_batch *sampler_take(struct sampler *s, int timeout_ms);
+/* Makes a wait in sampler_take (now or the next one) return at once, e.g. for a request
+ * to the consumer thread. */
+void sampler_kick(struct sampler *s);
+/* Drains the rings on the calling thread and queues what they held, for a consumer
+ * that wants every sample up to now (a refresh) without the thread waking often. */
+void sampler_flush(struct sampler *s);
 void sampler_batch_free(struct sampler *s, struct sample_batch *b);
 /* Switches to another event or rate without stopping: opens the new events first;
  * if that fails, the current ones keep running and err says why. 0 or -errno. */
