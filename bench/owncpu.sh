@@ -6,6 +6,8 @@
 # Usage: bench/owncpu.sh GOTOP WORKDIR WORKLOAD_KIND BINARY [RATE] [ROUNDS] [SKIP_S] [MEASURE_S]
 #   WORKLOAD_KIND  c (BINARY is bench/spin.c built) or go (BINARY is labels.go built, 2 workers)
 #   defaults: 1000 Hz, 3 rounds, the first 2 s after attaching skipped, 6 s measured.
+#   OWNCPU_TOOLS: the tools in each round (default "record live perftop"); "nogo" is
+#   record --no-go, gotop-perf without its Go reads.
 # Prints one line per run: "tool round prof_ms target_ms per_s per_1000" where prof_ms is the
 # profiler's thread CPU over the measured window (all its threads and children, from
 # /proc/PID/task/*/schedstat), target_ms the workload's, per_s the profiler's ms per second
@@ -32,7 +34,7 @@ cpu_ns() {
 
 total=$((skip + measure + 3))
 for r in $(seq 1 "$rounds"); do
-	for tool in record live perftop; do
+	for tool in ${OWNCPU_TOOLS:-record live perftop}; do
 		case $kind in
 		c) "$bin" -n 100000000 >/dev/null 2>&1 & ;;
 		go) "$bin" -workers 2 -d "$((total + 2))s" >/dev/null 2>&1 & ;;
@@ -44,6 +46,8 @@ for r in $(seq 1 "$rounds"); do
 			-d "$total" >/dev/null 2>&1 & ;;
 		live) "$gotop" -p "$wpid" -e cpu-clock -F "$rate" --batch -d 1 -n "$total" \
 			>"$work/own-live.out" 2>/dev/null & ;;
+		nogo) "$gotop" record --no-go -p "$wpid" -e cpu-clock -F "$rate" -o "$work/own.pb.gz" \
+			-d "$total" >/dev/null 2>&1 & ;;
 		perftop) script -qfc "perf top -g --stdio -e cpu-clock -F $rate -p $wpid -d 1" \
 			"$work/own-top.out" </dev/null >/dev/null 2>&1 & ;;
 		esac

@@ -62,7 +62,7 @@ static uint64_t regs_mask(void)
  * wakeup is 33 us of CPU on the 2-CPU VM of BENCHMARKS.md, so at 1 kHz 10 to 20 of them a
  * second were most of the CPU of `record` (issue 6). */
 #define DRAIN_DEFAULT_MS 250
-#define PUBLISH_NS (250 * 1000000ULL)
+#define PUBLISH_NS (1000 * 1000000ULL)
 
 /* One thread we opened events on: fds[i] is the event on cpus[i]. */
 struct tev {
@@ -773,7 +773,7 @@ static void *sampler_main(void *arg)
 			s->st.target_exited = 1;
 		}
 		stop = s->stop || gone;
-		/* Hand the batch on every 250 ms (full ones go at once): short drain
+		/* Hand the batch on every second (full ones go at once): short drain
 		 * intervals are for the hook's reads, the consumer need not wake for each.
 		 * The thread's CPU time (a system call, not the vDSO) is taken as often. */
 		{

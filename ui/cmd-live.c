@@ -446,7 +446,9 @@ static int run_batch(struct ui *ui, struct live_cli *o, struct cli_target *t)
 		uint64_t v;
 		int r;
 
-		poll(&p, 1, 200);
+		/* A refresh, the target's exit (the worker publishes it) or a signal (poll is
+		 * never restarted, signal(7)) ends the wait; the timeout is a backstop. */
+		poll(&p, 1, 1000);
 		if (read(p.fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 			break;
 		cli_target_reap(t, 0);
