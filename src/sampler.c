@@ -81,6 +81,7 @@ struct evset {
 	int *owner;          /* per CPU: the fd whose ring the others write into */
 	void **maps;
 	size_t map_len;
+	int map_errno; /* the last mmap of a ring that failed, or 0 */
 	struct ring *rings;
 	struct tev *tevs;
 	size_t ntevs, captevs;
@@ -258,6 +259,7 @@ static int evset_add_thread(struct sampler *s, struct evset *es, pid_t tid)
 
 			if (m == MAP_FAILED) {
 				err = -errno;
+				es->map_errno = errno;
 				break;
 			}
 			es->owner[c] = (int)fd;
@@ -388,6 +390,23 @@ static struct evset *evset_open(struct sampler *s, const struct event_spec *ev, 
 	}
 	if (!r && es->ntevs == 0)
 		r = -ESRCH;
+	if (r && (r == -EPERM || r == -ENOMEM) && es->map_errno == -r) {
+		/* Even a one-page ring was refused: locked memory, not the event. */
+		char *kb = util_read_file("/proc/sys/kernel/perf_event_mlock_kb", 32, NULL);
+
+		if (kb)
+			kb[strcspn(kb, "\n")] = '\0';
+		snprintf(err, errlen,
+			 "%s: cannot map a ring buffer: locked memory used up "
+			 "(kernel.perf_event_mlock_kb=%s per CPU, then ulimit -l; raise either, or "
+			 "run as root)",
+			 ev->name, kb ? kb : "?");
+		free(kb);
+		evset_close(s, es);
+		free(es);
+		errno = -r;
+		return NULL;
+	}
 	if (r) {
 		events_explain_error(ev, -r, s->o.pid, err, errlen);
 		evset_close(s, es);

@@ -6,7 +6,7 @@
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
 
 need_perf
-plan 37
+plan 38
 out=$T/out
 err=$T/err
 # A copy of the C workload under a path of our own, so that its processes can be told apart.
@@ -291,14 +291,21 @@ if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 && command -v setpriv >/dev
 	run_bounded $((30 * gp_slow)) $nb sh -c 'ulimit -l 0 && exec "$@"' sh \
 		"$GOTOP_PERF" record -F 1000 -d 1 -o "$T/nb/ml.pb.gz" -- "$W" 20 >"$out" 2>&1
 	rc=$?
-	echo "$origml" >$ml
-	trap cleanup EXIT
 	n=$(grep -o 'cpu-clock: [0-9]* samples' "$out" | awk '{ print $2 }')
 	check "perf_event_mlock_kb room for 1.5 rings: record exits 0 with samples (exit $rc, ${n:-no} samples)" \
 		sh -c "[ $rc -eq 0 ] && [ ${n:-0} -gt 0 ]"
 	[ $rc -eq 0 ] || diag_file "$out"
+	# No room at all: one line naming the sysctl, not "another user's process".
+	echo 0 >$ml
+	run_bounded $((30 * gp_slow)) $nb sh -c 'ulimit -l 0 && exec "$@"' sh \
+		"$GOTOP_PERF" record -F 1000 -d 1 -o "$T/nb/ml0.pb.gz" -- "$W" 20 >"$out" 2>&1
+	rc=$?
+	echo "$origml" >$ml
+	trap cleanup EXIT
+	check "perf_event_mlock_kb 0: exit 4, one line naming perf_event_mlock_kb and ulimit -l (exit $rc; $(tail -1 "$out"))" \
+		sh -c "[ $rc -eq 4 ] && grep -q 'perf_event_mlock_kb=0 per CPU, then ulimit -l' '$out' && ! grep -q 'another user' '$out'"
 	check "perf_event_mlock_kb restored to $origml" [ "$(cat $ml)" = "$origml" ]
 else
-	for i in 1 2; do skip "needs root, the nobody user, setpriv, 2 CPUs and a writable $ml"; done
+	for i in 1 2 3; do skip "needs root, the nobody user, setpriv, 2 CPUs and a writable $ml"; done
 fi
 finish
