@@ -141,8 +141,11 @@ if command -v valgrind >/dev/null && configure_build "$P"; then
 	EOF
 	# --read-inline-info=no: valgrind reads no inline frames from the libraries' debug
 	# information (only its reports' traces lose them): 0.12 s less per process, of 0.65 s
-	# for `gotop-perf --version`, over 150 processes.
-	VG_OPTS="--error-exitcode=97 --read-inline-info=no --leak-check=full --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect --suppressions=$WORK/valgrind.supp"
+	# for `gotop-perf --version`, over 150 processes. --vgdb=no: no gdbserver, so no
+	# /tmp/vgdb-pipe-*-PID files; a killed process leaves its own behind, and a later
+	# process as nobody with the same PID could not create its file and ended with
+	# "error 13 Permission denied" (hostile.sh 47 in CI).
+	VG_OPTS="--error-exitcode=97 --read-inline-info=no --vgdb=no --leak-check=full --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect --suppressions=$WORK/valgrind.supp"
 	VG="valgrind -q $VG_OPTS"
 	# Every unit test, one at a time beside the integration tests below (which wait on
 	# their workloads a good part of the time), the longest first. test-gopclntab checks
