@@ -302,7 +302,7 @@ int cmd_record(int argc, char **argv)
 	nev = (int)o.s.nevents;
 	while (!cli_stop_signal) {
 		int all_exited = 1;
-		/* Each wait ends with a batch (the sampling threads hand them on every 250 ms,
+		/* Each wait ends with a batch (the sampling threads hand them on every second,
 		 * or full), at the end of -d, or after 250 ms for Ctrl-C: waking more often
 		 * costs CPU (issue 6). */
 		int wait_ms = GP_MAX(250 / nev, 20);
