@@ -684,6 +684,18 @@ static void handle(struct live *l, const struct request *r)
 	}
 }
 
+/* Every sample up to now, from the rings at once, for a refresh: the sampling thread
+ * itself drains only every 250 ms (or at half a ring) and hands batches on every second,
+ * so that it wakes seldom (issue 6). */
+static void take_all(struct live *l)
+{
+	struct sample_batch *b;
+
+	sampler_flush(l->s);
+	while ((b = sampler_take(l->s, 0)))
+		feed(l, b);
+}
+
 static void *worker(void *arg)
 {
 	struct live *l = arg;
@@ -749,6 +761,7 @@ static void *worker(void *arg)
 		if (early && now >= early && !l->exited) {
 			size_t k;
 
+			take_all(l);
 			for (k = 0; k < l->nlevs && !l->levs[k]->dirty; k++)
 				;
 			if (k < l->nlevs) {
@@ -760,16 +773,8 @@ static void *worker(void *arg)
 			}
 		}
 		if (nreq || now >= next) {
-			if (now >= next && !l->exited) {
-				/* Every sample up to the refresh, from the rings at once: the
-				 * sampling thread itself drains only every 250 ms (or at half a
-				 * ring), so that it wakes seldom. */
-				struct sample_batch *b;
-
-				sampler_flush(l->s);
-				while ((b = sampler_take(l->s, 0)))
-					feed(l, b);
-			}
+			if (now >= next && !l->exited)
+				take_all(l);
 			publish(l, now >= next);
 			if (now >= next)
 				next = (next && now - next < l->o.refresh_ns) ? next + l->o.refresh_ns
