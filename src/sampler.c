@@ -81,7 +81,7 @@ struct evset {
 	int *owner;          /* per CPU: the fd whose ring the others write into */
 	void **maps;
 	size_t map_len;
-	int map_errno; /* the last mmap of a ring that failed, or 0 */
+	int map_errno; /* errno of a ring's mmap that failed in this attempt, or 0 */
 	struct ring *rings;
 	struct tev *tevs;
 	size_t ntevs, captevs;
@@ -316,6 +316,7 @@ static void evset_unmap(struct sampler *s, struct evset *es)
 		es->owner[c] = -1;
 		es->maps[c] = NULL;
 	}
+	es->map_errno = 0;
 }
 
 /* Opens an event set on the target's threads. Loops until the thread list is
@@ -371,9 +372,11 @@ static struct evset *evset_open(struct sampler *s, const struct event_spec *ev, 
 				continue;
 			}
 			if (r) {
-				if (r == -EPERM && es->map_len > 2 * 4096 && es->ntevs == 0) {
+				if (r == -EPERM && es->map_errno == EPERM && es->map_len > 2 * 4096 &&
+				    es->ntevs == 0) {
 					/* perf_event_mlock_kb exhausted (on any CPU): retry
-					 * with smaller rings */
+					 * with smaller rings. A refused perf_event_open is
+					 * not about the rings: no retry. */
 					evset_unmap(s, es);
 					es->map_len = (es->map_len - 4096) / 2 + 4096;
 					i--;
