@@ -121,6 +121,9 @@ struct agg {
 	struct goread_slot *goslot; /* the sampling threads read goroutines through it */
 	int go_checked;
 	char *go_version;
+	/* No Go found yet: when it was last looked for, and samples since (go_init). */
+	uint64_t go_checked_ns;
+	uint32_t go_skip;
 	struct repair *repair;
 	/* Samples held while kernel symbols load (hold_kernel): struct held records, each
 	 * followed by its frames and labels, 8-byte aligned. kready: kernel symbols are
@@ -227,14 +230,32 @@ static struct evprof *evprof_get(struct agg *a, const struct event_spec *ev)
 	return e;
 }
 
-static void go_init(struct agg *a)
+/* A look that found no Go is repeated at most once a second while samples come, when
+ * /proc/PID/exe is another file by then: the process may exec (a command started
+ * through a shell script that execs the service). Latching the first answer also
+ * lost Go for a whole run once in CI (the live UI on the Go demo, under TSan; the
+ * cause was not found: a look before the exec would see gotop-perf's own file). */
+#define GO_RECHECK_NS (1000ull * 1000 * 1000)
+
+static void go_look(struct agg *a)
 {
 	struct symfile *sf;
 	const char *ver;
 
-	if (a->go_checked)
-		return;
+	if (a->go_checked) {
+		uint64_t now;
+
+		if (a->go_version)
+			return;
+		now = util_now_ns();
+		if (now - a->go_checked_ns < GO_RECHECK_NS)
+			return;
+		a->go_checked_ns = now;
+		if (!symbolizer_main_changed(a->sym))
+			return;
+	}
 	a->go_checked = 1;
+	a->go_checked_ns = util_now_ns();
 	sf = symbolizer_main_file(a->sym);
 	if (!sf)
 		return;
@@ -244,6 +265,14 @@ static void go_init(struct agg *a)
 	a->go_version = xstrdup(ver);
 	if (a->o.go)
 		goread_publish_file(a->goslot, a->o.pid, sf);
+}
+
+/* Per sample: the clock is read at every 256th while no Go was found. */
+static void go_init(struct agg *a)
+{
+	if (a->go_checked && (a->go_version || (++a->go_skip & 255)))
+		return;
+	go_look(a);
 }
 
 void agg_preload(struct agg *a, int main)
@@ -280,7 +309,7 @@ int agg_go_bpf(struct agg *a, const char *go_version, size_t ring_bytes, char *w
 
 const char *agg_go_version(struct agg *a)
 {
-	go_init(a);
+	go_look(a);
 	return a->go_version;
 }
 

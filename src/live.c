@@ -84,6 +84,7 @@ struct live {
 	int use_freq;
 	uint64_t freq, period;
 	int paused, exited, ready;
+	int go_found; /* a snapshot has had the Go version */
 	unsigned window_s;
 	int rebuild_all;
 	struct lev **levs;
@@ -524,8 +525,12 @@ static void publish(struct live *l, int periodic)
 	agg_get_stats(l->agg, &s->ast);
 	/* Only after the first sample: before the exec of a command we started, the
 	 * executable is still our own. */
-	if ((l->ready || s->ast.samples) && agg_go_version(l->agg))
+	if ((l->ready || s->ast.samples) && agg_go_version(l->agg)) {
 		s->go_version = xstrdup(agg_go_version(l->agg));
+		if (!l->go_found && !l->o.go_setup && l->o.go)
+			sampler_set_drain_ms(l->s, l->o.go_drain_ms);
+		l->go_found = 1;
+	}
 	s->nevents = l->nlevs;
 	s->events = xcalloc(l->nlevs ? l->nlevs : 1, sizeof(*s->events));
 	for (k = 0; k < l->nlevs; k++) {
@@ -817,6 +822,8 @@ struct live *live_new(const struct live_opts *o, char *err, size_t errlen)
 	so.stack_size = o->stack_size;
 	so.kernel = o->kernel;
 	so.enable_on_exec = o->enable_on_exec;
+	if (o->go)
+		agg_sampler_hook(l->agg, &so.hook, &so.hook_arg); /* idle until Go is found */
 	if (o->go_setup && o->go)
 		o->go_setup(o->go_setup_arg, l->agg, &so);
 	l->s = sampler_new(&so, err, errlen);

@@ -112,6 +112,7 @@ struct sampler {
 	struct sample_batch *qhead, *qtail, *pool;
 	size_t qbytes;
 	int kicked; /* sampler_kick: the next wait in sampler_take returns at once */
+	unsigned drain_req; /* sampler_set_drain_ms, taken by the thread (atomic) */
 	struct sample_batch *fill;
 	/* During a drain with a hook, full batches wait here until the hook's end-of-drain
 	 * call has completed their extra records. */
@@ -728,7 +729,8 @@ static void *sampler_main(void *arg)
 	 * anyway (such as the cpu-clock sampling timer). Drains are then 3 to 4 ms apart at
 	 * the default 4 ms (scheduling delays aside), where they were 4 ms and a little
 	 * more (the default slack is 50 us). */
-	uint64_t interval_ns = (s->o.drain_ms ? s->o.drain_ms : DRAIN_DEFAULT_MS) * 1000000ULL;
+	unsigned drain_ms = s->o.drain_ms;
+	uint64_t interval_ns = (drain_ms ? drain_ms : DRAIN_DEFAULT_MS) * 1000000ULL;
 	struct timespec sleep_ts = { (time_t)(interval_ns * 3 / 4 / 1000000000ULL),
 				     (long)(interval_ns * 3 / 4 % 1000000000ULL) };
 
@@ -741,7 +743,15 @@ static void *sampler_main(void *arg)
 	for (;;) {
 		size_t c;
 		int stop, gone = 0, pidx = -1, first;
+		unsigned req = __atomic_load_n(&s->drain_req, __ATOMIC_RELAXED);
 
+		if (req && req != drain_ms) {
+			drain_ms = req;
+			interval_ns = drain_ms * 1000000ULL;
+			sleep_ts.tv_sec = (time_t)(interval_ns * 3 / 4 / 1000000000ULL);
+			sleep_ts.tv_nsec = (long)(interval_ns * 3 / 4 % 1000000000ULL);
+			prctl(PR_SET_TIMERSLACK, (unsigned long)(interval_ns / 4), 0, 0, 0);
+		}
 		pthread_mutex_lock(&s->lock);
 		first = s->st.samples == 0 && interval_ns > 4000000ULL; /* drains may run elsewhere too */
 		if (s->cur->gen != pgen) {
@@ -934,6 +944,14 @@ void sampler_kick(struct sampler *s)
 	s->kicked = 1;
 	pthread_cond_broadcast(&s->qcond);
 	pthread_mutex_unlock(&s->qlock);
+}
+
+void sampler_set_drain_ms(struct sampler *s, unsigned ms)
+{
+	if (!ms)
+		return;
+	__atomic_store_n(&s->drain_req, ms, __ATOMIC_RELAXED);
+	wake(s);
 }
 
 void sampler_flush(struct sampler *s)

@@ -58,6 +58,14 @@ struct symbolizer {
 
 	struct symfile *main_sf, *main_owned;
 	int main_tried;
+	/* The executable main_sf was resolved for (stat of /proc/PID/exe; main_id: it
+	 * could be taken), and files owned for executables the process has left by exec:
+	 * callers may still hold them (symbolizer_main_changed). */
+	int main_id;
+	dev_t main_dev;
+	ino_t main_ino;
+	struct symfile **main_old;
+	size_t nmain_old;
 	char *offline_exe; /* symbolizer_new_offline: no process; the executable's path */
 
 	struct kallsyms *ks;
@@ -128,6 +136,9 @@ void symbolizer_free(struct symbolizer *s)
 	free(s->files);
 	symfile_free(s->vdso_sf);
 	symfile_free(s->main_owned);
+	for (size_t i = 0; i < s->nmain_old; i++)
+		symfile_free(s->main_old[i]);
+	free(s->main_old);
 	ks_join(s);
 	kallsyms_free(s->ks);
 	free(s->kmods);
@@ -678,10 +689,21 @@ struct symfile *symbolizer_main_file(struct symbolizer *s)
 		return s->main_sf;
 	s->main_tried = 1;
 	ensure_maps(s);
+	if (s->invalid && !s->gone)
+		load_maps(s);
 	if (s->pid > 0)
 		snprintf(link, sizeof(link), "/proc/%d/exe", (int)s->pid);
 	else
 		snprintf(link, sizeof(link), "/proc/self/exe");
+	if (s->pid >= 0) {
+		struct stat st;
+
+		s->main_id = stat(link, &st) == 0;
+		if (s->main_id) {
+			s->main_dev = st.st_dev;
+			s->main_ino = st.st_ino;
+		}
+	}
 	if (s->pid < 0) {
 		if (!s->offline_exe)
 			return NULL;
@@ -715,4 +737,32 @@ struct symfile *symbolizer_main_file(struct symbolizer *s)
 		s->main_sf = s->main_owned;
 	}
 	return s->main_sf;
+}
+
+int symbolizer_main_changed(struct symbolizer *s)
+{
+	char link[64];
+	struct stat st;
+
+	if (!s->main_tried || s->pid < 0 || s->gone)
+		return 0;
+	if (s->pid > 0)
+		snprintf(link, sizeof(link), "/proc/%d/exe", (int)s->pid);
+	else
+		snprintf(link, sizeof(link), "/proc/self/exe");
+	/* stat follows the link to the very file executed (proc(5) /proc/pid/exe). */
+	if (stat(link, &st) != 0)
+		return 0;
+	if (s->main_id && st.st_dev == s->main_dev && st.st_ino == s->main_ino)
+		return 0;
+	if (s->main_owned) {
+		s->main_old = xrealloc(s->main_old, (s->nmain_old + 1) * sizeof(*s->main_old));
+		s->main_old[s->nmain_old++] = s->main_owned;
+		s->main_owned = NULL;
+	}
+	s->main_sf = NULL;
+	s->main_tried = 0;
+	/* The new executable's mappings replace the old ones at the next lookup. */
+	s->invalid = 1;
+	return 1;
 }

@@ -5,7 +5,7 @@
 
 need_perf
 pprof_setup || skip_all "no Go toolchain for go tool pprof: $(cat "$T/go-toolchain.err")"
-plan 7
+plan 9
 v=${GOTOP_GO_VERSION:-1.23}
 bin=$T/labels
 go_build "$v" plain "$TOP_SRCDIR/tests/workloads/go/labels.go" "$bin" >"$T/build.err" 2>&1
@@ -44,4 +44,15 @@ pprof_stacks "$T/ours.pb.gz" | awk '$2 ~ /^main\.alphaWork;/ { t += $1; if ($2 ~
 	END { printf "%.1f\n", t ? 100 * g / t : 0 }' >"$T/alpha.ok"
 check "main.alphaWork's stack is worker.func1 <- pprof.Do <- worker in >= 99% ($(cat "$T/alpha.ok")%)" \
 	awk -v p="$(cat "$T/alpha.ok")" 'BEGIN { exit !(p >= 99) }'
+
+# A command started through a shell that execs the Go program: Go is found after the exec
+# (not latched as absent at the start) and its labels are read from then on.
+"$GOTOP_PERF" record -d $((3 * gp_slow)) -o "$T/sh.pb.gz" -- /bin/sh -c "exec '$bin' -d 10s" >"$T/sh.out" 2>&1
+rc=$?
+check "record of a shell script that execs the Go program exits 0" [ $rc -eq 0 ]
+[ $rc -eq 0 ] || diag_file "$T/sh.out"
+pprof -tags "$T/sh.pb.gz" >"$T/sh.tags" 2>&1
+check "... and its profile has the program's pprof labels (handler: in go tool pprof -tags)" \
+	grep -q '^ *handler: Total' "$T/sh.tags"
+grep -q '^ *handler: Total' "$T/sh.tags" || diag_file "$T/sh.tags"
 finish

@@ -1087,6 +1087,73 @@ static void test_deleted_binary(void **state)
 	stop_prog(&c);
 }
 
+/* The process execs: symbolizer_main_file first resolves the forked child (this test
+ * program), then, once symbolizer_main_changed has seen /proc/PID/exe change, the
+ * program it exec'd, whose symbols lookups then find (its mappings are reloaded). */
+static void test_main_changed(void **state)
+{
+	(void)state;
+	if (!have_cc)
+		skip();
+	int go[2], in[2], out[2];
+	char self[4096], line[512], c = 'g';
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	assert_true(n > 0);
+	self[n] = '\0';
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(in), 0);
+	assert_int_equal(pipe(out), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char buf;
+		close(go[1]);
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[1]);
+		close(out[0]);
+		if (read(go[0], &buf, 1) != 1)
+			_exit(127);
+		execl(fx_prog, fx_prog, (char *)NULL);
+		_exit(127);
+	}
+	close(go[0]);
+	close(in[0]);
+	close(out[1]);
+
+	struct symbolizer *s = symbolizer_new(pid);
+	struct symfile *before = symbolizer_main_file(s);
+	assert_non_null(before);
+	assert_string_equal(symfile_path(before), self);
+	assert_int_equal(symbolizer_main_changed(s), 0);
+
+	assert_int_equal(write(go[1], &c, 1), 1);
+	close(go[1]);
+	FILE *f = fdopen(out[0], "r");
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f)); /* fx_prog runs */
+	fclose(f);
+	unsigned long long a[5];
+	assert_int_equal(sscanf(line, "%llx %llx %llx %llx %llx", &a[0], &a[1], &a[2], &a[3], &a[4]), 5);
+
+	assert_int_equal(symbolizer_main_changed(s), 1);
+	struct symfile *after = symbolizer_main_file(s);
+	assert_non_null(after);
+	assert_string_equal(symfile_path(after), fx_prog);
+	assert_int_equal(symbolizer_main_changed(s), 0);
+	assert_string_equal(symfile_path(before), self); /* still valid */
+	struct sym_frame fr[8];
+	const struct sym_module *mod;
+	for (int k = 0; k < 4; k++) {
+		assert_int_equal(symbolizer_lookup(s, a[k], 0, &mod, fr, 8), 1);
+		assert_string_equal(fr[0].func, prog_names[k]);
+	}
+	symbolizer_free(s);
+	close(in[1]);
+	int st;
+	waitpid(pid, &st, 0);
+}
+
 /* A container's file: the program runs from a tmpfs mounted in its own mount
  * namespace, so its path does not exist outside; /proc/PID/root reaches it. */
 static void test_mount_namespace(void **state)
@@ -1638,6 +1705,7 @@ int main(void)
 		cmocka_unit_test(test_deleted_binary),
 		cmocka_unit_test(test_mount_namespace),
 		cmocka_unit_test(test_vdso),
+		cmocka_unit_test(test_main_changed),
 		cmocka_unit_test(test_go_binary),
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_kallsyms_parse),

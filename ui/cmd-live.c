@@ -553,6 +553,7 @@ int cmd_live(int argc, char **argv)
 		lo.go_setup = go_setup;
 		lo.go_setup_arg = &gs;
 	}
+	lo.go_drain_ms = o.s.label_latency_ms; /* as cli_go_sampling without its BPF program */
 	lo.refresh_ns = (uint64_t)(o.refresh * 1e9);
 	lo.window_s = o.window;
 	live = live_new(&lo, why, sizeof(why));

@@ -173,7 +173,7 @@ int cmd_record(int argc, char **argv)
 	char why[512], kwhy[256], *cmdline = NULL, gover[64], bpf_why[256];
 	struct sampler_opts go_so;
 	uint64_t start_ns, start_wall;
-	int rc, kernel, exited = 0, i, nev, go_target, started = 0;
+	int rc, kernel, exited = 0, i, nev, go_target, started = 0, go_late = 0;
 	size_t e;
 
 	rc = parse_args(argc, argv, &o);
@@ -257,6 +257,9 @@ int cmd_record(int argc, char **argv)
 			so.bpf = go_so.bpf;
 			so.bpf_prog_fd = go_so.bpf_prog_fd;
 			so.drain_ms = go_so.drain_ms;
+		} else if (o.s.go) {
+			/* Idle until Go is found after an exec (a command through a script). */
+			agg_sampler_hook(agg, &so.hook, &so.hook_arg);
 		}
 		samplers[e] = sampler_new(&so, why, sizeof(why));
 		if (!samplers[e]) {
@@ -329,6 +332,12 @@ int cmd_record(int argc, char **argv)
 			break;
 		}
 		cli_target_reap(&target, 0);
+		if (o.s.go && !go_target && !go_late && agg_go_version(agg)) {
+			/* Its goroutines are read at the drain now: as cli_go_sampling without BPF. */
+			go_late = 1;
+			for (i = 0; i < nev; i++)
+				sampler_set_drain_ms(samplers[i], o.s.label_latency_ms);
+		}
 	}
 	for (i = 0; i < nev; i++) {
 		struct sample_batch *b;

@@ -30,6 +30,10 @@ struct live_opts {
 	 * called once in live_new. NULL: not Go. */
 	void (*go_setup)(void *arg, struct agg *agg, struct sampler_opts *so);
 	void *go_setup_arg;
+	/* Not Go at the start (go_setup NULL, go on): goroutines are still read once Go is
+	 * found after an exec (a command through a shell script), with the drain interval
+	 * changed to this (0: unchanged). */
+	unsigned go_drain_ms;
 	uint64_t refresh_ns;     /* how often a snapshot is published (>= 10 ms) */
 	unsigned window_s;       /* 0: cumulative; else a decaying window of this many seconds */
 };

@@ -97,6 +97,10 @@ void sampler_kick(struct sampler *s);
 /* Drains the rings on the calling thread and queues what they held, for a consumer
  * that wants every sample up to now (a refresh) without the thread waking often. */
 void sampler_flush(struct sampler *s);
+/* Changes the drain interval (sampler_opts.drain_ms; 0 is ignored) from now on: for a
+ * command that execs a Go program after it started as something else (a shell
+ * script), whose goroutines are read at the drain. Any thread. */
+void sampler_set_drain_ms(struct sampler *s, unsigned ms);
 void sampler_batch_free(struct sampler *s, struct sample_batch *b);
 /* Switches to another event or rate without stopping: opens the new events first;
  * if that fails, the current ones keep running and err says why. 0 or -errno. */

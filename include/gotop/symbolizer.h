@@ -67,6 +67,13 @@ void symbolizer_invalidate_maps(struct symbolizer *s);
  * NULL when it cannot be opened. Borrowed until symbolizer_free. */
 struct symfile *symbolizer_main_file(struct symbolizer *s);
 
+/* 1 when the process runs another executable than the one symbolizer_main_file
+ * resolved (it has exec'd, or it was resolved before the exec of a command we
+ * started): the next symbolizer_main_file resolves it again. The old symfile stays
+ * valid until symbolizer_free. 0 when unchanged, not resolved yet, or not known.
+ * One stat(2) of /proc/PID/exe. */
+int symbolizer_main_changed(struct symbolizer *s);
+
 /* How files are opened (tests): SYMBOLIZER_NO_MAP_FILES skips /proc/PID/map_files/,
  * as when gotop-perf lacks CAP_SYS_ADMIN. Set before the first lookup. */
 #define SYMBOLIZER_NO_MAP_FILES 0x1
