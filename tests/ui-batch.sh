@@ -4,7 +4,7 @@
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
 
 need_perf
-plan 40
+plan 42
 W=$TOP_BUILDDIR/tests/workloads/cchains
 out=$T/out
 err=$T/err
@@ -90,10 +90,13 @@ kill $wpid
 # hold no sample of chain_c.
 "$GOTOP_PERF" --batch -n 2 --rows 0 --view top --focus chain_c -- "$W" 20 >"$out" 2>"$err"
 section "$out" 2 Top >"$T/top.txt"
-if grep -Eq '^ +[0-9.]+% +100\.0% +[0-9]+ hot_c ' "$T/top.txt"; then
-	ok "--focus chain_c: hot_c is 100% total"
+# chain_c is in every sample kept; hot_c in nearly all (a sample may land in chain_c's own
+# few instructions: seen once in 214 under TSan).
+if grep -Eq '^ +[0-9.]+% +100\.0% +[0-9]+ chain_c ' "$T/top.txt" &&
+	awk '$4 == "hot_c" { sub("%", "", $2); t = $2 + 0 } END { exit !(t >= 99) }' "$T/top.txt"; then
+	ok "--focus chain_c: chain_c is 100% total, hot_c at least 99%"
 else
-	not_ok "--focus chain_c: hot_c is 100% total"
+	not_ok "--focus chain_c: chain_c is 100% total, hot_c at least 99%"
 	diag_file "$T/top.txt"
 fi
 check "... and hot_ab is gone" sh -c "! grep -q ' hot_ab ' '$T/top.txt'"
@@ -153,6 +156,11 @@ if go_build 1.23 plain "$TOP_SRCDIR/tests/workloads/go/demo.go" "$GOW/demo" >"$T
 	"$GOTOP_PERF" --batch -n 3 --rows 0 --view top,labels,goroutines --save "$T/demo.pb.gz" \
 		-- "$GOW/demo" >"$out" 2>"$err"
 	check "Go demo: the header shows the Go version" grep -Eq '^gotop-perf PID [0-9]+ .*demo go1\.23' "$out"
+	# Started through a shell that execs it: Go is found after the exec, not latched as absent.
+	"$GOTOP_PERF" --batch -n $((4 * gp_slow)) --rows 0 --view labels -- /bin/sh -c "exec '$GOW/demo'" \
+		>"$T/sh.out" 2>"$err"
+	check "... also when a shell script execs it (header: go1.23)" grep -Eq '^gotop-perf PID [0-9]+ .* go1\.23' "$T/sh.out"
+	check "... and then Labels lists its handlers" grep -Eq '^ +[0-9.]+% +[0-9]+  search ' "$T/sh.out"
 	section "$out" 3 "Labels: handler" | awk '$3 !~ /^\(no/ { print $3, $2 }' | sort >"$T/ours.txt"
 	pprof -tags -sample_index=samples "$T/demo.pb.gz" 2>/dev/null | awk '
 		/^ *handler: Total/ { s = 1; next } s && NF == 0 { s = 0 }
@@ -184,7 +192,7 @@ if go_build 1.23 plain "$TOP_SRCDIR/tests/workloads/go/demo.go" "$GOW/demo" >"$T
 	check "... main.handleSearch's total share under the focus ($ours%) is pprof -tagfocus -relative_percentages's ($theirs%)" \
 		awk -v a="$ours" -v b="$theirs" 'BEGIN { d = a - b; exit !(a != "" && b != "" && d < 0.06 && d > -0.06) }'
 else
-	for i in 1 2 3 4 5 6; do skip "Go 1.23 toolchain unavailable: $(tail -1 "$T/gob.err")"; done
+	for i in 1 2 3 4 5 6 7 8; do skip "Go 1.23 toolchain unavailable: $(tail -1 "$T/gob.err")"; done
 fi
 
 if go_build 1.23 plain "$TOP_SRCDIR/tests/workloads/go/hostile.go" "$GOW/hostile" >"$T/gob.err" 2>&1; then
