@@ -47,7 +47,7 @@ check "main.alphaWork's stack is worker.func1 <- pprof.Do <- worker in >= 99% ($
 
 # A command started through a shell that execs the Go program: Go is found after the exec
 # (not latched as absent at the start) and its labels are read from then on.
-"$GOTOP_PERF" record -d $((3 * gp_slow)) -o "$T/sh.pb.gz" -- /bin/sh -c "exec '$bin' -d 10s" >"$T/sh.out" 2>&1
+"$GOTOP_PERF" record -d $((2 * gp_slow + 1)) -o "$T/sh.pb.gz" -- /bin/sh -c "exec '$bin' -d 10s" >"$T/sh.out" 2>&1
 rc=$?
 check "record of a shell script that execs the Go program exits 0" [ $rc -eq 0 ]
 [ $rc -eq 0 ] || diag_file "$T/sh.out"

@@ -157,7 +157,7 @@ if go_build 1.23 plain "$TOP_SRCDIR/tests/workloads/go/demo.go" "$GOW/demo" >"$T
 		-- "$GOW/demo" >"$out" 2>"$err"
 	check "Go demo: the header shows the Go version" grep -Eq '^gotop-perf PID [0-9]+ .*demo go1\.23' "$out"
 	# Started through a shell that execs it: Go is found after the exec, not latched as absent.
-	"$GOTOP_PERF" --batch -n $((4 * gp_slow)) --rows 0 --view labels -- /bin/sh -c "exec '$GOW/demo'" \
+	"$GOTOP_PERF" --batch -n $((2 * gp_slow + 2)) --rows 0 --view labels -- /bin/sh -c "exec '$GOW/demo'" \
 		>"$T/sh.out" 2>"$err"
 	check "... also when a shell script execs it (header: go1.23)" grep -Eq '^gotop-perf PID [0-9]+ .* go1\.23' "$T/sh.out"
 	check "... and then Labels lists its handlers" grep -Eq '^ +[0-9.]+% +[0-9]+  search ' "$T/sh.out"
