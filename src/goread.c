@@ -337,6 +337,13 @@ static void flush(struct goread_slot *slot, struct goread *gr)
 	}
 	t = util_now_ns(); /* the reads happen right after */
 	gort_read_batch(gr->gort, gr->mem, gr->in, gr->nin, gr->res, gr->rcs);
+	{
+		struct gort_stats gs;
+
+		gort_get_stats(gr->gort, &gs);
+		slot->st.readvs = gs.batch_readvs;
+		slot->st.label_pieces = gs.label_pieces;
+	}
 	slot->st.reads += gr->nin;
 	slot->st.coalesced += gr->npend - gr->nin;
 	for (i = 0; i < gr->npend; i++) {

@@ -467,8 +467,13 @@ struct pf_ent {
 	uint8_t ready; /* 0: requested, not read yet */
 	uint8_t early; /* read by the batch's first vectored read, before the sweep generation */
 };
+/* The table is sized to the batches (pf_begin): a table larger than its batches needs
+ * spreads their few entries over cache lines that are cold at every drain (issue 6:
+ * pf_slot was 8.6 % of gotop-perf's CPU on a Go target at 1 kHz with 4096 slots). It
+ * doubles after a batch that filled half of it, up to PF_SLOTS; entries beyond half
+ * of it are read on the spot. */
+#define PF_SLOTS_MIN 256
 #define PF_SLOTS 4096
-#define PF_MAX_ENTS 2048
 #define PF_MAX_BYTES (4u << 20)
 #define PF_ROUNDS 8
 enum { PF_OFF, PF_PASS, PF_DRY };
@@ -516,7 +521,9 @@ struct gort {
 
 	/* gort_read_batch's reads: requested while decoding (PF_DRY), then read together */
 	struct pf_ent *pf;
+	uint32_t pf_slots;           /* a power of two; at most half are used */
 	uint32_t pf_gen, pf_n;
+	bool pf_full;                /* a request found the table full: grow it */
 	uint8_t *pf_buf;
 	size_t pf_len, pf_bufcap;
 	struct mem_iov *pf_req;
@@ -1359,13 +1366,19 @@ struct map_fp {
 	uint8_t pad[2];
 };
 
+uint32_t gort_hmap_read_size(const struct gort_offsets *o)
+{
+	const uint32_t f[] = { o->hmap_count, o->hmap_flags, o->hmap_b, o->hmap_hash0,
+			       o->hmap_buckets, o->hmap_oldbuckets };
+
+	return max_u32(f, GP_ARRAY_SIZE(f)) + 8;
+}
+
 static int map_fingerprint(struct gort *g, const struct gp_mem *mem, uint64_t cell,
 			   struct map_fp *fp)
 {
 	const struct gort_offsets *o = &g->off;
-	const uint32_t f[] = { o->hmap_count, o->hmap_flags, o->hmap_b, o->hmap_hash0,
-			       o->hmap_buckets, o->hmap_oldbuckets };
-	uint32_t hsz = max_u32(f, GP_ARRAY_SIZE(f)) + 8;
+	uint32_t hsz = gort_hmap_read_size(o);
 	uint8_t h[64];
 	int rc;
 
@@ -1936,8 +1949,8 @@ static struct pf_ent *pf_slot(struct gort *g, uint64_t addr, uint32_t len)
 {
 	size_t j;
 
-	for (j = util_mix64(addr ^ ((uint64_t)len << 48)) & (PF_SLOTS - 1); g->pf[j].gen == g->pf_gen;
-	     j = (j + 1) & (PF_SLOTS - 1))
+	for (j = util_mix64(addr ^ ((uint64_t)len << 48)) & (g->pf_slots - 1); g->pf[j].gen == g->pf_gen;
+	     j = (j + 1) & (g->pf_slots - 1))
 		if (g->pf[j].addr == addr && g->pf[j].len == len)
 			break;
 	return &g->pf[j];
@@ -1951,8 +1964,10 @@ static struct pf_ent *pf_want(struct gort *g, uint64_t addr, uint32_t len)
 
 	if (e->gen == g->pf_gen)
 		return e;
-	if (g->pf_n >= PF_MAX_ENTS || g->pf_len + len > PF_MAX_BYTES)
+	if (g->pf_n >= g->pf_slots / 2 || g->pf_len + len > PF_MAX_BYTES) {
+		g->pf_full = true;
 		return NULL;
+	}
 	xgrow((void **)&g->pf_buf, &g->pf_bufcap, g->pf_len + len, 1);
 	e->addr = addr;
 	e->len = len;
@@ -1974,6 +1989,32 @@ static struct pf_ent *pf_want(struct gort *g, uint64_t addr, uint32_t len)
 	g->pf_reqent[g->pf_nreq] = (uint32_t)(e - g->pf);
 	g->pf_nreq++;
 	return e;
+}
+
+/* Takes len bytes at addr, read at the sample by the BPF program, as the answer to this
+ * batch's read of exactly (addr, len), unless that read was answered already. */
+static void pf_put(struct gort *g, uint64_t addr, uint32_t len, const uint8_t *bytes)
+{
+	struct pf_ent *e = pf_slot(g, addr, len);
+
+	if (e->gen == g->pf_gen)
+		return;
+	if (g->pf_n >= g->pf_slots / 2 || g->pf_len + len > PF_MAX_BYTES) {
+		g->pf_full = true;
+		return;
+	}
+	xgrow((void **)&g->pf_buf, &g->pf_bufcap, g->pf_len + len, 1);
+	memcpy(g->pf_buf + g->pf_len, bytes, len);
+	e->addr = addr;
+	e->len = len;
+	e->off = (uint32_t)g->pf_len;
+	e->gen = g->pf_gen;
+	e->rc = 0;
+	e->ready = 1;
+	e->early = 0;
+	g->pf_len += (len + 7u) & ~7u;
+	g->pf_n++;
+	g->st.label_pieces++;
 }
 
 /* Reads every request with one vectored read. */
@@ -2019,10 +2060,15 @@ static int pf_read(void *ctx, uint64_t addr, void *buf, size_t len)
 
 static void pf_begin(struct gort *g, const struct gp_mem *mem)
 {
-	if (!g->pf)
-		g->pf = xcalloc(PF_SLOTS, sizeof(*g->pf));
+	if (!g->pf || (g->pf_full && g->pf_slots < PF_SLOTS)) {
+		g->pf_slots = g->pf ? 2 * g->pf_slots : PF_SLOTS_MIN;
+		free(g->pf);
+		g->pf = xcalloc(g->pf_slots, sizeof(*g->pf));
+		g->pf_gen = 0;
+	}
+	g->pf_full = false;
 	if (++g->pf_gen == 0) { /* wrapped: old entries could look current */
-		memset(g->pf, 0, PF_SLOTS * sizeof(*g->pf));
+		memset(g->pf, 0, g->pf_slots * sizeof(*g->pf));
 		g->pf_gen = 1;
 	}
 	g->pf_n = 0;
@@ -2054,6 +2100,20 @@ void gort_read_batch(struct gort *gr, const struct gp_mem *mem, const struct gor
 	 * system stack (via_register), and the sweep generation before and after them (8
 	 * bytes before, 4 after: two entries of the table; sweepgen is a uint32 inside the
 	 * large mheap_, runtime/mheap.go; both architectures are little-endian). */
+	/* Label sets read at the sample: their reads are answered already. */
+	for (i = 0; i < n; i++) {
+		const struct gobpf_rec *r = in[i].snap;
+		uint32_t k;
+
+		if (!r || !(r->flags & GOBPF_REC_LBL))
+			continue;
+		for (k = 0; k < r->npieces && k < GOBPF_LBL_PIECES; k++) {
+			const struct gobpf_piece *pc = &r->piece[k];
+
+			if (pc->len && pc->off <= GOBPF_LBL_BYTES && pc->len <= GOBPF_LBL_BYTES - pc->off)
+				pf_put(gr, pc->addr, pc->len, r->lbl + pc->off);
+		}
+	}
 	if (gr->mheap && gr->off.mheap_sweepgen)
 		pf_want(gr, sgaddr, 8);
 	for (i = 0; i < n; i++) {

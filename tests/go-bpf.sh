@@ -9,7 +9,7 @@ need_perf
 pprof_setup || skip_all "no Go toolchain for go tool pprof: $(cat "$T/go-toolchain.err")"
 grep -q '^#define HAVE_GOBPF 1' "$TOP_BUILDDIR/config.h" || skip_all "built without BPF support (configure: no libbpf or clang)"
 VERSIONS=${GOTOP_GO_VERSIONS:-1.19 1.23 1.27}
-plan $(($(echo $VERSIONS | wc -w) * 5 + 3))
+plan $(($(echo $VERSIONS | wc -w) * 6 + 3))
 SRC=$TOP_SRCDIR/tests/workloads/go/labels.go
 
 # field OUT TEXT: the number before TEXT in gotop-perf -v's "go at the sample" line.
@@ -21,7 +21,7 @@ purity() { pprof_flat "$1" -relative_percentages -tagfocus=handler=gamma | awk '
 last=
 for v in $VERSIONS; do
 	bin=$T/labels-$v
-	go_build_or_skip 5 "$v" plain "$SRC" "$bin" || continue
+	go_build_or_skip 6 "$v" plain "$SRC" "$bin" || continue
 	last=$bin
 	# Units of about 1 ms (-unitscale 1): a goroutine's labels change every millisecond.
 	"$GOTOP_PERF" record -v -d 4 -o "$T/b-$v.pb.gz" -- "$bin" -d 4s -workers 2 >"$T/out-$v" 2>&1
@@ -30,7 +30,7 @@ for v in $VERSIONS; do
 	diag "go$v: $(grep 'go at the sample' "$T/out-$v")"
 	on=$(sed -n 's/.*go at the sample (BPF): \([a-z]*\);.*/\1/p' "$T/out-$v")
 	if [ "$on" != on ]; then
-		for i in 2 3 4 5; do skip "go$v: the BPF program did not load: $(sed -n 's/.*go at the sample (BPF): \([^;]*\);.*/\1/p' "$T/out-$v")"; done
+		for i in 2 3 4 5 6; do skip "go$v: the BPF program did not load: $(sed -n 's/.*go at the sample (BPF): \([^;]*\);.*/\1/p' "$T/out-$v")"; done
 		continue
 	fi
 	matched=$(field "$T/out-$v" "samples matched")
@@ -40,6 +40,11 @@ for v in $VERSIONS; do
 	check "go$v: >= 95% of Go samples took the goroutine from the program's record ($matched of $gos, $after after)" \
 		awk -v m="${matched:-0}" -v g="${gos:-0}" 'BEGIN { exit !(g > 100 && m >= 0.95 * g) }'
 	check "go$v: the program's ring never filled ($full)" [ "${full:-1}" -eq 0 ]
+	# The program also copies the label set (a map's cell, hmap and bucket up to go1.23,
+	# the slice header and pairs from go1.24): those reads are not made again later.
+	pieces=$(sed -n 's/.*; \([0-9]*\) label-set reads copied at the sample.*/\1/p' "$T/out-$v")
+	check "go$v: label-set reads were answered by the program's copy (${pieces:-none})" \
+		awk -v p="${pieces:-0}" -v g="${gos:-0}" 'BEGIN { exit !(p >= 0.25 * g && g > 0) }'
 	# The record's goroutine is the right one: labels (read from its g.labels) agree with
 	# the function the sample is in, although they change every millisecond.
 	p=$(purity "$T/b-$v.pb.gz")

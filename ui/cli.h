@@ -58,8 +58,9 @@ enum { CLI_OPT_STACK = 0x200, CLI_OPT_NO_REPAIR, CLI_OPT_NO_GO, CLI_OPT_LATENCY,
  * sets are read at the drain, and they do not change (immutable Go objects). */
 #define CLI_BPF_DRAIN_MS 50
 /* Its ring (mapped twice into gotop-perf, so it counts double in its resident size):
- * room for two drains of 200-byte records from 16 threads at the sampling rate, from
- * 256 KiB to 4 MiB. A full ring loses no sample: the sample is read the slow way. */
+ * room for two drains of records (struct gobpf_rec, 592 bytes with the label set's
+ * copy) from 16 threads at the sampling rate, from 256 KiB to 4 MiB. A full ring loses
+ * no sample: the sample is read the slow way. */
 #define CLI_BPF_RING_MIN (256u << 10)
 #define CLI_BPF_RING_MAX (4u << 20)
 #define CLI_SAMPLING_SHORTOPTS "p:e:F:c:"

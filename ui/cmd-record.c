@@ -410,10 +410,12 @@ int cmd_record(int argc, char **argv)
 			if (go_target)
 				fprintf(stderr,
 					"gotop-perf: go at the sample (BPF): %s; %u events attached, %u refused; "
-					"%llu records, %llu ring full; %llu samples matched, %llu read after\n",
+					"%llu records, %llu ring full; %llu samples matched, %llu read after; "
+					"%llu label-set reads copied at the sample, %llu batched reads\n",
 					go_so.bpf ? "on" : bpf_why, st.bpf_attached, st.bpf_failed,
 					(unsigned long long)as.bpf_records, (unsigned long long)as.bpf_ring_full,
-					(unsigned long long)as.go_snapshots, (unsigned long long)as.go_snap_missing);
+					(unsigned long long)as.go_snapshots, (unsigned long long)as.go_snap_missing,
+					(unsigned long long)as.go_label_pieces, (unsigned long long)as.go_readvs);
 			if (as.bpf_runs) /* kernel.bpf_stats_enabled=1 */
 				fprintf(stderr, "gotop-perf: BPF program: %llu runs, %.0f ns per run\n",
 					(unsigned long long)as.bpf_runs, (double)as.bpf_run_ns / (double)as.bpf_runs);

@@ -1,6 +1,7 @@
 /* main.c: gotop-perf's entry point: dispatches to the live UI, record, verify and list. */
 #include "config.h"
 #include "cli.h"
+#include "gotop/gobpf-abi.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -353,7 +354,9 @@ int cli_is_go_binary(const char *path, pid_t pid, char *ver, size_t verlen)
 
 static size_t bpf_ring_bytes(const struct cli_sampling *s)
 {
-	uint64_t want = (s->use_freq ? s->freq : 1000) * 16 * 2 * 200 * CLI_BPF_DRAIN_MS / 1000;
+	/* 16 threads' samples of one drain, twice over; a record and the ring's 8-byte header. */
+	uint64_t want = (s->use_freq ? s->freq : 1000) * 16 * 2 * (sizeof(struct gobpf_rec) + 8) *
+			CLI_BPF_DRAIN_MS / 1000;
 	size_t n = CLI_BPF_RING_MIN;
 
 	while (n < want && n < CLI_BPF_RING_MAX)

@@ -13,6 +13,8 @@
 			      * one of its system stacks */
 #define GOBPF_REC_CURG 0x4   /* curg[]: m.curg's fields (the register was not m.curg) */
 #define GOBPF_REC_KREGS 0x8  /* sampled in the kernel: registers from the task's user entry */
+#define GOBPF_REC_LBL 0x10   /* piece[]: the sampled goroutine's label set, as read at the
+			      * sample (see gobpf_piece) */
 
 /* Field order of gobpf_rec.g / .curg and of gobpf_cfg.goff. */
 enum { GOBPF_G_STACK_LO, GOBPF_G_STACK_HI, GOBPF_G_M, GOBPF_G_GOID, GOBPF_G_LABELS,
@@ -23,6 +25,30 @@ enum { GOBPF_M_G0, GOBPF_M_PROCID, GOBPF_M_GSIGNAL, GOBPF_M_CURG, GOBPF_M_NFIELD
 /* The largest g or m span the program copies (it reads one span per structure). */
 #define GOBPF_SPAN_MAX 1024
 
+/* Label sets: what the program copies of the label set of the goroutine it took for the
+ * sample (m.curg's when read, else the register's g), so that the reader need not read
+ * them later (each process_vm_readv costs more than the program's reads; issue 6). A
+ * piece is len bytes of the target at addr, at lbl[off]; the reader takes them as the
+ * answers to its own reads of exactly (addr, len) (src/goruntime.c pf_put). Pieces, by
+ * gobpf_cfg.lkind (runtime/pprof/label.go of the release):
+ *   GOBPF_LBL_MAP (go1.19 to go1.23, labelMap is map[string]string): the 8-byte cell
+ *     at g.labels (the *hmap), hsz bytes of the hmap, and, for a map of one bucket
+ *     (B == 0, not growing), that bucket;
+ *   GOBPF_LBL_SLICE (go1.24 on, labelMap{LabelSet{list []label}}): the 24-byte slice
+ *     header at g.labels and, for 1 to GOBPF_LBL_PAIRS pairs, the pair array.
+ * Strings are not copied: constants are read once per address, and the rest by the
+ * reader. */
+enum { GOBPF_LBL_NONE, GOBPF_LBL_MAP, GOBPF_LBL_SLICE };
+#define GOBPF_LBL_PIECES 3
+#define GOBPF_LBL_PAIRS 8     /* pairs of a slice set copied (32 bytes each) */
+#define GOBPF_LBL_HMAP_MAX 64 /* hmap bytes: room at lbl[8], the bucket at lbl[72] */
+#define GOBPF_LBL_BUCKET_MAX 280
+#define GOBPF_LBL_BYTES (8 + GOBPF_LBL_HMAP_MAX + GOBPF_LBL_BUCKET_MAX)
+struct gobpf_piece {
+	__u64 addr;
+	__u32 len, off;
+};
+
 struct gobpf_rec {
 	__u64 time;    /* bpf_ktime_get_ns: CLOCK_MONOTONIC, like the samples (use_clockid) */
 	__u32 tid, flags;
@@ -32,6 +58,9 @@ struct gobpf_rec {
 	__u64 m[GOBPF_M_NFIELDS];
 	__u64 curg[GOBPF_G_NFIELDS];
 	__u64 matched; /* 0 from the program; the reader marks records it used */
+	__u32 npieces, pad;
+	struct gobpf_piece piece[GOBPF_LBL_PIECES];
+	__u8 lbl[GOBPF_LBL_BYTES];
 };
 
 /* Set before the program is loaded (read-only then: the verifier sees constants). The
@@ -40,6 +69,9 @@ struct gobpf_cfg {
 	__u32 gsz, msz; /* bytes copied from a g and an m: every field offset + 8 fits */
 	__u32 goff[GOBPF_G_NFIELDS];
 	__u32 moff[GOBPF_M_NFIELDS];
+	/* Label sets (GOBPF_LBL_*): hsz bytes of an hmap, and where B and buckets are in
+	 * them, the bytes of a bucket (src/goruntime.c map_fingerprint, map_walk_array). */
+	__u32 lkind, hsz, hmap_b, hmap_buckets, hmap_oldbuckets, hmap_flags, bucket_size, bucket_overflow;
 };
 
 /* Counters (per-CPU array gobpf_stats). */

@@ -88,6 +88,7 @@ struct gort_stats {
 	uint64_t batch_readvs;       /* vectored reads (mem_readv) made by gort_read_batch */
 	uint64_t snapshots;          /* reads that took g and m from a sample-time snapshot */
 	uint64_t snap_labels_moved;  /* of those, goroutines whose g.labels changed since */
+	uint64_t label_pieces;       /* label-set reads answered by the program's copy */
 };
 
 struct gort;
@@ -108,6 +109,8 @@ const struct gort_offsets *gort_offsets(const struct gort *g);
 const char *gort_offsets_source(const struct gort *g);
 /* The table's offsets for a version ("go1.24.4"), or NULL with errno ENOTSUP. Static. */
 const struct gort_offsets *gort_table_offsets(const char *go_version);
+/* Bytes of a label map's hmap the reader takes (every field it uses; GORT_LABELS_MAP). */
+uint32_t gort_hmap_read_size(const struct gort_offsets *o);
 
 /* Optional addresses of runtime variables in the target (0: unknown), from the symbol
  * table: runtime.allm lets samples of threads never seen with a valid g register find
