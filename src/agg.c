@@ -107,6 +107,11 @@ struct evprof {
 	struct smemo *smemo; /* SMEMO_SLOTS, the same */
 	struct prof *prof;
 	struct u64map locs;     /* address (| 1 << 63 for "is return address") -> location id */
+	/* The same for addresses in no mapping when last looked up: looked up again each
+	 * time (location_for), as the maps may have been read before the mapping came
+	 * (a library mapped by ld.so right after the exec, its PERF_RECORD_MMAP2 in
+	 * another CPU's ring than the sample). */
+	struct u64map unmapped;
 	struct u64map mappings; /* sym_module id + 1 -> mapping id */
 	struct labelset *lsets;
 	size_t nlsets, caplsets;
@@ -121,6 +126,7 @@ struct agg {
 	struct goread_slot *goslot; /* the sampling threads read goroutines through it */
 	int go_checked;
 	char *go_version;
+	int unmapped_seen; /* location_for met an address in no mapping (fold_sample) */
 	/* No Go found yet: when it was last looked for, and samples since (go_init). */
 	uint64_t go_checked_ns;
 	uint32_t go_skip;
@@ -184,6 +190,7 @@ void agg_free(struct agg *a)
 		free(e->memo);
 		free(e->smemo);
 		u64map_free(&e->locs);
+		u64map_free(&e->unmapped);
 		u64map_free(&e->mappings);
 		for (j = 0; j < e->nlsets; j++)
 			free(e->lsets[j].labels);
@@ -359,8 +366,24 @@ static uint64_t location_for(struct agg *a, struct evprof *e, uint64_t addr, int
 	 * returned id for the condition itself */
 	if (*slot)
 		return *slot; // cppcheck-suppress identicalInnerCondition
-	a->st.addrs++;
 	n = symbolizer_lookup(a->sym, addr, is_return, &mod, fr, MAX_INLINE);
+	{
+		uint64_t *um = u64map_slot(&e->unmapped, key, !mod);
+
+		if (um && *um) {
+			if (!mod) {
+				a->unmapped_seen = 1;
+				return *um; /* still in no mapping */
+			}
+			*um = 0; /* found now: a location with its names */
+		} else {
+			a->st.addrs++;
+		}
+		if (!mod) {
+			a->unmapped_seen = 1;
+			slot = um; /* the [unknown] location below goes there */
+		}
+	}
 	if (mod) {
 		mapping = mapping_for(e, mod);
 		/* Which mapping is the main binary does not depend on where the first
@@ -602,10 +625,17 @@ static void fold_sample(struct agg *a, struct evprof *e, const struct perf_sampl
 		    !memcmp(m->addr + nk, user, nu * sizeof(uint64_t))) {
 			memcpy(locs, m->loc, nl * sizeof(uint64_t));
 		} else {
+			a->unmapped_seen = 0;
 			for (i = 0; i < nk; i++)
 				locs[i] = location_for(a, e, kern[i], i > 0);
 			for (i = 0; i < nu; i++)
 				locs[nk + i] = location_for(a, e, user[i], nk + i > 0);
+			if (a->unmapped_seen) {
+				/* Not remembered: the address may be found in a mapping later. */
+				m->hash = 0;
+				ms = NULL;
+				goto located;
+			}
 			m->hash = h;
 			m->nk = (uint16_t)nk;
 			m->nu = (uint16_t)nu;
@@ -623,6 +653,7 @@ static void fold_sample(struct agg *a, struct evprof *e, const struct perf_sampl
 				   : location_for(a, e, user[i], nl > 0);
 	}
 
+located:
 	labels[nlabels].key = e->k_thread;
 	labels[nlabels].str = 0;
 	labels[nlabels].num = s->tid;

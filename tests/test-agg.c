@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -389,6 +390,93 @@ static void test_no_hold(void **state)
 	assert_int_equal(waitpid(pid, NULL, 0), pid);
 }
 
+int agg_marker_fn(int x);
+__attribute__((noinline)) int agg_marker_fn(int x)
+{
+	return x * 3 + 1;
+}
+
+/* An address in no mapping when first seen (the maps were read before a library was
+ * mapped, its PERF_RECORD_MMAP2 in another CPU's ring) gets its names once it is
+ * mapped: the [unknown] location is not kept for it. Uses this process as the target:
+ * this program's file is mapped again, at an address first free. */
+static void test_unmapped_then_mapped(void **state)
+{
+	struct event_spec ev;
+	struct batchbuf bb;
+	struct sample_batch b;
+	struct agg_opts o;
+	struct agg *a;
+	struct stat st;
+	char line[512], *got;
+	uint64_t fn = (uint64_t)(uintptr_t)&agg_marker_fn, fileoff = 0, ip;
+	int fd, found = 0;
+	void *base;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(agg_marker_fn(1), 4);
+	f = fopen("/proc/self/maps", "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, off;
+
+		if (sscanf(line, "%llx-%llx %*s %llx", &lo, &hi, &off) == 3 && fn >= lo && fn < hi) {
+			fileoff = fn - lo + off;
+			found = 1;
+		}
+	}
+	fclose(f);
+	assert_true(found);
+	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	/* Far from where mmap places things by itself (top-down below the stack), so that
+	 * nothing the aggregator allocates lands there meanwhile. */
+	base = mmap((void *)0x5a0000000000ULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_FIXED_NOREPLACE, fd, 0);
+	assert_true(base == (void *)0x5a0000000000ULL);
+	munmap(base, (size_t)st.st_size); /* now free: nothing is mapped there */
+	ip = (uint64_t)(uintptr_t)base + fileoff;
+
+	assert_int_equal(events_parse("cpu-clock", &ev), 0);
+	memset(&o, 0, sizeof(o));
+	o.pid = getpid();
+	a = agg_new(&o);
+	memset(&bb, 0, sizeof(bb));
+	add_sample(&bb, 10, NULL, 0, &ip, 1);
+	memset(&b, 0, sizeof(b));
+	b.layout = &layout;
+	b.event = &ev;
+	b.data = (uint8_t *)bb.w;
+	b.len = b.cap = bb.n * 8;
+	agg_feed(a, &b);
+	got = profile_text(agg_profile(a, "cpu-clock"));
+	assert_non_null(strstr(got, "[unknown] 0x"));
+	free(got);
+
+	/* Mapped now, and announced by a PERF_RECORD_MMAP2 (only its type is read). */
+	assert_true(mmap(base, (size_t)st.st_size, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED_NOREPLACE, fd,
+			 0) == base);
+	memset(&bb, 0, sizeof(bb));
+	{
+		struct perf_event_header mh = { PERF_RECORD_MMAP2, 0, 8 };
+
+		memcpy(&bb.w[0], &mh, sizeof(mh));
+	}
+	bb.n = 1;
+	add_sample(&bb, 10, NULL, 0, &ip, 1);
+	b.len = b.cap = bb.n * 8;
+	agg_feed(a, &b);
+	got = profile_text(agg_profile(a, "cpu-clock"));
+	if (!strstr(got, "agg_marker_fn;"))
+		print_message("# profile:\n%s", got);
+	assert_non_null(strstr(got, "agg_marker_fn;"));
+	free(got);
+	agg_free(a);
+	munmap(base, (size_t)st.st_size);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -396,6 +484,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_feed_folds_held, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hold_kernel_unreadable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_hold, setup, teardown),
+		cmocka_unit_test(test_unmapped_then_mapped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
