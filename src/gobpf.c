@@ -70,18 +70,14 @@ static int cfg_from(const struct gort_offsets *o, struct gobpf_cfg *c)
 	if (o->labels_kind == GORT_LABELS_SLICE) {
 		c->lkind = GOBPF_LBL_SLICE;
 	} else if (o->labels_kind == GORT_LABELS_MAP && gort_hmap_read_size(o) <= GOBPF_LBL_HMAP_MAX &&
-		   o->bucket_size && o->bucket_size <= GOBPF_LBL_BUCKET_MAX &&
-		   o->bucket_overflow + 8 <= o->bucket_size && o->hmap_b < GOBPF_LBL_HMAP_MAX &&
-		   o->hmap_flags < GOBPF_LBL_HMAP_MAX && o->hmap_buckets + 8 <= GOBPF_LBL_HMAP_MAX &&
-		   o->hmap_oldbuckets + 8 <= GOBPF_LBL_HMAP_MAX) {
+		   o->bucket_size && o->bucket_size <= GOBPF_LBL_BUCKET_MAX) {
+		/* Every hmap offset is below the read size (gort_hmap_read_size). */
 		c->lkind = GOBPF_LBL_MAP;
 		c->hsz = gort_hmap_read_size(o);
 		c->hmap_b = o->hmap_b;
-		c->hmap_flags = o->hmap_flags;
 		c->hmap_buckets = o->hmap_buckets;
 		c->hmap_oldbuckets = o->hmap_oldbuckets;
 		c->bucket_size = o->bucket_size;
-		c->bucket_overflow = o->bucket_overflow;
 	}
 	return 0;
 }

@@ -1965,14 +1965,10 @@ static struct pf_ent *pf_slot(struct gort *g, uint64_t addr, uint32_t len)
 	return &g->pf[j];
 }
 
-/* Requests a read of len bytes at addr for the next pf_issue. NULL when the table is
- * full. */
-static struct pf_ent *pf_want(struct gort *g, uint64_t addr, uint32_t len)
+/* Takes empty slot e for a read of len bytes at addr, with room for them in pf_buf.
+ * NULL when the table or the buffer is full (then the read is made on the spot). */
+static struct pf_ent *pf_add(struct gort *g, struct pf_ent *e, uint64_t addr, uint32_t len)
 {
-	struct pf_ent *e = pf_slot(g, addr, len);
-
-	if (e->gen == g->pf_gen)
-		return e;
 	if (g->pf_n >= g->pf_slots / 2 || g->pf_len + len > PF_MAX_BYTES) {
 		g->pf_full = true;
 		return NULL;
@@ -1987,6 +1983,19 @@ static struct pf_ent *pf_want(struct gort *g, uint64_t addr, uint32_t len)
 	e->early = 0;
 	g->pf_len += (len + 7u) & ~7u;
 	g->pf_n++;
+	return e;
+}
+
+/* Requests a read of len bytes at addr for the next pf_issue. NULL when the table is
+ * full. */
+static struct pf_ent *pf_want(struct gort *g, uint64_t addr, uint32_t len)
+{
+	struct pf_ent *e = pf_slot(g, addr, len);
+
+	if (e->gen == g->pf_gen)
+		return e;
+	if (!pf_add(g, e, addr, len))
+		return NULL;
 	if (g->pf_nreq >= g->pf_reqcap) {
 		size_t cap = g->pf_reqcap;
 
@@ -2006,23 +2015,10 @@ static void pf_put(struct gort *g, uint64_t addr, uint32_t len, const uint8_t *b
 {
 	struct pf_ent *e = pf_slot(g, addr, len);
 
-	if (e->gen == g->pf_gen)
+	if (e->gen == g->pf_gen || !pf_add(g, e, addr, len))
 		return;
-	if (g->pf_n >= g->pf_slots / 2 || g->pf_len + len > PF_MAX_BYTES) {
-		g->pf_full = true;
-		return;
-	}
-	xgrow((void **)&g->pf_buf, &g->pf_bufcap, g->pf_len + len, 1);
-	memcpy(g->pf_buf + g->pf_len, bytes, len);
-	e->addr = addr;
-	e->len = len;
-	e->off = (uint32_t)g->pf_len;
-	e->gen = g->pf_gen;
-	e->rc = 0;
+	memcpy(g->pf_buf + e->off, bytes, len);
 	e->ready = 1;
-	e->early = 0;
-	g->pf_len += (len + 7u) & ~7u;
-	g->pf_n++;
 	g->st.label_pieces++;
 }
 

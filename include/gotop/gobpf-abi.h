@@ -69,9 +69,10 @@ struct gobpf_cfg {
 	__u32 gsz, msz; /* bytes copied from a g and an m: every field offset + 8 fits */
 	__u32 goff[GOBPF_G_NFIELDS];
 	__u32 moff[GOBPF_M_NFIELDS];
-	/* Label sets (GOBPF_LBL_*): hsz bytes of an hmap, and where B and buckets are in
-	 * them, the bytes of a bucket (src/goruntime.c map_fingerprint, map_walk_array). */
-	__u32 lkind, hsz, hmap_b, hmap_buckets, hmap_oldbuckets, hmap_flags, bucket_size, bucket_overflow;
+	/* Label sets (GOBPF_LBL_*): hsz bytes of an hmap, where B, buckets and oldbuckets
+	 * are in them, the bytes of a bucket (src/goruntime.c map_fingerprint,
+	 * map_walk_array). */
+	__u32 lkind, hsz, hmap_b, hmap_buckets, hmap_oldbuckets, bucket_size;
 };
 
 /* Counters (per-CPU array gobpf_stats). */
