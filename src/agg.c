@@ -352,7 +352,7 @@ static const char *base_name(const char *path)
 /* The location of one address (symbolized once per address and event). */
 static uint64_t location_for(struct agg *a, struct evprof *e, uint64_t addr, int is_return)
 {
-	uint64_t key = (addr & ~(1ULL << 63)) | ((uint64_t)(is_return != 0) << 63), *slot;
+	uint64_t key = (addr & ~(1ULL << 63)) | ((uint64_t)(is_return != 0) << 63), *slot, *um;
 	struct sym_frame fr[MAX_INLINE];
 	struct prof_line lines[MAX_INLINE];
 	const struct sym_module *mod = NULL;
@@ -366,23 +366,27 @@ static uint64_t location_for(struct agg *a, struct evprof *e, uint64_t addr, int
 	 * returned id for the condition itself */
 	if (*slot)
 		return *slot; // cppcheck-suppress identicalInnerCondition
+	/* In no mapping when last looked up: again only once the maps may have changed
+	 * (the value is the location id, and the maps version above bit 32). */
+	um = u64map_slot(&e->unmapped, key, 0);
+	if (um && *um && (uint32_t)(*um >> 32) == symbolizer_maps_version(a->sym)) {
+		a->unmapped_seen = 1;
+		return *um & 0xffffffffu;
+	}
 	n = symbolizer_lookup(a->sym, addr, is_return, &mod, fr, MAX_INLINE);
-	{
-		uint64_t *um = u64map_slot(&e->unmapped, key, !mod);
-
-		if (um && *um) {
-			if (!mod) {
-				a->unmapped_seen = 1;
-				return *um; /* still in no mapping */
-			}
-			*um = 0; /* found now: a location with its names */
-		} else {
-			a->st.addrs++;
-		}
+	if (um && *um) {
 		if (!mod) {
+			*um = (*um & 0xffffffffu) | (uint64_t)symbolizer_maps_version(a->sym) << 32;
 			a->unmapped_seen = 1;
-			slot = um; /* the [unknown] location below goes there */
+			return *um & 0xffffffffu;
 		}
+		*um = 0; /* found now: a location with its names */
+	} else {
+		a->st.addrs++;
+	}
+	if (!mod) {
+		a->unmapped_seen = 1;
+		um = u64map_slot(&e->unmapped, key, 1);
 	}
 	if (mod) {
 		mapping = mapping_for(e, mod);
@@ -414,6 +418,12 @@ static uint64_t location_for(struct agg *a, struct evprof *e, uint64_t addr, int
 						      prof_str(e->prof, buf), 0, 0);
 		lines[0].line = 0;
 		n = 1;
+	}
+	if (!mod) {
+		uint64_t id = prof_add_location(e->prof, mapping, addr, lines, (size_t)n);
+
+		*um = id | (uint64_t)symbolizer_maps_version(a->sym) << 32;
+		return id;
 	}
 	*slot = prof_add_location(e->prof, mapping, addr, lines, (size_t)n);
 	return *slot;

@@ -163,6 +163,11 @@ void symbolizer_set_kallsyms_path(struct symbolizer *s, const char *path)
 	s->ks_path = path ? xstrdup(path) : NULL;
 }
 
+uint32_t symbolizer_maps_version(const struct symbolizer *s)
+{
+	return (uint32_t)(s->st.maps_loads * 2 + (s->invalid != 0));
+}
+
 void symbolizer_invalidate_maps(struct symbolizer *s)
 {
 	s->invalid = 1;

@@ -62,6 +62,9 @@ void symbolizer_set_kallsyms_path(struct symbolizer *s, const char *path);
 
 /* A new mmap was seen: reload /proc/PID/maps on the next miss. */
 void symbolizer_invalidate_maps(struct symbolizer *s);
+/* Changes whenever a lookup could find a mapping it missed before: the maps were
+ * read again, or a new mmap was seen. */
+uint32_t symbolizer_maps_version(const struct symbolizer *s);
 
 /* The symfile of the main executable (Go awareness: version, DWARF, gopclntab), or
  * NULL when it cannot be opened. Borrowed until symbolizer_free. */
