@@ -424,8 +424,8 @@ struct chunk {
 #define CHUNK_MAX 4096
 #define CHUNK_GAP 512
 
+/* A label cache entry; the g.labels it is for is gort.lc_tag at the same index. */
 struct lc_entry {
-	uint64_t ptr; /* g.labels; 0: free */
 	uint64_t used;
 	const struct gort_labels *set; /* NULL: an empty label set */
 	bool epoch_ok;
@@ -501,9 +501,10 @@ struct gort {
 	struct tid_slot *tids;
 	unsigned tid_evict; /* round robin over a full set's ways */
 	struct lc_entry *lc;
-	/* lc[i].ptr again, packed: a lookup reads one cache line of tags instead of the
-	 * set's entries (LC_WAYS x 72 bytes, cold at each drain; lc_find was 4.5 % of
-	 * gotop-perf's CPU on a Go target at 1 kHz). */
+	/* The g.labels each lc entry is for (0: free), apart from the entries: a lookup
+	 * reads one cache line of tags instead of the set's entries (LC_WAYS of them,
+	 * cold at each drain; lc_find was 4.5 % of gotop-perf's CPU on a Go target at
+	 * 1 kHz). */
 	uint64_t *lc_tag;
 	uint64_t lc_clock;
 
@@ -1566,11 +1567,12 @@ static struct lc_entry *lc_find(struct gort *g, uint64_t ptr)
 
 static struct lc_entry *lc_victim(struct gort *g, uint64_t ptr)
 {
-	struct lc_entry *set = &g->lc[(util_mix64(ptr) & (LC_SETS - 1)) * LC_WAYS], *v = &set[0];
+	size_t base = (util_mix64(ptr) & (LC_SETS - 1)) * LC_WAYS;
+	struct lc_entry *set = &g->lc[base], *v = &set[0];
 	int i;
 
 	for (i = 0; i < LC_WAYS; i++) {
-		if (!set[i].ptr)
+		if (!g->lc_tag[base + i])
 			return &set[i];
 		if (set[i].used < v->used)
 			v = &set[i];
@@ -1721,7 +1723,6 @@ static int labels_decode(struct gort *g, const struct gp_mem *mem, uint64_t ptr,
 	*out = set;
 
 	e = lc_victim(g, ptr);
-	e->ptr = ptr;
 	g->lc_tag[e - g->lc] = ptr;
 	e->used = ++g->lc_clock;
 	e->set = set;
@@ -2101,10 +2102,6 @@ void gort_read_batch(struct gort *gr, const struct gp_mem *mem, const struct gor
 		gr->batch_cap = cap;
 	}
 	pf_begin(gr, mem);
-	/* The first read: every g the registers name, the m of samples on a known thread's
-	 * system stack (via_register), and the sweep generation before and after them (8
-	 * bytes before, 4 after: two entries of the table; sweepgen is a uint32 inside the
-	 * large mheap_, runtime/mheap.go; both architectures are little-endian). */
 	/* Label sets read at the sample: their reads are answered already. */
 	for (i = 0; i < n; i++) {
 		const struct gobpf_rec *r = in[i].snap;
@@ -2119,6 +2116,10 @@ void gort_read_batch(struct gort *gr, const struct gp_mem *mem, const struct gor
 				pf_put(gr, pc->addr, pc->len, r->lbl + pc->off);
 		}
 	}
+	/* The first read: every g the registers name, the m of samples on a known thread's
+	 * system stack (via_register), and the sweep generation before and after them (8
+	 * bytes before, 4 after: two entries of the table; sweepgen is a uint32 inside the
+	 * large mheap_, runtime/mheap.go; both architectures are little-endian). */
 	if (gr->mheap && gr->off.mheap_sweepgen)
 		pf_want(gr, sgaddr, 8);
 	for (i = 0; i < n; i++) {
