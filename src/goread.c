@@ -337,13 +337,6 @@ static void flush(struct goread_slot *slot, struct goread *gr)
 	}
 	t = util_now_ns(); /* the reads happen right after */
 	gort_read_batch(gr->gort, gr->mem, gr->in, gr->nin, gr->res, gr->rcs);
-	{
-		struct gort_stats gs;
-
-		gort_get_stats(gr->gort, &gs);
-		slot->st.readvs = gs.batch_readvs;
-		slot->st.label_pieces = gs.label_pieces;
-	}
 	slot->st.reads += gr->nin;
 	slot->st.coalesced += gr->npend - gr->nin;
 	for (i = 0; i < gr->npend; i++) {
@@ -407,8 +400,17 @@ size_t goread_hook(void *arg, const struct perf_event_header *h, const struct pe
 
 void goread_get_stats(const struct goread_slot *slot, struct goread_stats *st)
 {
+	const struct goread *gr = __atomic_load_n(&slot->gr, __ATOMIC_ACQUIRE);
+
 	pthread_mutex_lock((pthread_mutex_t *)&slot->lock);
 	*st = slot->st;
+	if (gr) { /* gort is read under the lock, as flush uses it */
+		struct gort_stats gs;
+
+		gort_get_stats(gr->gort, &gs);
+		st->readvs = gs.batch_readvs;
+		st->label_pieces = gs.label_pieces;
+	}
 	if (slot->bpf) {
 		gobpf_counts(slot->bpf, &st->bpf_records, &st->bpf_ring_full);
 		gobpf_run_time(slot->bpf, &st->bpf_runs, &st->bpf_run_ns);
