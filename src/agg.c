@@ -384,10 +384,6 @@ static uint64_t location_for(struct agg *a, struct evprof *e, uint64_t addr, int
 	} else {
 		a->st.addrs++;
 	}
-	if (!mod) {
-		a->unmapped_seen = 1;
-		um = u64map_slot(&e->unmapped, key, 1);
-	}
 	if (mod) {
 		mapping = mapping_for(e, mod);
 		/* Which mapping is the main binary does not depend on where the first
@@ -422,7 +418,8 @@ static uint64_t location_for(struct agg *a, struct evprof *e, uint64_t addr, int
 	if (!mod) {
 		uint64_t id = prof_add_location(e->prof, mapping, addr, lines, (size_t)n);
 
-		*um = id | (uint64_t)symbolizer_maps_version(a->sym) << 32;
+		*u64map_slot(&e->unmapped, key, 1) = id | (uint64_t)symbolizer_maps_version(a->sym) << 32;
+		a->unmapped_seen = 1;
 		return id;
 	}
 	*slot = prof_add_location(e->prof, mapping, addr, lines, (size_t)n);

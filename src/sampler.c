@@ -729,24 +729,23 @@ static void *sampler_main(void *arg)
 	 * anyway (such as the cpu-clock sampling timer). Drains are then 3 to 4 ms apart at
 	 * the default 4 ms (scheduling delays aside), where they were 4 ms and a little
 	 * more (the default slack is 50 us). */
-	unsigned drain_ms = s->o.drain_ms;
-	uint64_t interval_ns = (drain_ms ? drain_ms : DRAIN_DEFAULT_MS) * 1000000ULL;
-	struct timespec sleep_ts = { (time_t)(interval_ns * 3 / 4 / 1000000000ULL),
-				     (long)(interval_ns * 3 / 4 % 1000000000ULL) };
+	unsigned drain_ms = 0; /* in effect; set from the options at the first turn */
+	uint64_t interval_ns = 0;
+	struct timespec sleep_ts = { 0, 0 };
 
 	/* Until the first sample is delivered, drain every few ms whatever the interval:
 	 * the first data (attach to first refresh, issue 6) need not wait for a long one. */
 	const struct timespec first_ts = { 0, 4000000L };
 
-	prctl(PR_SET_TIMERSLACK, (unsigned long)(interval_ns / 4), 0, 0, 0);
-
 	for (;;) {
 		size_t c;
 		int stop, gone = 0, pidx = -1, first;
-		unsigned req = __atomic_load_n(&s->drain_req, __ATOMIC_RELAXED);
+		unsigned want = __atomic_load_n(&s->drain_req, __ATOMIC_RELAXED);
 
-		if (req && req != drain_ms) {
-			drain_ms = req;
+		if (!want)
+			want = s->o.drain_ms ? s->o.drain_ms : DRAIN_DEFAULT_MS;
+		if (want != drain_ms) { /* the first turn, or sampler_set_drain_ms */
+			drain_ms = want;
 			interval_ns = drain_ms * 1000000ULL;
 			sleep_ts.tv_sec = (time_t)(interval_ns * 3 / 4 / 1000000000ULL);
 			sleep_ts.tv_nsec = (long)(interval_ns * 3 / 4 % 1000000000ULL);

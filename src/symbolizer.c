@@ -685,6 +685,15 @@ void symbolizer_preload(struct symbolizer *s, int main, int kernel)
 	}
 }
 
+/* The target's /proc/PID/exe (/proc/self/exe for pid 0). */
+static void exe_link(const struct symbolizer *s, char *buf, size_t len)
+{
+	if (s->pid > 0)
+		snprintf(buf, len, "/proc/%d/exe", (int)s->pid);
+	else
+		snprintf(buf, len, "/proc/self/exe");
+}
+
 struct symfile *symbolizer_main_file(struct symbolizer *s)
 {
 	char link[64], target[4096];
@@ -696,10 +705,7 @@ struct symfile *symbolizer_main_file(struct symbolizer *s)
 	ensure_maps(s);
 	if (s->invalid && !s->gone)
 		load_maps(s);
-	if (s->pid > 0)
-		snprintf(link, sizeof(link), "/proc/%d/exe", (int)s->pid);
-	else
-		snprintf(link, sizeof(link), "/proc/self/exe");
+	exe_link(s, link, sizeof(link));
 	if (s->pid >= 0) {
 		struct stat st;
 
@@ -751,10 +757,7 @@ int symbolizer_main_changed(struct symbolizer *s)
 
 	if (!s->main_tried || s->pid < 0 || s->gone)
 		return 0;
-	if (s->pid > 0)
-		snprintf(link, sizeof(link), "/proc/%d/exe", (int)s->pid);
-	else
-		snprintf(link, sizeof(link), "/proc/self/exe");
+	exe_link(s, link, sizeof(link));
 	/* stat follows the link to the very file executed (proc(5) /proc/pid/exe). */
 	if (stat(link, &st) != 0)
 		return 0;
