@@ -539,6 +539,7 @@ struct gort {
 	bool pf_missed;              /* a read of the current sample was only requested */
 	bool pf_last_early;          /* the last read came from the batch's first read */
 	uint64_t pf_calls;           /* vectored reads issued */
+	uint64_t pf_spot;            /* reads made on the spot (not served, not requested) */
 
 	/* strings of the static ranges already read: immutable, never read again */
 	struct sstr *ss;
@@ -1758,6 +1759,15 @@ static bool read_sweepgen(struct gort *g, const struct gp_mem *mem, uint32_t *sg
 	       mem_read_u32(mem, g->mheap + g->off.mheap_sweepgen, sg) == 0;
 }
 
+/* The current sample's snapshot holds a copy of label set ptr, made at the sample
+ * (GOBPF_REC_LBL: its first piece is the set's cell or header at g.labels). */
+static bool copied_at_sample(const struct gort *g, uint64_t ptr)
+{
+	const struct gobpf_rec *r = g->snap;
+
+	return r && (r->flags & GOBPF_REC_LBL) && r->npieces && r->piece[0].addr == ptr;
+}
+
 /* Labels of goroutine gv (whose g.labels is ptr != 0). *sg, when have_sg, is the sweep
  * generation read after gv was read (else it is read here); sg_before: the same value
  * was also read before gv was. */
@@ -1778,7 +1788,14 @@ static int labels_of(struct gort *g, const struct gp_mem *mem, const struct gvie
 		*flags |= GORT_LABELS_BAD;
 		return 0;
 	}
-	if (have_sg) {
+	if (gv->snap && copied_at_sample(g, ptr)) {
+		/* The set as it was at the sample is in the snapshot: its fingerprint is
+		 * compared with the copy (pf_put), which needs no proof that the set is still
+		 * reachable now. The proof (a read of g.labels after one of the sweep
+		 * generation) would only mark the entry for samples without a snapshot, at the
+		 * cost of one more vectored read per batch. */
+		epoch = false;
+	} else if (have_sg) {
 		sweepgen = sg;
 		epoch = true;
 	} else {
@@ -2061,6 +2078,7 @@ static int pf_read(void *ctx, uint64_t addr, void *buf, size_t len)
 		memset(buf, 0, len);
 		return 0;
 	}
+	g->pf_spot++;
 	return mem_read(g->pf_mem, addr, buf, len);
 }
 
@@ -2084,14 +2102,16 @@ static void pf_begin(struct gort *g, const struct gp_mem *mem)
 	g->pf_mode = PF_PASS;
 }
 
-void gort_read_batch(struct gort *gr, const struct gp_mem *mem, const struct gort_sample *in,
-		     size_t n, struct gort_result *out, int *rcs)
+size_t gort_read_batch(struct gort *gr, const struct gp_mem *mem, const struct gort_sample *in,
+		       size_t n, struct gort_result *out, int *rcs)
 {
+	const uint64_t reads_before = gr->pf_calls + gr->pf_spot;
 	const struct gp_mem pmem = { pf_read, gr, NULL };
 	uint64_t sgaddr = gr->mheap + gr->off.mheap_sweepgen;
 	uint32_t sg = 0;
 	bool have_sg = false, sg_around = false;
 	size_t i, npend = 0;
+	bool need_sg = false;
 	int round;
 
 	if (n > gr->batch_cap) {
@@ -2107,8 +2127,12 @@ void gort_read_batch(struct gort *gr, const struct gp_mem *mem, const struct gor
 		const struct gobpf_rec *r = in[i].snap;
 		uint32_t k;
 
-		if (!r || !(r->flags & GOBPF_REC_LBL))
+		if (!r || !(r->flags & GOBPF_REC_LBL)) {
+			/* Unless the snapshot's goroutines had no labels at all. */
+			need_sg |= !r || !(r->flags & GOBPF_REC_G) || r->g[GOBPF_G_LABELS] ||
+				   ((r->flags & GOBPF_REC_CURG) && r->curg[GOBPF_G_LABELS]);
 			continue;
+		}
 		for (k = 0; k < r->npieces && k < GOBPF_LBL_PIECES; k++) {
 			const struct gobpf_piece *pc = &r->piece[k];
 
@@ -2119,8 +2143,10 @@ void gort_read_batch(struct gort *gr, const struct gp_mem *mem, const struct gor
 	/* The first read: every g the registers name, the m of samples on a known thread's
 	 * system stack (via_register), and the sweep generation before and after them (8
 	 * bytes before, 4 after: two entries of the table; sweepgen is a uint32 inside the
-	 * large mheap_, runtime/mheap.go; both architectures are little-endian). */
-	if (gr->mheap && gr->off.mheap_sweepgen)
+	 * large mheap_, runtime/mheap.go; both architectures are little-endian). A batch
+	 * whose label sets were all copied at the sample has no use for it (labels_of). */
+	need_sg = need_sg && gr->mheap && gr->off.mheap_sweepgen;
+	if (need_sg)
 		pf_want(gr, sgaddr, 8);
 	for (i = 0; i < n; i++) {
 		const struct tid_slot *s = tid_slot(gr, in[i].tid);
@@ -2133,7 +2159,7 @@ void gort_read_batch(struct gort *gr, const struct gp_mem *mem, const struct gor
 		else if (ptr_ok(in[i].greg))
 			pf_want(gr, in[i].greg, gr->gsz);
 	}
-	if (gr->mheap && gr->off.mheap_sweepgen)
+	if (need_sg)
 		pf_want(gr, sgaddr, 4);
 	pf_issue(gr, true);
 	for (i = 0; i < n; i++) {
@@ -2151,7 +2177,7 @@ void gort_read_batch(struct gort *gr, const struct gp_mem *mem, const struct gor
 	gr->snap = NULL;
 	/* One read of the sweep generation, after every g was read, serves every g the
 	 * first read got; a g read later (a slow path) reads its own. */
-	if (npend)
+	if (npend && need_sg)
 		have_sg = read_sweepgen(gr, &pmem, &sg);
 	if (have_sg) {
 		uint8_t before[8];
@@ -2200,4 +2226,5 @@ void gort_read_batch(struct gort *gr, const struct gp_mem *mem, const struct gor
 	gr->snap = NULL;
 	gr->pf_mode = PF_OFF;
 	gr->pf_nreq = 0;
+	return (size_t)(gr->pf_calls + gr->pf_spot - reads_before);
 }

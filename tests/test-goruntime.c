@@ -1252,6 +1252,164 @@ static void test_batch_snapshot(void **state)
 	fake_free(f);
 }
 
+/* Adds to snapshot r the copy the BPF program makes of a label set: n pieces of the fake
+ * memory as it is now (src/bpf/gobpf.bpf.c, include/gotop/gobpf-abi.h). */
+static void copy_label_set(struct fake *f, struct gobpf_rec *r, const uint64_t *addr,
+			   const uint32_t *len, uint32_t n)
+{
+	uint32_t i, off = 0;
+
+	for (i = 0; i < n; i++) {
+		assert_true(off + len[i] <= GOBPF_LBL_BYTES);
+		r->piece[i] = (struct gobpf_piece){ addr[i], len[i], off };
+		memcpy(r->lbl + off, where(f, addr[i], len[i]), len[i]);
+		off += len[i];
+	}
+	r->npieces = n;
+	r->flags |= GOBPF_REC_LBL;
+}
+
+/* Moves the strings of bucket b's cell to the read-only image (string constants). */
+static void bucket_cell_ro(struct fake *f, uint64_t b, int cell)
+{
+	uint64_t a[2] = { b + f->o->bucket_keys + 16 * cell, b + f->o->bucket_values + 16 * cell };
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		struct str s = { (const char *)where(f, r64(f, a[i]), r64(f, a[i] + 8)),
+				 (size_t)r64(f, a[i] + 8) };
+
+		w64(f, a[i], rostr(f, s));
+	}
+}
+
+/* A label set of two pairs at a new address, with the strings of set `like` (0: new
+ * strings, constants when ro); its copy's pieces into addr and len, their count returned. */
+static uint32_t copied_set(struct fake *f, bool map, bool ro, uint64_t like, uint64_t *set,
+			   uint64_t *addr, uint32_t *len)
+{
+	const struct str kv[4] = { S("handler"), S("alpha"), S("tenant"), S("acme") };
+	static uint32_t hash0 = 1000;
+
+	if (map) {
+		uint64_t b = bucket_new(f, 1), h = halloc(f, 48);
+
+		if (like) {
+			memcpy(where(f, b, f->o->bucket_size),
+			       where(f, r64(f, r64(f, like) + f->o->hmap_buckets), f->o->bucket_size),
+			       f->o->bucket_size);
+		} else {
+			bucket_put(f, b, 2, 9, kv[0], kv[1]);
+			bucket_put(f, b, 6, 9, kv[2], kv[3]);
+			if (ro) {
+				bucket_cell_ro(f, b, 2);
+				bucket_cell_ro(f, b, 6);
+			}
+		}
+		*set = map_cell(f, hmap_at(f, h, 2, 0, 0, hash0++, b, 0));
+		addr[0] = *set, len[0] = 8;
+		addr[1] = h, len[1] = gort_hmap_read_size(f->o);
+		addr[2] = b, len[2] = f->o->bucket_size;
+		return 3;
+	}
+	if (like) {
+		uint64_t arr = halloc(f, 64);
+
+		memcpy(where(f, arr, 64), where(f, r64(f, like), 64), 64);
+		*set = halloc(f, 24);
+		w64(f, *set, arr);
+		w64(f, *set + 8, 2);
+		w64(f, *set + 16, 2);
+	} else {
+		*set = slice_labels(f, kv, 2, ro);
+	}
+	addr[0] = *set, len[0] = 24;
+	addr[1] = r64(f, *set), len[1] = 64;
+	return 2;
+}
+
+/* Samples whose label sets the BPF program copied are answered from the copies: with
+ * string constants, a batch reads nothing at all once the constants are known (and
+ * gort_read_batch says so, so that the sampler's next drain may wait), even when the set
+ * is gone by then. Heap strings are still read at the batch, and the batch says that. */
+static void label_copy(const char *version, bool map)
+{
+	struct fake *f = fake_new(version);
+	struct fthread t;
+	struct gobpf_rec rec;
+	struct gort_sample in;
+	struct gort_result out;
+	uint64_t addr[3], set, set2, heap;
+	uint32_t len[3], n;
+	int rc;
+
+	gort_set_runtime_vars(f->gr, 0, MHEAP_BASE);
+	gort_add_static_range(f->gr, RO_BASE, RO_BASE + RO_SIZE);
+	make_thread(f, &t, 42, 7);
+	n = copied_set(f, map, true, 0, &set, addr, len);
+	set_labels(f, t.g, set);
+	snap_of(f, &t, t.g, t.sp, true, &rec);
+	copy_label_set(f, &rec, addr, len, n);
+	in = (struct gort_sample){ t.tid, t.g, t.sp, &rec };
+	/* The constants are read once. */
+	assert_true(gort_read_batch(f->gr, &f->cmem, &in, 1, &out, &rc) > 0);
+	assert_int_equal(rc, 0);
+	assert_labels(out.labels, "handler=alpha,tenant=acme");
+	/* By the next drain the goroutine has no labels and the set's memory is zero: the
+	 * copy still answers, and nothing is read. */
+	set_labels(f, t.g, 0);
+	memset(where(f, addr[1], len[1]), 0, len[1]);
+	memset(where(f, set, len[0]), 0, len[0]);
+	f->reads = 0;
+	assert_int_equal(gort_read_batch(f->gr, &f->cmem, &in, 1, &out, &rc), 0);
+	assert_int_equal(f->reads, 0);
+	assert_int_equal(rc, 0);
+	assert_int_equal(out.goid, 7);
+	assert_labels(out.labels, "handler=alpha,tenant=acme");
+	/* A new set with the same constants (the next pprof.Do) is decoded from its copy
+	 * without a read either. */
+	memcpy(where(f, addr[1], len[1]), rec.lbl + rec.piece[1].off, len[1]);
+	memcpy(where(f, set, len[0]), rec.lbl, len[0]);
+	n = copied_set(f, map, true, set, &set2, addr, len);
+	set_labels(f, t.g, set2);
+	snap_of(f, &t, t.g, t.sp, true, &rec);
+	copy_label_set(f, &rec, addr, len, n);
+	assert_int_equal(gort_read_batch(f->gr, &f->cmem, &in, 1, &out, &rc), 0);
+	assert_int_equal(f->reads, 0);
+	assert_labels(out.labels, "handler=alpha,tenant=acme");
+	/* Heap strings are read at the batch: at the set's decode, and for a slice at every
+	 * batch (heap_strings_same); a map's hash0 keeps its strings alive. */
+	n = copied_set(f, map, false, 0, &heap, addr, len);
+	set_labels(f, t.g, heap);
+	snap_of(f, &t, t.g, t.sp, true, &rec);
+	copy_label_set(f, &rec, addr, len, n);
+	assert_true(gort_read_batch(f->gr, &f->cmem, &in, 1, &out, &rc) > 0);
+	assert_labels(out.labels, "handler=alpha,tenant=acme");
+	f->reads = 0;
+	if (map) {
+		assert_int_equal(gort_read_batch(f->gr, &f->cmem, &in, 1, &out, &rc), 0);
+		assert_int_equal(f->reads, 0);
+	} else {
+		assert_true(gort_read_batch(f->gr, &f->cmem, &in, 1, &out, &rc) > 0);
+		assert_true(f->reads > 0);
+	}
+	assert_labels(out.labels, "handler=alpha,tenant=acme");
+	/* Without the copy the set is read at the batch. */
+	rec.flags &= ~(uint32_t)GOBPF_REC_LBL;
+	f->reads = 0;
+	assert_true(gort_read_batch(f->gr, &f->cmem, &in, 1, &out, &rc) > 0);
+	assert_true(f->reads > 0);
+	assert_labels(out.labels, "handler=alpha,tenant=acme");
+	fake_free(f);
+}
+
+static void test_batch_label_copy(void **state)
+{
+	(void)state;
+	label_copy("go1.23.5", true);
+	label_copy("go1.24.2", false);
+}
+
 static uint64_t xorshift(uint64_t *s);
 
 /* New label sets decoded by a batch: every sample's label set is read one level deeper
@@ -1607,6 +1765,7 @@ int main(void)
 		cmocka_unit_test(test_static_strings),
 		cmocka_unit_test(test_batch),
 		cmocka_unit_test(test_batch_snapshot),
+		cmocka_unit_test(test_batch_label_copy),
 		cmocka_unit_test(test_batch_decode),
 		cmocka_unit_test(test_batch_garbage),
 		cmocka_unit_test(test_mem_readv_pid),

@@ -141,7 +141,10 @@ int gort_read(struct gort *g, const struct gp_mem *mem, uint32_t tid, uint64_t g
 
 /* gort_read for many samples at once (e.g. one ring drain), with the same results.
  * Cheaper: one read of the GC sweep generation, after all g's were read, serves every
- * sample's label cache check. rcs[i] gets what gort_read would return for in[i]. */
+ * sample's label cache check. rcs[i] gets what gort_read would return for in[i].
+ * Returns the number of reads of the target made (a vectored read counts once): 0 when
+ * every answer came from the snapshots and caches, so nothing of the samples was read
+ * after them. */
 struct gort_sample {
 	uint32_t tid;
 	uint64_t greg, sp;
@@ -152,8 +155,8 @@ struct gort_sample {
 	 * at the call, from the sample's g.labels. */
 	const struct gobpf_rec *snap;
 };
-void gort_read_batch(struct gort *g, const struct gp_mem *mem, const struct gort_sample *in,
-		     size_t n, struct gort_result *out, int *rcs);
+size_t gort_read_batch(struct gort *g, const struct gp_mem *mem, const struct gort_sample *in,
+		       size_t n, struct gort_result *out, int *rcs);
 
 /* Forgets cached threads and label fingerprints (not the interned label sets, which
  * stay valid until gort_free): call when the target process is replaced. */
