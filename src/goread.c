@@ -308,13 +308,14 @@ static uint32_t item_for(struct goread *gr, uint32_t tid, uint64_t greg, uint64_
 
 /* Reads every waiting sample's goroutine and labels and fills in their extra records.
  * Called with the slot's lock held. */
-static void flush(struct goread_slot *slot, struct goread *gr)
+/* Reads the drain's samples; returns the reads of the target made (gort_read_batch). */
+static size_t flush(struct goread_slot *slot, struct goread *gr)
 {
 	uint64_t t;
-	size_t i;
+	size_t i, reads;
 
 	if (!gr->npend)
-		return;
+		return 0;
 	/* The program's record of a sample is written before the sample, so every sample
 	 * drained so far has its record in the ring by now. */
 	if (gr->use_snap) {
@@ -336,7 +337,7 @@ static void flush(struct goread_slot *slot, struct goread *gr)
 			slot->st.snap_missing++;
 	}
 	t = util_now_ns(); /* the reads happen right after */
-	gort_read_batch(gr->gort, gr->mem, gr->in, gr->nin, gr->res, gr->rcs);
+	reads = gort_read_batch(gr->gort, gr->mem, gr->in, gr->nin, gr->res, gr->rcs);
 	slot->st.reads += gr->nin;
 	slot->st.coalesced += gr->npend - gr->nin;
 	for (i = 0; i < gr->npend; i++) {
@@ -365,6 +366,7 @@ static void flush(struct goread_slot *slot, struct goread *gr)
 	gr->npend = 0;
 	gr->nin = 0;
 	memset(gr->dedup, 0, sizeof(gr->dedup));
+	return reads;
 }
 
 size_t goread_hook(void *arg, const struct perf_event_header *h, const struct perfrec_layout *layout,
@@ -380,10 +382,12 @@ size_t goread_hook(void *arg, const struct perf_event_header *h, const struct pe
 		return 0;
 	if (!h) {
 		/* The end of a drain: every sample's extra record is still the sampler's. */
+		size_t reads;
+
 		pthread_mutex_lock(&slot->lock);
-		flush(slot, gr);
+		reads = flush(slot, gr);
 		pthread_mutex_unlock(&slot->lock);
-		return 0;
+		return reads != 0;
 	}
 	if (perfrec_parse_sample(layout, h, &s) || !s.regs_abi || sp < 0 || g < 0 || ip < 0)
 		return 0;

@@ -113,6 +113,8 @@ struct sampler {
 	size_t qbytes;
 	int kicked; /* sampler_kick: the next wait in sampler_take returns at once */
 	unsigned drain_req; /* sampler_set_drain_ms, taken by the thread (atomic) */
+	int hook_idle;      /* the hook's last end-of-drain call said the next drain may wait
+			     * (written under lock, read atomically) */
 	struct sample_batch *fill;
 	/* During a drain with a hook, full batches wait here until the hook's end-of-drain
 	 * call has completed their extra records. */
@@ -639,8 +641,13 @@ static void drain(struct sampler *s, struct evset *es)
 			continue;
 		ring_drain(&es->rings[c], on_record, &d);
 	}
-	if (d.hooked)
-		s->o.hook(s->o.hook_arg, NULL, NULL, NULL);
+	if (d.hooked) {
+		int idle = s->o.hook(s->o.hook_arg, NULL, NULL, NULL) == 0;
+
+		__atomic_store_n(&s->hook_idle, idle, __ATOMIC_RELAXED);
+		s->st.hook_drains++;
+		s->st.hook_idle += (uint64_t)idle;
+	}
 	s->holding = 0;
 	while (s->hhead) {
 		struct sample_batch *b = s->hhead;
@@ -744,6 +751,8 @@ static void *sampler_main(void *arg)
 
 		if (!want)
 			want = s->o.drain_ms ? s->o.drain_ms : DRAIN_DEFAULT_MS;
+		if (s->o.drain_idle_ms > want && __atomic_load_n(&s->hook_idle, __ATOMIC_RELAXED))
+			want = s->o.drain_idle_ms;
 		if (want != drain_ms) { /* the first turn, or sampler_set_drain_ms */
 			drain_ms = want;
 			interval_ns = drain_ms * 1000000ULL;

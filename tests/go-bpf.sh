@@ -3,17 +3,20 @@
 # rather than after it: every Go sample gets its record, labels that change every millisecond
 # are still the sample's own, --no-bpf and an unprivileged user fall back to reads after the
 # sample with a reason, and the program's offsets are the reader's for Go 1.19, 1.23 and 1.27.
+# Drains that read nothing (label sets copied, strings constant) let the next drain wait.
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
 
 need_perf
 pprof_setup || skip_all "no Go toolchain for go tool pprof: $(cat "$T/go-toolchain.err")"
 grep -q '^#define HAVE_GOBPF 1' "$TOP_BUILDDIR/config.h" || skip_all "built without BPF support (configure: no libbpf or clang)"
 VERSIONS=${GOTOP_GO_VERSIONS:-1.19 1.23 1.27}
-plan $(($(echo $VERSIONS | wc -w) * 6 + 3))
+plan $(($(echo $VERSIONS | wc -w) * 8 + 3))
 SRC=$TOP_SRCDIR/tests/workloads/go/labels.go
 
 # field OUT TEXT: the number before TEXT in gotop-perf -v's "go at the sample" line.
 field() { sed -n 's/.*go at the sample (BPF)//p' "$1" | grep -o "[0-9]* $2" | awk '{ print $1 }'; }
+# idle OUT: "IDLE DRAINS", the drains that read nothing later and all drains (gotop-perf -v).
+idle() { sed -n 's/.* \([0-9]*\) of \([0-9]*\) drains read nothing later.*/\1 \2/p' "$1"; }
 # purity FILE: main.gammaWork's share of the handler=gamma samples (the workload runs
 # main.gammaWork only under handler=gamma; the rest is pprof.Do and the loop around it).
 purity() { pprof_flat "$1" -relative_percentages -tagfocus=handler=gamma | awk '$1 == "main.gammaWork" { print $2 + 0 }'; }
@@ -21,7 +24,7 @@ purity() { pprof_flat "$1" -relative_percentages -tagfocus=handler=gamma | awk '
 last=
 for v in $VERSIONS; do
 	bin=$T/labels-$v
-	go_build_or_skip 6 "$v" plain "$SRC" "$bin" || continue
+	go_build_or_skip 8 "$v" plain "$SRC" "$bin" || continue
 	last=$bin
 	# Units of about 1 ms (-unitscale 1): a goroutine's labels change every millisecond.
 	"$GOTOP_PERF" record -v -d 4 -o "$T/b-$v.pb.gz" -- "$bin" -d 4s -workers 2 >"$T/out-$v" 2>&1
@@ -30,7 +33,7 @@ for v in $VERSIONS; do
 	diag "go$v: $(grep 'go at the sample' "$T/out-$v")"
 	on=$(sed -n 's/.*go at the sample (BPF): \([a-z]*\);.*/\1/p' "$T/out-$v")
 	if [ "$on" != on ]; then
-		for i in 2 3 4 5 6; do skip "go$v: the BPF program did not load: $(sed -n 's/.*go at the sample (BPF): \([^;]*\);.*/\1/p' "$T/out-$v")"; done
+		for i in 2 3 4 5 6 7 8; do skip "go$v: the BPF program did not load: $(sed -n 's/.*go at the sample (BPF): \([^;]*\);.*/\1/p' "$T/out-$v")"; done
 		continue
 	fi
 	matched=$(field "$T/out-$v" "samples matched")
@@ -45,6 +48,19 @@ for v in $VERSIONS; do
 	pieces=$(sed -n 's/.*; \([0-9]*\) label-set reads copied at the sample.*/\1/p' "$T/out-$v")
 	check "go$v: label-set reads were answered by the program's copy (${pieces:-none})" \
 		awk -v p="${pieces:-0}" -v g="${gos:-0}" 'BEGIN { exit !(p >= 0.25 * g && g > 0) }'
+	# Its labels are string constants: once they are known, a drain reads nothing, and the
+	# next one waits the long interval (25 to 27 of about 30 drains in 3 s, 40 of 48 in 5 s).
+	set -- $(idle "$T/out-$v")
+	check "go$v: with constant labels most drains read nothing later (${1:-?} of ${2:-?})" \
+		awk -v i="${1:-0}" -v n="${2:-0}" 'BEGIN { exit !(n > 0 && i >= 0.5 * n) }'
+	# Tenant values on the heap are read at the drain (each unit's set is new): drains
+	# stay short (0 or 1 of about 70 in 3 s), and the values are right.
+	"$GOTOP_PERF" record -v -d 2 -o "$T/h-$v.pb.gz" -- "$bin" -d 2s -workers 2 -heaptenant >"$T/outh-$v" 2>&1
+	set -- $(idle "$T/outh-$v")
+	pprof -tags "$T/h-$v.pb.gz" >"$T/h-$v.tags" 2>/dev/null
+	check "go$v: with heap tenant values drains stay short (${1:-?} of ${2:-?} waited) and the tenants are right" \
+		sh -c "awk -v i='${1:-0}' -v n='${2:-0}' 'BEGIN { exit !(n > 0 && i <= 0.2 * n) }' &&
+		       grep -q 'acme' '$T/h-$v.tags' && grep -q 'globex' '$T/h-$v.tags'"
 	# The record's goroutine is the right one: labels (read from its g.labels) agree with
 	# the function the sample is in, although they change every millisecond.
 	p=$(purity "$T/b-$v.pb.gz")

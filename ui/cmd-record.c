@@ -257,6 +257,7 @@ int cmd_record(int argc, char **argv)
 			so.bpf = go_so.bpf;
 			so.bpf_prog_fd = go_so.bpf_prog_fd;
 			so.drain_ms = go_so.drain_ms;
+			so.drain_idle_ms = go_so.drain_idle_ms;
 		} else if (o.s.go) {
 			/* Idle until Go is found after an exec (a command through a script). */
 			agg_sampler_hook(agg, &so.hook, &so.hook_arg);
@@ -411,11 +412,13 @@ int cmd_record(int argc, char **argv)
 				fprintf(stderr,
 					"gotop-perf: go at the sample (BPF): %s; %u events attached, %u refused; "
 					"%llu records, %llu ring full; %llu samples matched, %llu read after; "
-					"%llu label-set reads copied at the sample, %llu batched reads\n",
+					"%llu label-set reads copied at the sample, %llu batched reads; "
+					"%llu of %llu drains read nothing later\n",
 					go_so.bpf ? "on" : bpf_why, st.bpf_attached, st.bpf_failed,
 					(unsigned long long)as.bpf_records, (unsigned long long)as.bpf_ring_full,
 					(unsigned long long)as.go_snapshots, (unsigned long long)as.go_snap_missing,
-					(unsigned long long)as.go_label_pieces, (unsigned long long)as.go_readvs);
+					(unsigned long long)as.go_label_pieces, (unsigned long long)as.go_readvs,
+					(unsigned long long)st.hook_idle, (unsigned long long)st.hook_drains);
 			if (as.bpf_runs) /* kernel.bpf_stats_enabled=1 */
 				fprintf(stderr, "gotop-perf: BPF program: %llu runs, %.0f ns per run\n",
 					(unsigned long long)as.bpf_runs, (double)as.bpf_run_ns / (double)as.bpf_runs);

@@ -354,9 +354,11 @@ int cli_is_go_binary(const char *path, pid_t pid, char *ver, size_t verlen)
 
 static size_t bpf_ring_bytes(const struct cli_sampling *s)
 {
-	/* 16 threads' samples of one drain, twice over; a record and the ring's 8-byte header. */
-	uint64_t want = (s->use_freq ? s->freq : 1000) * 16 * 2 * (sizeof(struct gobpf_rec) + 8) *
-			CLI_BPF_DRAIN_MS / 1000;
+	/* The samples of one idle drain on every CPU, twice over; a record and the ring's
+	 * 8-byte header. */
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t want = (s->use_freq ? s->freq : 1000) * (uint64_t)(ncpu > 0 ? ncpu : 1) * 2 *
+			(sizeof(struct gobpf_rec) + 8) * CLI_BPF_IDLE_DRAIN_MS / 1000;
 	size_t n = CLI_BPF_RING_MIN;
 
 	while (n < want && n < CLI_BPF_RING_MAX)
@@ -379,6 +381,7 @@ void cli_go_sampling(const struct cli_sampling *s, struct agg *agg, const char *
 	so->bpf_prog_fd = fd;
 	/* Without the program, goroutines are read at the drain: it must come soon. */
 	so->drain_ms = fd >= 0 ? GP_MAX(s->label_latency_ms, CLI_BPF_DRAIN_MS) : s->label_latency_ms;
+	so->drain_idle_ms = fd >= 0 ? CLI_BPF_IDLE_DRAIN_MS : 0;
 }
 
 void cli_target_stop(struct cli_target *t)

@@ -55,7 +55,9 @@ int goread_active(const struct goread_slot *slot);
 
 /* The sampler hook (sampler_hook_fn) with a goread_slot as its argument. It queues each
  * sample and reads them all at the sampler's end-of-drain call (h == NULL); until then a
- * sample's goread_extra says rc -EAGAIN. */
+ * sample's goread_extra says rc -EAGAIN. That call returns 1 when it read the target's
+ * memory, 0 when the BPF program's records and the caches answered everything (then
+ * nothing is read late, and the next drain may wait: sampler_opts.drain_idle_ms). */
 size_t goread_hook(void *slot, const struct perf_event_header *h,
 		   const struct perfrec_layout *layout, void *extra);
 

@@ -17,10 +17,11 @@ struct sampler;
  * may write up to SAMPLER_EXTRA_MAX bytes into extra; they follow the sample in its
  * batch as a record of type SAMPLER_RECORD_EXTRA. Returns the byte count (0: no
  * record). After each drain in which it returned a count, it is called once more with
- * h, layout and extra NULL (return value ignored): until that call returns, the extra
- * bytes of the drain's samples stay where they were written and no consumer sees them,
- * so the hook may fill them in then, for all of the drain's samples at once. It must
- * not block; several samplers may call it concurrently. */
+ * h, layout and extra NULL: until that call returns, the extra bytes of the drain's
+ * samples stay where they were written and no consumer sees them, so the hook may fill
+ * them in then, for all of the drain's samples at once. That call returns nonzero when
+ * the hook's work needs the next drain soon (within drain_ms), 0 when it may wait
+ * (drain_idle_ms). It must not block; several samplers may call it concurrently. */
 #define SAMPLER_RECORD_EXTRA 0x7f000001u
 #define SAMPLER_EXTRA_MAX 256
 typedef size_t (*sampler_hook_fn)(void *arg, const struct perf_event_header *h,
@@ -46,6 +47,9 @@ struct sampler_opts {
 	unsigned drain_ms;     /* drain the rings at least this often (0: 250 ms, and a ring half
 	                          full); short intervals keep the hook's reads close to the
 	                          samples, at a wakeup each */
+	unsigned drain_idle_ms; /* when larger than drain_ms: the interval after a drain whose
+	                          hook said it may wait (see above); every wakeup costs, and
+	                          the hook had nothing to read late */
 	int bpf;               /* 1: attach the BPF_PROG_TYPE_PERF_EVENT program bpf_prog_fd to
 	                          every event opened (PERF_EVENT_IOC_SET_BPF) */
 	int bpf_prog_fd;
@@ -73,6 +77,8 @@ struct sampler_stats {
 	uint32_t fds;          /* perf events open */
 	uint32_t bpf_attached; /* events given the BPF program (sampler_opts.bpf) */
 	uint32_t bpf_failed;   /* events that refused it: their samples do without */
+	uint64_t hook_drains;  /* drains that ended with the hook's end-of-drain call */
+	uint64_t hook_idle;    /* of those, the calls that said the next drain may wait */
 	uint64_t self_cpu_ns;  /* CPU time of the sampling thread */
 	uint32_t gen;
 	int paused;

@@ -7,9 +7,11 @@
 // count of equal units and not from scheduling, it holds for any number of CPUs and workers.
 // Every unit runs inside pprof.Do, so the labels are on the goroutine (g.labels) while it burns.
 //
-// Usage: labels [-d 3s] [-workers N] [-cpuprofile FILE] [-cpurate HZ] [-unitscale K] [-v]
+// Usage: labels [-d 3s] [-workers N] [-cpuprofile FILE] [-cpurate HZ] [-unitscale K] [-heaptenant] [-v]
 //
 //	-cpuprofile writes Go's own CPU profile of the same run, for comparing per-label shares;
+//	-heaptenant makes each unit's tenant value a new heap string (a copy of the constant),
+//	as for a tenant taken from a request, instead of the string constant;
 //	-v prints the number of units run per handler and tenant on stdout at exit.
 //
 // Only APIs present in Go 1.19 are used.
@@ -80,6 +82,8 @@ var cycle = [10]struct {
 
 var tenants = [2]string{"acme", "globex"}
 
+var heapTenant bool
+
 var (
 	stopFlag atomic.Bool
 	sink     atomic.Uint64
@@ -95,6 +99,9 @@ func worker(id int, wg *sync.WaitGroup) {
 	for n := 0; !stopFlag.Load(); n++ {
 		u := cycle[n%len(cycle)]
 		tenant := tenants[n%len(tenants)]
+		if heapTenant {
+			tenant = string(append([]byte(nil), tenant...))
+		}
 		labels := pprof.Labels("handler", u.handler, "tenant", tenant)
 		pprof.Do(context.Background(), labels, func(context.Context) {
 			seed = u.work(seed)
@@ -117,6 +124,7 @@ func main() {
 	verbose := flag.Bool("v", false, "print units run per label at exit")
 	cpurate := flag.Int("cpurate", 0, "Go's CPU profiling rate in Hz (default: the runtime's 100)")
 	unitscale := flag.Int("unitscale", 1, "make each work unit this many times longer")
+	flag.BoolVar(&heapTenant, "heaptenant", false, "tenant values are new heap strings")
 	flag.Parse()
 	if *unitscale > 1 {
 		unitIters *= *unitscale
