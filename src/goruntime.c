@@ -1790,7 +1790,7 @@ static int labels_of(struct gort *g, const struct gp_mem *mem, const struct gvie
 	}
 	if (gv->snap && copied_at_sample(g, ptr)) {
 		/* The set as it was at the sample is in the snapshot: its fingerprint is
-		 * compared with the copy (pf_put), which needs no proof that the set is still
+		 * compared with the copy (snap_piece), which needs no proof that the set is still
 		 * reachable now. The proof (a read of g.labels after one of the sweep
 		 * generation) would only mark the entry for samples without a snapshot, at the
 		 * cost of one more vectored read per batch. */
@@ -1969,6 +1969,8 @@ int gort_read(struct gort *gr, const struct gp_mem *mem, uint32_t tid, uint64_t 
  *   read, in the order they were made. A round thus goes one pointer deeper for every
  *   sample at once: g.labels again, the label set's header, its array or buckets, its
  *   strings. An answer is kept only from a pass that got every byte it asked for.
+ * Reads of a sample's label set that the BPF program copied at the sample are answered
+ * from its record (snap_piece) and never reach the table.
  * Every read still happens after the reads it depends on, so the label cache's proofs
  * hold as in gort_read (mem_readv reads pieces in order).
  */
@@ -2027,17 +2029,26 @@ static struct pf_ent *pf_want(struct gort *g, uint64_t addr, uint32_t len)
 	return e;
 }
 
-/* Takes len bytes at addr, read at the sample by the BPF program, as the answer to this
- * batch's read of exactly (addr, len), unless that read was answered already. */
-static void pf_put(struct gort *g, uint64_t addr, uint32_t len, const uint8_t *bytes)
+/* The len bytes at addr as the BPF program read them at the current sample, when its
+ * copy of the label set holds exactly that read: they answer it. Served straight from
+ * the record (at most GOBPF_LBL_PIECES compares), not through the table: entering every
+ * piece of every sample there cost more than the reads it saved (issue 6: pf_slot was
+ * 6 % of gotop-perf's CPU on a Go target at 1 kHz). */
+static const uint8_t *snap_piece(const struct gort *g, uint64_t addr, size_t len)
 {
-	struct pf_ent *e = pf_slot(g, addr, len);
+	const struct gobpf_rec *r = g->snap;
+	uint32_t k;
 
-	if (e->gen == g->pf_gen || !pf_add(g, e, addr, len))
-		return;
-	memcpy(g->pf_buf + e->off, bytes, len);
-	e->ready = 1;
-	g->st.label_pieces++;
+	if (!r || !(r->flags & GOBPF_REC_LBL))
+		return NULL;
+	for (k = 0; k < r->npieces && k < GOBPF_LBL_PIECES; k++) {
+		const struct gobpf_piece *pc = &r->piece[k];
+
+		if (pc->addr == addr && pc->len == len && pc->off <= GOBPF_LBL_BYTES &&
+		    pc->len <= GOBPF_LBL_BYTES - pc->off)
+			return r->lbl + pc->off;
+	}
+	return NULL;
 }
 
 /* Reads every request with one vectored read. */
@@ -2065,8 +2076,16 @@ static void pf_issue(struct gort *g, bool early)
 static int pf_read(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	struct gort *g = ctx;
-	struct pf_ent *e = len <= UINT32_MAX ? pf_slot(g, addr, (uint32_t)len) : NULL;
+	const uint8_t *copy = snap_piece(g, addr, len);
+	struct pf_ent *e;
 
+	if (copy) {
+		memcpy(buf, copy, len);
+		g->pf_last_early = false; /* older than the batch */
+		g->st.label_pieces++;
+		return 0;
+	}
+	e = len <= UINT32_MAX ? pf_slot(g, addr, (uint32_t)len) : NULL;
 	if (e && e->gen == g->pf_gen && e->ready) {
 		if (e->rc == 0)
 			memcpy(buf, g->pf_buf + e->off, len);
@@ -2122,23 +2141,14 @@ size_t gort_read_batch(struct gort *gr, const struct gp_mem *mem, const struct g
 		gr->batch_cap = cap;
 	}
 	pf_begin(gr, mem);
-	/* Label sets read at the sample: their reads are answered already. */
+	/* Samples whose label sets were not copied at the sample (snap_piece) need the sweep
+	 * generation, unless the snapshot's goroutines had no labels at all. */
 	for (i = 0; i < n; i++) {
 		const struct gobpf_rec *r = in[i].snap;
-		uint32_t k;
 
-		if (!r || !(r->flags & GOBPF_REC_LBL)) {
-			/* Unless the snapshot's goroutines had no labels at all. */
+		if (!r || !(r->flags & GOBPF_REC_LBL))
 			need_sg |= !r || !(r->flags & GOBPF_REC_G) || r->g[GOBPF_G_LABELS] ||
 				   ((r->flags & GOBPF_REC_CURG) && r->curg[GOBPF_G_LABELS]);
-			continue;
-		}
-		for (k = 0; k < r->npieces && k < GOBPF_LBL_PIECES; k++) {
-			const struct gobpf_piece *pc = &r->piece[k];
-
-			if (pc->len && pc->off <= GOBPF_LBL_BYTES && pc->len <= GOBPF_LBL_BYTES - pc->off)
-				pf_put(gr, pc->addr, pc->len, r->lbl + pc->off);
-		}
 	}
 	/* The first read: every g the registers name, the m of samples on a known thread's
 	 * system stack (via_register), and the sweep generation before and after them (8

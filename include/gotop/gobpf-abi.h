@@ -29,7 +29,7 @@ enum { GOBPF_M_G0, GOBPF_M_PROCID, GOBPF_M_GSIGNAL, GOBPF_M_CURG, GOBPF_M_NFIELD
  * sample (m.curg's when read, else the register's g), so that the reader need not read
  * them later (each process_vm_readv costs more than the program's reads; issue 6). A
  * piece is len bytes of the target at addr, at lbl[off]; the reader takes them as the
- * answers to its own reads of exactly (addr, len) (src/goruntime.c pf_put). Pieces, by
+ * answers to its own reads of exactly (addr, len) (src/goruntime.c snap_piece). Pieces, by
  * gobpf_cfg.lkind (runtime/pprof/label.go of the release):
  *   GOBPF_LBL_MAP (go1.19 to go1.23, labelMap is map[string]string): the 8-byte cell
  *     at g.labels (the *hmap), hsz bytes of the hmap, and, for a map of one bucket
