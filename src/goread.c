@@ -414,6 +414,7 @@ void goread_get_stats(const struct goread_slot *slot, struct goread_stats *st)
 		gort_get_stats(gr->gort, &gs);
 		st->readvs = gs.batch_readvs;
 		st->label_pieces = gs.label_pieces;
+		st->label_const = gs.label_hits_const;
 	}
 	if (slot->bpf) {
 		gobpf_counts(slot->bpf, &st->bpf_records, &st->bpf_ring_full);

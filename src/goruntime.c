@@ -478,6 +478,16 @@ struct pf_ent {
 #define PF_ROUNDS 8
 enum { PF_OFF, PF_PASS, PF_DRY };
 
+/* Label sets of string constants by their string headers (see const_headers). */
+#define HC_SLOTS 1024 /* a power of two; the table starts over when half of it is used */
+#define HC_WORDS 4    /* a pair's headers: key {ptr, len}, value {ptr, len} */
+struct hc_ent {
+	uint64_t hash;
+	uint32_t n;   /* pairs, 1 to GOBPF_LBL_PAIRS; 0: empty slot */
+	uint32_t off; /* the headers at hc_hdr + off */
+	const struct gort_labels *set;
+};
+
 /* A string of the binary's read-only image, kept once read (see read_str). */
 struct sstr {
 	uint64_t addr;
@@ -540,6 +550,11 @@ struct gort {
 	bool pf_last_early;          /* the last read came from the batch's first read */
 	uint64_t pf_calls;           /* vectored reads issued */
 	uint64_t pf_spot;            /* reads made on the spot (not served, not requested) */
+
+	/* label sets of constants by their headers (hc_find) */
+	struct hc_ent *hc;
+	uint64_t *hc_hdr;
+	uint32_t hc_n;
 
 	/* strings of the static ranges already read: immutable, never read again */
 	struct sstr *ss;
@@ -703,6 +718,9 @@ void gort_reset(struct gort *g)
 		memset(g->ss, 0, SS_SLOTS * sizeof(*g->ss));
 	g->ss_n = 0;
 	g->ss_len = 0;
+	if (g->hc)
+		memset(g->hc, 0, HC_SLOTS * sizeof(*g->hc));
+	g->hc_n = 0;
 }
 
 void gort_free(struct gort *g)
@@ -731,6 +749,8 @@ void gort_free(struct gort *g)
 	free(g->pf_reqent);
 	free(g->ss);
 	free(g->ss_buf);
+	free(g->hc);
+	free(g->hc_hdr);
 	free(g);
 }
 
@@ -1759,6 +1779,8 @@ static bool read_sweepgen(struct gort *g, const struct gp_mem *mem, uint32_t *sg
 	       mem_read_u32(mem, g->mheap + g->off.mheap_sweepgen, sg) == 0;
 }
 
+static const uint8_t *snap_piece(const struct gort *g, uint64_t addr, size_t len);
+
 /* The current sample's snapshot holds a copy of label set ptr, made at the sample
  * (GOBPF_REC_LBL: its first piece is the set's cell or header at g.labels). */
 static bool copied_at_sample(const struct gort *g, uint64_t ptr)
@@ -1768,10 +1790,123 @@ static bool copied_at_sample(const struct gort *g, uint64_t ptr)
 	return r && (r->flags & GOBPF_REC_LBL) && r->npieces && r->piece[0].addr == ptr;
 }
 
-/* Labels of goroutine gv (whose g.labels is ptr != 0). *sg, when have_sg, is the sweep
- * generation read after gv was read (else it is read here); sg_before: the same value
- * was also read before gv was. */
-static int labels_of(struct gort *g, const struct gp_mem *mem, const struct gview *gv,
+/* ---------------------------------------------------------------- sets of constants */
+
+/*
+ * A label set whose strings all lie in a static range is decided by its string headers
+ * alone: the bytes they point at never change. Services label each request with
+ * constants (handler names) through pprof.Do, which makes a new set, at a new address,
+ * with the same headers, for every request; the label cache, keyed by address, then
+ * decodes every one of them (issue 6: on labels.go at 1 kHz, a new set every other
+ * sample; labels_of was 11 % of gotop-perf's CPU, half of its own time in choosing the
+ * entries to replace). For a sample whose set the BPF program copied, const_headers
+ * takes the headers from the copy, and this table maps them to the interned set the
+ * first such set decoded to.
+ */
+_Static_assert(BUCKET_CNT <= GOBPF_LBL_PAIRS, "const_headers: a bucket's pairs fit in hdr");
+
+/* The string headers of set ptr from the sample's copy, into hdr (HC_WORDS per pair):
+ * their pair count when the copy holds the whole set and every string is a constant,
+ * else 0. Map cells are taken in bucket order (one bucket: B == 0, not growing); slices
+ * in list order. */
+static uint32_t const_headers(const struct gort *g, uint64_t ptr, uint64_t *hdr)
+{
+	const struct gort_offsets *o = &g->off;
+	const uint8_t *c, *hm, *b, *a;
+	uint32_t n = 0, i;
+
+	if (o->labels_kind == GORT_LABELS_MAP) {
+		uint64_t h;
+
+		if (!(c = snap_piece(g, ptr, 8)) || !ptr_ok(h = ld64(c, 0)) ||
+		    !(hm = snap_piece(g, h, gort_hmap_read_size(o))))
+			return 0;
+		if (hm[o->hmap_b] != 0 || ld64(hm, o->hmap_oldbuckets) ||
+		    ld64(hm, o->hmap_count) > BUCKET_CNT ||
+		    !(b = snap_piece(g, ld64(hm, o->hmap_buckets), o->bucket_size)) ||
+		    ld64(b, o->bucket_overflow))
+			return 0;
+		for (i = 0; i < BUCKET_CNT; i++) {
+			if (b[i] < TOPHASH_MIN)
+				continue;
+			hdr[HC_WORDS * n] = ld64(b, o->bucket_keys + 16 * i);
+			hdr[HC_WORDS * n + 1] = ld64(b, o->bucket_keys + 16 * i + 8);
+			hdr[HC_WORDS * n + 2] = ld64(b, o->bucket_values + 16 * i);
+			hdr[HC_WORDS * n + 3] = ld64(b, o->bucket_values + 16 * i + 8);
+			n++;
+		}
+		if (n != ld64(hm, o->hmap_count))
+			return 0; /* torn or garbage */
+	} else {
+		uint64_t len;
+
+		if (!(c = snap_piece(g, ptr, 24)))
+			return 0;
+		len = ld64(c, 8);
+		if (len == 0 || len > GOBPF_LBL_PAIRS || len > ld64(c, 16) ||
+		    !(a = snap_piece(g, ld64(c, 0), 32 * len)))
+			return 0;
+		n = (uint32_t)len;
+		for (i = 0; i < HC_WORDS * n; i++)
+			hdr[i] = ld64(a, 8 * i);
+	}
+	for (i = 0; i < 2 * n; i++) {
+		uint64_t sp = hdr[2 * i], sl = hdr[2 * i + 1];
+
+		if (sl >= STRLEN_GARBAGE ||
+		    (sl && !is_static(g, sp, GP_MIN(sl, (uint64_t)GORT_MAX_STRLEN))))
+			return 0;
+	}
+	return n;
+}
+
+/* The entry for headers hdr of n pairs (hash h), or the empty slot where it goes. */
+static struct hc_ent *hc_slot(struct gort *g, const uint64_t *hdr, uint32_t n, uint64_t h)
+{
+	size_t j;
+
+	if (!g->hc) {
+		g->hc = xcalloc(HC_SLOTS, sizeof(*g->hc));
+		g->hc_hdr = xcalloc((size_t)HC_SLOTS / 2 * GOBPF_LBL_PAIRS * HC_WORDS,
+				    sizeof(*g->hc_hdr));
+	}
+	for (j = h & (HC_SLOTS - 1); g->hc[j].n; j = (j + 1) & (HC_SLOTS - 1))
+		if (g->hc[j].hash == h && g->hc[j].n == n &&
+		    memcmp(g->hc_hdr + g->hc[j].off, hdr, (size_t)n * HC_WORDS * 8) == 0)
+			break;
+	return &g->hc[j];
+}
+
+static uint64_t hc_hash(const uint64_t *hdr, uint32_t n)
+{
+	return util_hash(hdr, (size_t)n * HC_WORDS * 8, n);
+}
+
+/* Remembers that headers hdr (n pairs, hash h) decode to set. */
+static void hc_add(struct gort *g, const uint64_t *hdr, uint32_t n, uint64_t h,
+		   const struct gort_labels *set)
+{
+	struct hc_ent *e;
+
+	if (g->hc_n >= HC_SLOTS / 2) {
+		memset(g->hc, 0, HC_SLOTS * sizeof(*g->hc));
+		g->hc_n = 0;
+	}
+	e = hc_slot(g, hdr, n, h);
+	if (e->n)
+		return;
+	e->off = g->hc_n * GOBPF_LBL_PAIRS * HC_WORDS;
+	memcpy(g->hc_hdr + e->off, hdr, (size_t)n * HC_WORDS * 8);
+	e->hash = h;
+	e->n = n;
+	e->set = set;
+	g->hc_n++;
+}
+
+/* Labels of goroutine gv (whose g.labels is ptr != 0) by the label cache. *sg, when
+ * have_sg, is the sweep generation read after gv was read (else it is read here);
+ * sg_before: the same value was also read before gv was. */
+static int labels_cached(struct gort *g, const struct gp_mem *mem, const struct gview *gv,
 		     bool have_sg, bool sg_before, uint32_t sg, const struct gort_labels **out,
 		     int *flags)
 {
@@ -1881,6 +2016,37 @@ static int labels_of(struct gort *g, const struct gp_mem *mem, const struct gvie
 		lc_drop(g, e);
 	}
 	return labels_decode(g, mem, ptr, epoch, sweepgen, out, flags);
+}
+
+/* Labels of goroutine gv (whose g.labels is != 0): by their string headers when the
+ * sample's copy of the set shows they are all constants, else by the label cache. */
+static int labels_of(struct gort *g, const struct gp_mem *mem, const struct gview *gv,
+		     bool have_sg, bool sg_before, uint32_t sg, const struct gort_labels **out,
+		     int *flags)
+{
+	uint64_t hdr[HC_WORDS * GOBPF_LBL_PAIRS], h = 0;
+	uint32_t n = 0;
+	int rc;
+
+	if (gv->snap && copied_at_sample(g, gv->labels) && (n = const_headers(g, gv->labels, hdr))) {
+		const struct hc_ent *e;
+
+		h = hc_hash(hdr, n);
+		e = hc_slot(g, hdr, n, h);
+		if (e->n) {
+			g->st.label_lookups++;
+			g->st.label_hits_const++;
+			*out = e->set;
+			return 0;
+		}
+	}
+	rc = labels_cached(g, mem, gv, have_sg, sg_before, sg, out, flags);
+	/* Not from a batch's dry run (whose answer is thrown away), nor a set that was
+	 * garbage or could not be kept. */
+	if (n && rc == 0 && !g->pf_missed && *out &&
+	    !(*flags & (GORT_LABELS_BAD | GORT_LABELS_DROPPED)))
+		hc_add(g, hdr, n, h, *out);
+	return rc;
 }
 
 /* ---------------------------------------------------------------- entry point */
