@@ -55,11 +55,20 @@ struct goread {
 	int *rcs;
 	size_t nin, capin;
 	uint32_t dedup[DEDUP_SLOTS]; /* item + 1 by hash of (tid, greg, sp); 0: empty */
-	/* The BPF program's records (gobpf): read at each drain's end, sorted by (tid,
-	 * time). */
+	/* The BPF program's records (gobpf): read at each drain's end, kept in the order
+	 * they came, and found through keys sorted by (tid, time): sorting the records
+	 * themselves (592 bytes each) moved more memory than the copy out of the ring
+	 * (issue 6: qsort was 4 % of gotop-perf's CPU on a Go target at 1 kHz). */
 	int use_snap;
 	struct gobpf_rec *recs;
 	size_t nrecs, caprecs;
+	struct rec_key *keys; /* nrecs of them, once sorted (sort_keys) */
+	size_t capkeys;
+};
+
+struct rec_key {
+	uint64_t time;
+	uint32_t tid, i; /* recs[i] */
 };
 
 struct goread_slot {
@@ -87,6 +96,7 @@ void goread_slot_free(struct goread_slot *slot)
 		free(slot->gr->pend);
 		free(slot->gr->item);
 		free(slot->gr->recs);
+		free(slot->gr->keys);
 		free(slot->gr->in);
 		free(slot->gr->res);
 		free(slot->gr->rcs);
@@ -215,13 +225,25 @@ static void add_rec(void *arg, const struct gobpf_rec *r)
 	gr->nrecs++;
 }
 
-static int cmp_rec(const void *a, const void *b)
+static int cmp_key(const void *a, const void *b)
 {
-	const struct gobpf_rec *x = a, *y = b;
+	const struct rec_key *x = a, *y = b;
 
 	if (x->tid != y->tid)
 		return x->tid < y->tid ? -1 : 1;
 	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+static void sort_keys(struct goread *gr)
+{
+	size_t i;
+
+	if (!gr->nrecs)
+		return;
+	xgrow((void **)&gr->keys, &gr->capkeys, gr->nrecs, sizeof(*gr->keys));
+	for (i = 0; i < gr->nrecs; i++)
+		gr->keys[i] = (struct rec_key){ gr->recs[i].time, gr->recs[i].tid, (uint32_t)i };
+	qsort(gr->keys, gr->nrecs, sizeof(*gr->keys), cmp_key);
 }
 
 /* The BPF record of sample p: of the same thread, with the same registers, the
@@ -237,7 +259,7 @@ static struct gobpf_rec *match(struct goread *gr, const struct pend *p)
 
 	while (lo < hi) { /* the first record after (tid, time) */
 		size_t mid = lo + (hi - lo) / 2;
-		const struct gobpf_rec *m = &gr->recs[mid];
+		const struct rec_key *m = &gr->keys[mid];
 
 		if (m->tid < p->tid || (m->tid == p->tid && m->time <= p->time))
 			lo = mid + 1;
@@ -246,10 +268,11 @@ static struct gobpf_rec *match(struct goread *gr, const struct pend *p)
 	}
 	/* Two on each side: more than one event may sample a thread at the same moment. */
 	for (i = lo >= 2 ? lo - 2 : 0; i < lo + 2 && i < gr->nrecs; i++) {
-		struct gobpf_rec *r = &gr->recs[i];
-		uint64_t d = r->time > p->time ? r->time - p->time : p->time - r->time;
+		const struct rec_key *k = &gr->keys[i];
+		uint64_t d = k->time > p->time ? k->time - p->time : p->time - k->time;
+		struct gobpf_rec *r = &gr->recs[k->i];
 
-		if (r->tid == p->tid && !r->matched && d < bestd && r->greg == p->greg && r->sp == p->sp &&
+		if (k->tid == p->tid && d < bestd && !r->matched && r->greg == p->greg && r->sp == p->sp &&
 		    r->ip == p->ip) {
 			best = r;
 			bestd = d;
@@ -268,7 +291,7 @@ static void recs_compact(struct goread *gr, uint64_t now)
 	for (i = 0; i < gr->nrecs; i++)
 		if (!gr->recs[i].matched && gr->recs[i].time + RECS_KEEP_NS > now)
 			gr->recs[k++] = gr->recs[i];
-	if (k > RECS_MAX) { /* the newest are the ones still to come */
+	if (k > RECS_MAX) { /* the newest (the last to come) are the ones still to match */
 		memmove(gr->recs, gr->recs + (k - RECS_MAX), RECS_MAX * sizeof(*gr->recs));
 		k = RECS_MAX;
 	}
@@ -319,11 +342,8 @@ static size_t flush(struct goread_slot *slot, struct goread *gr)
 	/* The program's record of a sample is written before the sample, so every sample
 	 * drained so far has its record in the ring by now. */
 	if (gr->use_snap) {
-		size_t before = gr->nrecs;
-
 		gobpf_consume(slot->bpf, add_rec, gr);
-		if (gr->nrecs > before)
-			qsort(gr->recs, gr->nrecs, sizeof(*gr->recs), cmp_rec);
+		sort_keys(gr);
 	}
 	xgrow((void **)&gr->item, &gr->capitem, gr->npend, sizeof(*gr->item));
 	for (i = 0; i < gr->npend; i++) {
