@@ -330,8 +330,8 @@ static uint32_t item_for(struct goread *gr, uint32_t tid, uint64_t greg, uint64_
 }
 
 /* Reads every waiting sample's goroutine and labels and fills in their extra records.
- * Called with the slot's lock held. */
-/* Reads the drain's samples; returns the reads of the target made (gort_read_batch). */
+ * Called with the slot's lock held. Returns the reads of the target it made
+ * (gort_read_batch). */
 static size_t flush(struct goread_slot *slot, struct goread *gr)
 {
 	uint64_t t;
