@@ -827,7 +827,7 @@ void agg_get_stats(const struct agg *a, struct agg_stats *st)
 	st->go_snap_missing = gs.snap_missing;
 	st->go_readvs = gs.readvs;
 	st->go_label_pieces = gs.label_pieces;
-	st->go_label_const = gs.label_const;
+	st->go_label_content = gs.label_content;
 	st->bpf_records = gs.bpf_records;
 	st->bpf_ring_full = gs.bpf_ring_full;
 	st->bpf_runs = gs.bpf_runs;

@@ -19,7 +19,7 @@
 struct gobpf {
 	struct bpf_object *obj;
 	struct ring_buffer *rb;
-	int prog_fd, stats_fd, kregs;
+	int prog_fd, stats_fd, statics_fd, kregs;
 	struct gobpf_cfg cfg;
 	void (*fn)(void *, const struct gobpf_rec *);
 	void *arg;
@@ -70,7 +70,8 @@ static int cfg_from(const struct gort_offsets *o, struct gobpf_cfg *c)
 	if (o->labels_kind == GORT_LABELS_SLICE) {
 		c->lkind = GOBPF_LBL_SLICE;
 	} else if (o->labels_kind == GORT_LABELS_MAP && gort_hmap_read_size(o) <= GOBPF_LBL_HMAP_MAX &&
-		   o->bucket_size && o->bucket_size <= GOBPF_LBL_BUCKET_MAX) {
+		   o->bucket_size && o->bucket_size <= GOBPF_LBL_BUCKET_MAX &&
+		   o->bucket_keys + 128 <= o->bucket_size && o->bucket_values + 128 <= o->bucket_size) {
 		/* Every hmap offset is below the read size (gort_hmap_read_size). */
 		c->lkind = GOBPF_LBL_MAP;
 		c->hsz = gort_hmap_read_size(o);
@@ -78,6 +79,8 @@ static int cfg_from(const struct gort_offsets *o, struct gobpf_cfg *c)
 		c->hmap_buckets = o->hmap_buckets;
 		c->hmap_oldbuckets = o->hmap_oldbuckets;
 		c->bucket_size = o->bucket_size;
+		c->bucket_keys = o->bucket_keys;
+		c->bucket_values = o->bucket_values;
 	}
 	return 0;
 }
@@ -117,6 +120,8 @@ static int load(struct gobpf *b, size_t ring_bytes, int kregs)
 	b->prog_fd = bpf_program__fd(kregs ? pk : pu);
 	m = bpf_object__find_map_by_name(b->obj, "gobpf_stats");
 	b->stats_fd = m ? bpf_map__fd(m) : -1;
+	m = bpf_object__find_map_by_name(b->obj, "gobpf_statics");
+	b->statics_fd = m ? bpf_map__fd(m) : -1;
 	b->kregs = kregs;
 	return b->prog_fd < 0 ? -EINVAL : 0;
 }
@@ -214,6 +219,25 @@ size_t gobpf_consume(struct gobpf *b, void (*fn)(void *arg, const struct gobpf_r
 	return n > 0 ? (size_t)n : 0;
 }
 
+int gobpf_set_statics(struct gobpf *b, const uint64_t (*ranges)[2], size_t n)
+{
+	struct gobpf_statics st;
+	uint32_t zero = 0;
+	size_t i;
+
+	if (b->statics_fd < 0)
+		return -ENOENT;
+	memset(&st, 0, sizeof(st));
+	for (i = 0; i < n && st.n < GOBPF_STATIC_MAX; i++) {
+		if (ranges[i][0] >= ranges[i][1])
+			continue;
+		st.lo[st.n] = ranges[i][0];
+		st.hi[st.n] = ranges[i][1];
+		st.n++;
+	}
+	return bpf_map_update_elem(b->statics_fd, &zero, &st, BPF_ANY) ? -errno : 0;
+}
+
 void gobpf_counts(const struct gobpf *b, uint64_t *records, uint64_t *ring_full)
 {
 	int ncpu = libbpf_num_possible_cpus();
@@ -277,6 +301,11 @@ int gobpf_kernel_regs(const struct gobpf *b)
 int gobpf_offsets_match(const struct gobpf *b, const struct gort_offsets *o)
 {
 	return 0;
+}
+
+int gobpf_set_statics(struct gobpf *b, const uint64_t (*ranges)[2], size_t n)
+{
+	return -ENOTSUP;
 }
 
 size_t gobpf_consume(struct gobpf *b, void (*fn)(void *arg, const struct gobpf_rec *r), void *arg)

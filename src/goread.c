@@ -15,6 +15,7 @@
 #include <gelf.h>
 #include <sys/stat.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +58,7 @@ struct goread {
 	uint32_t dedup[DEDUP_SLOTS]; /* item + 1 by hash of (tid, greg, sp); 0: empty */
 	/* The BPF program's records (gobpf): read at each drain's end, kept in the order
 	 * they came, and found through keys sorted by (tid, time): sorting the records
-	 * themselves (592 bytes each) moved more memory than the copy out of the ring
+	 * themselves (592 bytes each then) moved more memory than the copy out of the ring
 	 * (issue 6: qsort was 4 % of gotop-perf's CPU on a Go target at 1 kHz). */
 	int use_snap;
 	struct gobpf_rec *recs;
@@ -160,9 +161,9 @@ int goread_publish_file(struct goread_slot *slot, pid_t pid, struct symfile *sf)
 	struct maps *m;
 	struct stat st;
 	char exe[64];
-	uint64_t bias = 0, allm, mheap;
+	uint64_t bias = 0, allm, mheap, ro[GOBPF_STATIC_MAX][2];
 	int have_bias = 0, r;
-	size_t i;
+	size_t i, nro = 0;
 
 	if (!ver)
 		return -ENOTSUP;
@@ -186,14 +187,22 @@ int goread_publish_file(struct goread_slot *slot, pid_t pid, struct symfile *sf)
 				bias = me->start - vaddr;
 				have_bias = 1;
 			}
-			if (!(me->perms & MAPS_W))
+			if (!(me->perms & MAPS_W)) {
 				gort_add_static_range(gr->gort, me->start, me->end);
+				if (nro < GOBPF_STATIC_MAX) {
+					ro[nro][0] = me->start;
+					ro[nro++][1] = me->end;
+				}
+			}
 		}
 	}
 	allm = symfile_symbol_value(sf, "runtime.allm");
 	mheap = symfile_symbol_value(sf, "runtime.mheap_");
 	if (have_bias || symfile_type(sf) == ET_EXEC)
 		gort_set_runtime_vars(gr->gort, allm ? allm + bias : 0, mheap ? mheap + bias : 0);
+	/* From now on the program copies the strings that are not constants. */
+	if (slot->bpf && gr->use_snap && nro)
+		gobpf_set_statics(slot->bpf, (const uint64_t (*)[2])ro, nro);
 	pthread_mutex_unlock(&slot->lock);
 	maps_free(m);
 	return 0;
@@ -215,14 +224,24 @@ static int log2_bucket(uint64_t v)
 	return b;
 }
 
+/* Keeps a copy of record r: its fixed part and the label bytes its pieces cover (the
+ * reader reads nothing else of them: src/goruntime.c snap_piece). */
 static void add_rec(void *arg, const struct gobpf_rec *r)
 {
 	struct goread *gr = arg;
+	struct gobpf_rec *d;
+	uint32_t k, used = 0;
 
 	xgrow((void **)&gr->recs, &gr->caprecs, gr->nrecs + 1, sizeof(*gr->recs));
-	gr->recs[gr->nrecs] = *r;
-	gr->recs[gr->nrecs].matched = 0;
-	gr->nrecs++;
+	d = &gr->recs[gr->nrecs++];
+	memcpy(d, r, offsetof(struct gobpf_rec, lbl));
+	if (r->flags & GOBPF_REC_LBL)
+		for (k = 0; k < r->npieces && k < GOBPF_LBL_PIECES; k++)
+			if (r->piece[k].off <= GOBPF_LBL_BYTES &&
+			    r->piece[k].len <= GOBPF_LBL_BYTES - r->piece[k].off)
+				used = GP_MAX(used, r->piece[k].off + r->piece[k].len);
+	memcpy(d->lbl, r->lbl, used);
+	d->matched = 0;
 }
 
 static int cmp_key(const void *a, const void *b)
@@ -434,7 +453,7 @@ void goread_get_stats(const struct goread_slot *slot, struct goread_stats *st)
 		gort_get_stats(gr->gort, &gs);
 		st->readvs = gs.batch_readvs;
 		st->label_pieces = gs.label_pieces;
-		st->label_const = gs.label_hits_const;
+		st->label_content = gs.label_hits_content;
 	}
 	if (slot->bpf) {
 		gobpf_counts(slot->bpf, &st->bpf_records, &st->bpf_ring_full);

@@ -478,13 +478,14 @@ struct pf_ent {
 #define PF_ROUNDS 8
 enum { PF_OFF, PF_PASS, PF_DRY };
 
-/* Label sets of string constants by their string headers (see const_headers). */
+/* Label sets known by their content as the BPF program copied it (see set_key). */
 #define HC_SLOTS 1024 /* a power of two; the table starts over when half of it is used */
-#define HC_WORDS 4    /* a pair's headers: key {ptr, len}, value {ptr, len} */
+#define HC_KEY_MAX (2 * GOBPF_LBL_PAIRS * (16 + GOBPF_LBL_STR_MAX))
+#define HC_ARENA (256u << 10) /* key bytes; the table starts over when they would not fit */
 struct hc_ent {
 	uint64_t hash;
-	uint32_t n;   /* pairs, 1 to GOBPF_LBL_PAIRS; 0: empty slot */
-	uint32_t off; /* the headers at hc_hdr + off */
+	uint32_t len; /* key bytes; 0: empty slot */
+	uint32_t off; /* the key at hc_key + off */
 	const struct gort_labels *set;
 };
 
@@ -551,10 +552,10 @@ struct gort {
 	uint64_t pf_calls;           /* vectored reads issued */
 	uint64_t pf_spot;            /* reads made on the spot (not served, not requested) */
 
-	/* label sets of constants by their headers (hc_find) */
+	/* label sets by their content as copied at the sample (set_key) */
 	struct hc_ent *hc;
-	uint64_t *hc_hdr;
-	uint32_t hc_n;
+	uint8_t *hc_key;
+	uint32_t hc_n, hc_len;
 
 	/* strings of the static ranges already read: immutable, never read again */
 	struct sstr *ss;
@@ -721,6 +722,7 @@ void gort_reset(struct gort *g)
 	if (g->hc)
 		memset(g->hc, 0, HC_SLOTS * sizeof(*g->hc));
 	g->hc_n = 0;
+	g->hc_len = 0;
 }
 
 void gort_free(struct gort *g)
@@ -750,7 +752,7 @@ void gort_free(struct gort *g)
 	free(g->ss);
 	free(g->ss_buf);
 	free(g->hc);
-	free(g->hc_hdr);
+	free(g->hc_key);
 	free(g);
 }
 
@@ -1574,6 +1576,8 @@ static const struct gort_labels *intern(struct gort *g, uint32_t n)
 
 /* ---------------------------------------------------------------- label cache */
 
+static const uint8_t *snap_piece(const struct gort *g, uint64_t addr, size_t len);
+
 static struct lc_entry *lc_find(struct gort *g, uint64_t ptr)
 {
 	size_t base = (util_mix64(ptr) & (LC_SETS - 1)) * LC_WAYS;
@@ -1602,13 +1606,22 @@ static struct lc_entry *lc_victim(struct gort *g, uint64_t ptr)
 	return v;
 }
 
-/* Heap strings of the entry's set still hold the bytes we decoded? */
-static int heap_strings_same(const struct gp_mem *mem, const struct lc_entry *e)
+/* Heap strings of the entry's set still hold the bytes we decoded? Those the BPF
+ * program copied at the sample are compared with the copy, without a read. */
+static int heap_strings_same(const struct gort *g, const struct gp_mem *mem,
+			     const struct lc_entry *e)
 {
 	char tmp[CHUNK_MAX];
+	const uint8_t *p;
 	uint32_t c, i = 0;
 	int rc;
 
+	for (i = 0; i < e->nheap && (p = snap_piece(g, e->heap[i].addr, e->heap[i].len)); i++)
+		if (memcmp(p, e->heap[i].bytes, e->heap[i].len))
+			return 1;
+	if (i == e->nheap)
+		return 0;
+	i = 0;
 	for (c = 0; c < e->nchunk; c++) {
 		rc = mem_read(mem, e->chunks[c].addr, tmp, e->chunks[c].len);
 		if (rc)
@@ -1779,8 +1792,6 @@ static bool read_sweepgen(struct gort *g, const struct gp_mem *mem, uint32_t *sg
 	       mem_read_u32(mem, g->mheap + g->off.mheap_sweepgen, sg) == 0;
 }
 
-static const uint8_t *snap_piece(const struct gort *g, uint64_t addr, size_t len);
-
 /* The current sample's snapshot holds a copy of label set ptr, made at the sample
  * (GOBPF_REC_LBL: its first piece is the set's cell or header at g.labels). */
 static bool copied_at_sample(const struct gort *g, uint64_t ptr)
@@ -1790,30 +1801,56 @@ static bool copied_at_sample(const struct gort *g, uint64_t ptr)
 	return r && (r->flags & GOBPF_REC_LBL) && r->npieces && r->piece[0].addr == ptr;
 }
 
-/* ---------------------------------------------------------------- sets of constants */
+/* ---------------------------------------------------------------- sets by content */
 
 /*
- * A label set whose strings all lie in a static range is decided by its string headers
- * alone: the bytes they point at never change. Services label each request with
- * constants (handler names) through pprof.Do, which makes a new set, at a new address,
- * with the same headers, for every request; the label cache, keyed by address, then
- * decodes every one of them (issue 6: on labels.go at 1 kHz, a new set every other
- * sample; labels_of was 11 % of gotop-perf's CPU, half of its own time in choosing the
- * entries to replace). For a sample whose set the BPF program copied, const_headers
- * takes the headers from the copy, and this table maps them to the interned set the
- * first such set decoded to.
+ * A label set is decided by its strings. A string constant (in a static range) is
+ * decided by its address and length, since the bytes there never change; a string
+ * made at run time by its bytes, when the BPF program copied them at the sample.
+ * Services label each request through pprof.Do, which makes a new set, at a new
+ * address, for every request, with constant keys, constant or run-time values; the
+ * label cache, keyed by address, then decodes every one of them (issue 6: on labels.go
+ * at 1 kHz, a new set every other sample; labels_of was 11 % of gotop-perf's CPU, half
+ * of its own time in choosing the entries to replace). For a sample whose set the
+ * program copied whole, set_key makes that content into a key, and a table maps keys
+ * to the interned set the first set with the key decoded to.
  */
-_Static_assert(BUCKET_CNT <= GOBPF_LBL_PAIRS, "const_headers: a bucket's pairs fit in hdr");
+_Static_assert(BUCKET_CNT <= GOBPF_LBL_PAIRS, "set_key: a bucket's pairs fit in the key");
 
-/* The string headers of set ptr from the sample's copy, into hdr (HC_WORDS per pair):
- * their pair count when the copy holds the whole set and every string is a constant,
- * else 0. Map cells are taken in bucket order (one bucket: B == 0, not growing); slices
- * in list order. */
-static uint32_t const_headers(const struct gort *g, uint64_t ptr, uint64_t *hdr)
+/* Appends string {p, len} to key k (at *n): 16 bytes (address, length) for a constant,
+ * else the length with the top bit set and the bytes of the sample's copy. False when
+ * neither (garbage, or not copied). */
+static bool key_str(const struct gort *g, uint64_t p, uint64_t len, uint8_t *k, uint32_t *n)
+{
+	const uint8_t *b;
+	uint64_t tagged;
+
+	if (len >= STRLEN_GARBAGE)
+		return false;
+	if (!len || is_static(g, p, GP_MIN(len, (uint64_t)GORT_MAX_STRLEN))) {
+		memcpy(k + *n, &p, 8);
+		memcpy(k + *n + 8, &len, 8);
+		*n += 16;
+		return true;
+	}
+	if (len > GOBPF_LBL_STR_MAX || !(b = snap_piece(g, p, len)))
+		return false;
+	tagged = len | (1ULL << 63);
+	memcpy(k + *n, &tagged, 8);
+	memcpy(k + *n + 8, b, len);
+	*n += 8 + (uint32_t)len;
+	return true;
+}
+
+/* The key of set ptr from the sample's copy, into k (HC_KEY_MAX bytes): its length when
+ * the copy holds the whole set (one bucket of a go1.19 to go1.23 map, not growing; a
+ * go1.24+ slice of up to GOBPF_LBL_PAIRS pairs) and every string is a constant or was
+ * copied, else 0. Map cells are taken in bucket order, slices in list order. */
+static uint32_t set_key(const struct gort *g, uint64_t ptr, uint8_t *k)
 {
 	const struct gort_offsets *o = &g->off;
 	const uint8_t *c, *hm, *b, *a;
-	uint32_t n = 0, i;
+	uint32_t n = 0, pairs = 0, i;
 
 	if (o->labels_kind == GORT_LABELS_MAP) {
 		uint64_t h;
@@ -1827,15 +1864,16 @@ static uint32_t const_headers(const struct gort *g, uint64_t ptr, uint64_t *hdr)
 		    ld64(b, o->bucket_overflow))
 			return 0;
 		for (i = 0; i < BUCKET_CNT; i++) {
+			const uint8_t *kh = b + o->bucket_keys + 16 * i, *vh = b + o->bucket_values + 16 * i;
+
 			if (b[i] < TOPHASH_MIN)
 				continue;
-			hdr[HC_WORDS * n] = ld64(b, o->bucket_keys + 16 * i);
-			hdr[HC_WORDS * n + 1] = ld64(b, o->bucket_keys + 16 * i + 8);
-			hdr[HC_WORDS * n + 2] = ld64(b, o->bucket_values + 16 * i);
-			hdr[HC_WORDS * n + 3] = ld64(b, o->bucket_values + 16 * i + 8);
-			n++;
+			if (!key_str(g, ld64(kh, 0), ld64(kh, 8), k, &n) ||
+			    !key_str(g, ld64(vh, 0), ld64(vh, 8), k, &n))
+				return 0;
+			pairs++;
 		}
-		if (n != ld64(hm, o->hmap_count))
+		if (pairs != ld64(hm, o->hmap_count))
 			return 0; /* torn or garbage */
 	} else {
 		uint64_t len;
@@ -1846,61 +1884,51 @@ static uint32_t const_headers(const struct gort *g, uint64_t ptr, uint64_t *hdr)
 		if (len == 0 || len > GOBPF_LBL_PAIRS || len > ld64(c, 16) ||
 		    !(a = snap_piece(g, ld64(c, 0), 32 * len)))
 			return 0;
-		n = (uint32_t)len;
-		for (i = 0; i < HC_WORDS * n; i++)
-			hdr[i] = ld64(a, 8 * i);
+		for (i = 0; i < len; i++)
+			if (!key_str(g, ld64(a, 32 * i), ld64(a, 32 * i + 8), k, &n) ||
+			    !key_str(g, ld64(a, 32 * i + 16), ld64(a, 32 * i + 24), k, &n))
+				return 0;
+		pairs = (uint32_t)len;
 	}
-	for (i = 0; i < 2 * n; i++) {
-		uint64_t sp = hdr[2 * i], sl = hdr[2 * i + 1];
-
-		if (sl >= STRLEN_GARBAGE ||
-		    (sl && !is_static(g, sp, GP_MIN(sl, (uint64_t)GORT_MAX_STRLEN))))
-			return 0;
-	}
-	return n;
+	return pairs ? n : 0;
 }
 
-/* The entry for headers hdr of n pairs (hash h), or the empty slot where it goes. */
-static struct hc_ent *hc_slot(struct gort *g, const uint64_t *hdr, uint32_t n, uint64_t h)
+/* The entry for key k of n bytes (hash h), or the empty slot where it goes. */
+static struct hc_ent *hc_slot(struct gort *g, const uint8_t *k, uint32_t n, uint64_t h)
 {
 	size_t j;
 
 	if (!g->hc) {
 		g->hc = xcalloc(HC_SLOTS, sizeof(*g->hc));
-		g->hc_hdr = xcalloc((size_t)HC_SLOTS / 2 * GOBPF_LBL_PAIRS * HC_WORDS,
-				    sizeof(*g->hc_hdr));
+		g->hc_key = xmalloc(HC_ARENA);
 	}
-	for (j = h & (HC_SLOTS - 1); g->hc[j].n; j = (j + 1) & (HC_SLOTS - 1))
-		if (g->hc[j].hash == h && g->hc[j].n == n &&
-		    memcmp(g->hc_hdr + g->hc[j].off, hdr, (size_t)n * HC_WORDS * 8) == 0)
+	for (j = h & (HC_SLOTS - 1); g->hc[j].len; j = (j + 1) & (HC_SLOTS - 1))
+		if (g->hc[j].hash == h && g->hc[j].len == n && memcmp(g->hc_key + g->hc[j].off, k, n) == 0)
 			break;
 	return &g->hc[j];
 }
 
-static uint64_t hc_hash(const uint64_t *hdr, uint32_t n)
-{
-	return util_hash(hdr, (size_t)n * HC_WORDS * 8, n);
-}
-
-/* Remembers that headers hdr (n pairs, hash h) decode to set. */
-static void hc_add(struct gort *g, const uint64_t *hdr, uint32_t n, uint64_t h,
+/* Remembers that key k (n bytes, hash h) decodes to set. */
+static void hc_add(struct gort *g, const uint8_t *k, uint32_t n, uint64_t h,
 		   const struct gort_labels *set)
 {
 	struct hc_ent *e;
 
-	if (g->hc_n >= HC_SLOTS / 2) {
+	if (g->hc_n >= HC_SLOTS / 2 || g->hc_len + n > HC_ARENA) {
 		memset(g->hc, 0, HC_SLOTS * sizeof(*g->hc));
 		g->hc_n = 0;
+		g->hc_len = 0;
 	}
-	e = hc_slot(g, hdr, n, h);
-	if (e->n)
+	e = hc_slot(g, k, n, h);
+	if (e->len)
 		return;
-	e->off = g->hc_n * GOBPF_LBL_PAIRS * HC_WORDS;
-	memcpy(g->hc_hdr + e->off, hdr, (size_t)n * HC_WORDS * 8);
+	e->off = g->hc_len;
+	memcpy(g->hc_key + e->off, k, n);
 	e->hash = h;
-	e->n = n;
+	e->len = n;
 	e->set = set;
 	g->hc_n++;
+	g->hc_len += n;
 }
 
 /* Labels of goroutine gv (whose g.labels is ptr != 0) by the label cache. *sg, when
@@ -1995,7 +2023,7 @@ static int labels_cached(struct gort *g, const struct gp_mem *mem, const struct 
 	if (e) {
 		rc = read_fingerprint(g, mem, ptr, fp, &fplen, &data, &len, &n);
 		if (rc == 0 && fplen == e->fplen && memcmp(fp, e->fp, fplen) == 0) {
-			rc = heap_strings_same(mem, e);
+			rc = heap_strings_same(g, mem, e);
 			if (g->pf_missed)
 				return 0; /* a dry run (pf_read): keep the entry as it is */
 			if (rc == 0) {
@@ -2018,24 +2046,25 @@ static int labels_cached(struct gort *g, const struct gp_mem *mem, const struct 
 	return labels_decode(g, mem, ptr, epoch, sweepgen, out, flags);
 }
 
-/* Labels of goroutine gv (whose g.labels is != 0): by their string headers when the
- * sample's copy of the set shows they are all constants, else by the label cache. */
+/* Labels of goroutine gv (whose g.labels is != 0): by their content when the sample's
+ * copy of the set holds it (set_key), else by the label cache. */
 static int labels_of(struct gort *g, const struct gp_mem *mem, const struct gview *gv,
 		     bool have_sg, bool sg_before, uint32_t sg, const struct gort_labels **out,
 		     int *flags)
 {
-	uint64_t hdr[HC_WORDS * GOBPF_LBL_PAIRS], h = 0;
+	uint8_t key[HC_KEY_MAX];
+	uint64_t h = 0;
 	uint32_t n = 0;
 	int rc;
 
-	if (gv->snap && copied_at_sample(g, gv->labels) && (n = const_headers(g, gv->labels, hdr))) {
+	if (gv->snap && copied_at_sample(g, gv->labels) && (n = set_key(g, gv->labels, key))) {
 		const struct hc_ent *e;
 
-		h = hc_hash(hdr, n);
-		e = hc_slot(g, hdr, n, h);
-		if (e->n) {
+		h = util_hash(key, n, 0);
+		e = hc_slot(g, key, n, h);
+		if (e->len) {
 			g->st.label_lookups++;
-			g->st.label_hits_const++;
+			g->st.label_hits_content++;
 			*out = e->set;
 			return 0;
 		}
@@ -2045,7 +2074,7 @@ static int labels_of(struct gort *g, const struct gp_mem *mem, const struct gvie
 	 * garbage or could not be kept. */
 	if (n && rc == 0 && !g->pf_missed && *out &&
 	    !(*flags & (GORT_LABELS_BAD | GORT_LABELS_DROPPED)))
-		hc_add(g, hdr, n, h, *out);
+		hc_add(g, key, n, h, *out);
 	return rc;
 }
 

@@ -46,7 +46,7 @@ for v in $VERSIONS; do
 	# The program also copies the label set (a map's cell, hmap and bucket up to go1.23,
 	# the slice header and pairs from go1.24): those reads are not made again later, and
 	# a set of string constants is known from the copy's string headers alone.
-	consts=$(sed -n 's/.*; \([0-9]*\) label sets of constants known by the copy.*/\1/p' "$T/out-$v")
+	consts=$(sed -n 's/.*; \([0-9]*\) label sets known by their copied content.*/\1/p' "$T/out-$v")
 	pieces=$(sed -n 's/.* \([0-9]*\) label-set reads copied at the sample.*/\1/p' "$T/out-$v")
 	check "go$v: >= 90% of Go samples' label sets were known from the program's copy (${consts:-none}; ${pieces:-none} reads answered by it)" \
 		awk -v c="${consts:-0}" -v g="${gos:-0}" 'BEGIN { exit !(c >= 0.9 * g && g > 0) }'
@@ -55,13 +55,14 @@ for v in $VERSIONS; do
 	set -- $(idle "$T/out-$v")
 	check "go$v: with constant labels most drains read nothing later (${1:-?} of ${2:-?})" \
 		awk -v i="${1:-0}" -v n="${2:-0}" 'BEGIN { exit !(n > 0 && i >= 0.5 * n) }'
-	# Tenant values on the heap are read at the drain (each unit's set is new): drains
-	# stay short (0 or 1 of about 70 in 3 s), and the values are right.
+	# Tenant values made at run time (a new heap string per unit) are copied at the sample
+	# too: drains read nothing either (17 to 22 of 19 to 24 in 3 s; before the program
+	# copied them, 0 of about 70), and the values are right.
 	"$GOTOP_PERF" record -v -d 2 -o "$T/h-$v.pb.gz" -- "$bin" -d 2s -workers 2 -heaptenant >"$T/outh-$v" 2>&1
 	set -- $(idle "$T/outh-$v")
 	pprof -tags "$T/h-$v.pb.gz" >"$T/h-$v.tags" 2>/dev/null
-	check "go$v: with heap tenant values drains stay short (${1:-?} of ${2:-?} waited) and the tenants are right" \
-		sh -c "awk -v i='${1:-0}' -v n='${2:-0}' 'BEGIN { exit !(n > 0 && i <= 0.2 * n) }' &&
+	check "go$v: with heap tenant values most drains read nothing later (${1:-?} of ${2:-?}) and the tenants are right" \
+		sh -c "awk -v i='${1:-0}' -v n='${2:-0}' 'BEGIN { exit !(n > 0 && i >= 0.5 * n) }' &&
 		       grep -q 'acme' '$T/h-$v.tags' && grep -q 'globex' '$T/h-$v.tags'"
 	# The record's goroutine is the right one: labels (read from its g.labels) agree with
 	# the function the sample is in, although they change every millisecond.

@@ -1269,6 +1269,40 @@ static void copy_label_set(struct fake *f, struct gobpf_rec *r, const uint64_t *
 	r->flags |= GOBPF_REC_LBL;
 }
 
+/* Adds to snapshot r, as the BPF program does, the strings of label set `set` that are
+ * not in the read-only image, up to GOBPF_LBL_STRS of 1 to GOBPF_LBL_STR_MAX bytes. */
+static void copy_heap_strings(struct fake *f, struct gobpf_rec *r, bool map, uint64_t set)
+{
+	uint64_t hdr[2 * GOBPF_LBL_PAIRS];
+	uint32_t n = 0, i, j = 0;
+
+	if (map) {
+		uint64_t b = r64(f, r64(f, set) + f->o->hmap_buckets);
+
+		for (i = 0; i < 8; i++) {
+			if (*where(f, b + i, 1) < 5)
+				continue;
+			hdr[n++] = b + f->o->bucket_keys + 16 * i;
+			hdr[n++] = b + f->o->bucket_values + 16 * i;
+		}
+	} else {
+		for (i = 0; i < r64(f, set + 8); i++) {
+			hdr[n++] = r64(f, set) + 32 * i;
+			hdr[n++] = r64(f, set) + 32 * i + 16;
+		}
+	}
+	for (i = 0; i < n && j < GOBPF_LBL_STRS; i++) {
+		uint64_t p = r64(f, hdr[i]), len = r64(f, hdr[i] + 8);
+		uint32_t off = GOBPF_LBL_STR_OFF + j * GOBPF_LBL_STR_MAX;
+
+		if (!len || len > GOBPF_LBL_STR_MAX || (p >= RO_BASE && p < RO_BASE + RO_SIZE))
+			continue;
+		r->piece[r->npieces++] = (struct gobpf_piece){ p, (uint32_t)len, off };
+		memcpy(r->lbl + off, where(f, p, len), len);
+		j++;
+	}
+}
+
 /* Moves the strings of bucket b's cell to the read-only image (string constants). */
 static void bucket_cell_ro(struct fake *f, uint64_t b, int cell)
 {
@@ -1331,7 +1365,8 @@ static uint32_t copied_set(struct fake *f, bool map, bool ro, uint64_t like, uin
 /* Samples whose label sets the BPF program copied are answered from the copies: with
  * string constants, a batch reads nothing at all once the constants are known (and
  * gort_read_batch says so, so that the sampler's next drain may wait), even when the set
- * is gone by then. Heap strings are still read at the batch, and the batch says that. */
+ * is gone by then. Heap strings the program did not copy are read at the batch, and the
+ * batch says that; those it copied are not, and sets are known by their content. */
 static void label_copy(const char *version, bool map)
 {
 	struct fake *f = fake_new(version);
@@ -1342,7 +1377,7 @@ static void label_copy(const char *version, bool map)
 	struct gort_stats st;
 	uint64_t addr[3], set, set2, heap, acme, decodes, hits;
 	uint32_t len[3], n;
-	int rc;
+	int rc, i;
 
 	gort_set_runtime_vars(f->gr, 0, MHEAP_BASE);
 	gort_add_static_range(f->gr, RO_BASE, RO_BASE + RO_SIZE);
@@ -1377,13 +1412,13 @@ static void label_copy(const char *version, bool map)
 	copy_label_set(f, &rec, addr, len, n);
 	gort_get_stats(f->gr, &st);
 	decodes = st.label_decodes;
-	hits = st.label_hits_const;
+	hits = st.label_hits_content;
 	assert_int_equal(gort_read_batch(f->gr, &f->cmem, &in, 1, &out, &rc), 0);
 	assert_int_equal(f->reads, 0);
 	assert_labels(out.labels, "handler=alpha,tenant=acme");
 	gort_get_stats(f->gr, &st);
 	assert_int_equal(st.label_decodes, decodes);
-	assert_int_equal(st.label_hits_const, ++hits);
+	assert_int_equal(st.label_hits_content, ++hits);
 	/* Heap strings are read at the batch: at the set's decode, and for a slice at every
 	 * batch (heap_strings_same); a map's hash0 keeps its strings alive. */
 	n = copied_set(f, map, false, 0, &heap, addr, len);
@@ -1419,7 +1454,32 @@ static void label_copy(const char *version, bool map)
 	assert_true(gort_read_batch(f->gr, &f->cmem, &in, 1, &out, &rc) > 0);
 	assert_labels(out.labels, "handler=alpha,tenant=emca");
 	gort_get_stats(f->gr, &st);
-	assert_int_equal(st.label_hits_const, hits);
+	assert_int_equal(st.label_hits_content, hits);
+	/* Strings made at run time that the program copied too: nothing is read, and the
+	 * next set with the same bytes in new strings is known by its content. */
+	for (i = 0; i < 3; i++) {
+		n = copied_set(f, map, false, 0, &set2, addr, len);
+		if (i == 2)
+			memcpy(where(f, map ? r64(f, r64(f, r64(f, set2) + f->o->hmap_buckets) +
+						  f->o->bucket_values + 16 * 6)
+					    : r64(f, r64(f, set2) + 32 + 16), 4), "acne", 4);
+		set_labels(f, t.g, set2);
+		snap_of(f, &t, t.g, t.sp, true, &rec);
+		copy_label_set(f, &rec, addr, len, n);
+		copy_heap_strings(f, &rec, map, set2);
+		assert_int_equal(rec.npieces, n + 4);
+		f->reads = 0;
+		gort_get_stats(f->gr, &st);
+		decodes = st.label_decodes;
+		assert_int_equal(gort_read_batch(f->gr, &f->cmem, &in, 1, &out, &rc), 0);
+		assert_int_equal(f->reads, 0);
+		assert_labels(out.labels, i == 2 ? "handler=alpha,tenant=acne" : "handler=alpha,tenant=acme");
+		gort_get_stats(f->gr, &st);
+		/* The first and the one with other bytes are decoded (from the copy). */
+		assert_int_equal(st.label_decodes, decodes + (i != 1));
+		assert_int_equal(st.label_hits_content, hits + (i == 1));
+		hits = st.label_hits_content;
+	}
 	fake_free(f);
 }
 

@@ -56,17 +56,17 @@ struct cli_sampling {
 enum { CLI_OPT_STACK = 0x200, CLI_OPT_NO_REPAIR, CLI_OPT_NO_GO, CLI_OPT_LATENCY, CLI_OPT_NO_BPF };
 /* Drain interval while the BPF program reads goroutines at the sample: only label
  * sets are read at the drain, and they do not change (immutable Go objects). After a
- * drain that read nothing (the program copied the label sets, their strings were known
- * constants), the next may wait CLI_BPF_IDLE_DRAIN_MS, the interval without Go
+ * drain that read nothing (the program copied the label sets and their strings made at
+ * run time, the constants were known), the next may wait CLI_BPF_IDLE_DRAIN_MS, the interval without Go
  * (sampler_opts.drain_idle_ms; issue 6: on a Go target at 1 kHz, record's own CPU went
  * from 3.68 to 2.73 ms per 1000 samples). */
 #define CLI_BPF_DRAIN_MS 50
 #define CLI_BPF_IDLE_DRAIN_MS 250
 /* Its ring (mapped twice into gotop-perf, so it counts double in its resident size):
- * room for two idle drains of records (struct gobpf_rec, 592 bytes with the label
- * set's copy) at the sampling rate on every CPU (a thread is sampled while it runs),
- * from 256 KiB to 4 MiB. A full ring loses no sample: the sample is read the slow way,
- * and that read makes the next drain a short one. */
+ * room for two idle drains of records (struct gobpf_rec, 912 bytes with the label
+ * set's copy and its run-time strings) at the sampling rate on every CPU (a thread is
+ * sampled while it runs), from 256 KiB to 4 MiB. A full ring loses no sample: the
+ * sample is read the slow way, and that read makes the next drain a short one. */
 #define CLI_BPF_RING_MIN (256u << 10)
 #define CLI_BPF_RING_MAX (4u << 20)
 #define CLI_SAMPLING_SHORTOPTS "p:e:F:c:"

@@ -36,14 +36,21 @@ enum { GOBPF_M_G0, GOBPF_M_PROCID, GOBPF_M_GSIGNAL, GOBPF_M_CURG, GOBPF_M_NFIELD
  *     (B == 0, not growing), that bucket;
  *   GOBPF_LBL_SLICE (go1.24 on, labelMap{LabelSet{list []label}}): the 24-byte slice
  *     header at g.labels and, for 1 to GOBPF_LBL_PAIRS pairs, the pair array.
- * Strings are not copied: constants are read once per address, and the rest by the
- * reader. */
+ * Then, once the set's pairs are copied, up to GOBPF_LBL_STRS of its strings that are
+ * not constants (outside every range of gobpf_statics) and 1 to GOBPF_LBL_STR_MAX bytes
+ * long, one piece each, in slots of GOBPF_LBL_STR_MAX bytes from GOBPF_LBL_STR_OFF:
+ * strings made at run time (a tenant from a request) are read at the sample too, so
+ * nothing of such a set is read later. Constants are read once per address by the
+ * reader, longer or further strings later. */
 enum { GOBPF_LBL_NONE, GOBPF_LBL_MAP, GOBPF_LBL_SLICE };
-#define GOBPF_LBL_PIECES 3
+#define GOBPF_LBL_STRS 4
+#define GOBPF_LBL_STR_MAX 64
+#define GOBPF_LBL_PIECES (3 + GOBPF_LBL_STRS)
 #define GOBPF_LBL_PAIRS 8     /* pairs of a slice set copied (32 bytes each) */
 #define GOBPF_LBL_HMAP_MAX 64 /* hmap bytes: room at lbl[8], the bucket at lbl[72] */
 #define GOBPF_LBL_BUCKET_MAX 280
-#define GOBPF_LBL_BYTES (8 + GOBPF_LBL_HMAP_MAX + GOBPF_LBL_BUCKET_MAX)
+#define GOBPF_LBL_STR_OFF (8 + GOBPF_LBL_HMAP_MAX + GOBPF_LBL_BUCKET_MAX)
+#define GOBPF_LBL_BYTES (GOBPF_LBL_STR_OFF + GOBPF_LBL_STRS * GOBPF_LBL_STR_MAX)
 struct gobpf_piece {
 	__u64 addr;
 	__u32 len, off;
@@ -70,9 +77,19 @@ struct gobpf_cfg {
 	__u32 goff[GOBPF_G_NFIELDS];
 	__u32 moff[GOBPF_M_NFIELDS];
 	/* Label sets (GOBPF_LBL_*): hsz bytes of an hmap, where B, buckets and oldbuckets
-	 * are in them, the bytes of a bucket (src/goruntime.c map_fingerprint,
-	 * map_walk_array). */
-	__u32 lkind, hsz, hmap_b, hmap_buckets, hmap_oldbuckets, bucket_size;
+	 * are in them, the bytes of a bucket and where its keys and values are
+	 * (src/goruntime.c map_fingerprint, map_walk_array). */
+	__u32 lkind, hsz, hmap_b, hmap_buckets, hmap_oldbuckets, bucket_size, bucket_keys,
+		bucket_values;
+};
+
+/* The target's read-only ranges (its executable's read-only mappings, where Go keeps
+ * string constants): the one value of the array map gobpf_statics, set by the reader
+ * once it knows them (n 0: not known yet, no string is copied). */
+#define GOBPF_STATIC_MAX 4
+struct gobpf_statics {
+	__u64 lo[GOBPF_STATIC_MAX], hi[GOBPF_STATIC_MAX];
+	__u32 n, pad;
 };
 
 /* Counters (per-CPU array gobpf_stats). */

@@ -23,6 +23,9 @@ int gobpf_prog_fd(const struct gobpf *b);
 int gobpf_kernel_regs(const struct gobpf *b);
 /* Whether the program was built for the same g and m offsets as o. */
 int gobpf_offsets_match(const struct gobpf *b, const struct gort_offsets *o);
+/* Tells the program the target's read-only ranges (at most GOBPF_STATIC_MAX are kept):
+ * strings outside them are copied at the sample (gobpf-abi.h). 0 or -errno. */
+int gobpf_set_statics(struct gobpf *b, const uint64_t (*ranges)[2], size_t n);
 /* Calls fn for each record written since the last call, oldest first. The record is
  * only valid during the call. Returns the number of records. One thread at a time. */
 size_t gobpf_consume(struct gobpf *b, void (*fn)(void *arg, const struct gobpf_rec *r), void *arg);

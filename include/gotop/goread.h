@@ -69,7 +69,7 @@ struct goread_stats {
 	uint64_t snap_missing; /* samples without one while the program ran (slow path) */
 	uint64_t readvs;       /* vectored reads (process_vm_readv) of gort_read_batch */
 	uint64_t label_pieces; /* label-set reads answered by the program's copy instead */
-	uint64_t label_const;  /* label sets known from the copy's headers of constants */
+	uint64_t label_content; /* label sets known by their content as the program copied it */
 	uint64_t bpf_records, bpf_ring_full; /* written by the program; its ring full */
 	uint64_t bpf_runs, bpf_run_ns;       /* gobpf_run_time */
 	uint64_t delay_hist[32]; /* read delays: bucket k holds [2^k, 2^(k+1)) ns */

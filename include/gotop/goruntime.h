@@ -82,8 +82,8 @@ struct gort_stats {
 	uint64_t label_hits_epoch;   /* cache hit proven by an unchanged GC sweep generation */
 	uint64_t label_hits_checked; /* cache hit proven by re-reading the fingerprint */
 	uint64_t label_hits_batch;   /* cache hit proven earlier in the same gort_read_batch */
-	uint64_t label_hits_const;   /* set of string constants known by its headers, as the
-				      * BPF program copied them (no cache entry, no decode) */
+	uint64_t label_hits_content; /* set known by its content as the BPF program copied it
+				      * (constants by address; no cache entry, no decode) */
 	uint64_t label_stale;        /* cached entry whose fingerprint no longer matched */
 	uint64_t label_decodes, label_bad;
 	uint64_t interned_sets, interned_bytes, allm_walks;

@@ -25,6 +25,14 @@ struct {
 	__type(value, __u64);
 } gobpf_stats SEC(".maps");
 
+/* The target's read-only ranges, from the reader (gobpf-abi.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct gobpf_statics);
+} gobpf_statics SEC(".maps");
+
 /* A thread's m, g0 and gsignal, fixed for the thread's life (runtime/proc.go
  * mcommoninit, malg): known, they spare the read of the m for a sample on a goroutine
  * (not on the m's system stacks). */
@@ -112,8 +120,68 @@ static __always_inline void put_piece(struct gobpf_rec *r, __u32 k, __u64 addr, 
 	r->npieces = k + 1;
 }
 
+/* String bytes may be anywhere in the lower half. */
+static __always_inline int user_str(__u64 p)
+{
+	return p >= 4096 && p < (1ULL << 47);
+}
+
+static __always_inline int is_const(const struct gobpf_statics *st, __u64 p, __u64 len)
+{
+	int k;
+
+#pragma unroll
+	for (k = 0; k < GOBPF_STATIC_MAX; k++)
+		if ((__u32)k < st->n && p >= st->lo[k] && p + len <= st->hi[k])
+			return 1;
+	return 0;
+}
+
+/* Copies the strings of the set's npairs pairs (a map's one bucket, or a slice's array,
+ * copied into r->lbl already as piece k - 1) that are not constants, into string slots
+ * and pieces from k on (gobpf-abi.h). One read each. */
+static __always_inline void read_strings(struct gobpf_rec *r, __u32 npairs, int map, __u32 k)
+{
+	const struct gobpf_statics *st;
+	__u32 zero = 0, j = 0;
+	int i;
+
+	st = bpf_map_lookup_elem(&gobpf_statics, &zero);
+	if (!st || st->n == 0)
+		return;
+#pragma unroll
+	for (i = 0; i < 2 * GOBPF_LBL_PAIRS; i++) {
+		__u32 pair = (__u32)i / 2, off;
+		__u64 p, len;
+
+		if (pair >= npairs || j >= GOBPF_LBL_STRS)
+			break;
+		if (map) {
+			/* tophash below minTopHash (5): an empty cell (runtime/map.go) */
+			if (r->lbl[8 + GOBPF_LBL_HMAP_MAX + pair] < 5)
+				continue;
+			off = 8 + GOBPF_LBL_HMAP_MAX + 16 * pair +
+			      ((i & 1) ? gobpf_cfg.bucket_values : gobpf_cfg.bucket_keys);
+		} else {
+			off = 24 + 32 * pair + 16 * (i & 1);
+		}
+		if (off > GOBPF_LBL_STR_OFF - 16)
+			continue;
+		__builtin_memcpy(&p, r->lbl + off, 8);
+		__builtin_memcpy(&len, r->lbl + off + 8, 8);
+		if (len == 0 || len > GOBPF_LBL_STR_MAX || !user_str(p) || is_const(st, p, len))
+			continue;
+		if (bpf_probe_read_user(r->lbl + GOBPF_LBL_STR_OFF + j * GOBPF_LBL_STR_MAX, (__u32)len,
+					(const void *)p))
+			continue;
+		put_piece(r, k + j, p, (__u32)len, GOBPF_LBL_STR_OFF + j * GOBPF_LBL_STR_MAX);
+		j++;
+	}
+}
+
 /* Copies the label set at g.labels value L (gobpf-abi.h, "Label sets"): two reads for a
- * slice set, three for a map of one bucket, each about 300 ns here. */
+ * slice set, three for a map of one bucket, each about 300 ns here, and one per string
+ * made at run time. */
 static __always_inline void read_labels(struct gobpf_rec *r, __u64 L)
 {
 	__u64 h, data, len, cap, bk, old;
@@ -135,6 +203,7 @@ static __always_inline void read_labels(struct gobpf_rec *r, __u64 L)
 		if (sz > GOBPF_LBL_PAIRS * 32 || bpf_probe_read_user(r->lbl + 24, sz, (const void *)data))
 			return;
 		put_piece(r, 1, data, sz, 24);
+		read_strings(r, (__u32)len, 0, 2);
 		return;
 	}
 	if (bpf_probe_read_user(r->lbl, 8, (const void *)L))
@@ -158,6 +227,7 @@ static __always_inline void read_labels(struct gobpf_rec *r, __u64 L)
 	    sz > GOBPF_LBL_BUCKET_MAX || bpf_probe_read_user(r->lbl + 8 + GOBPF_LBL_HMAP_MAX, sz, (const void *)bk))
 		return;
 	put_piece(r, 2, bk, sz, 8 + GOBPF_LBL_HMAP_MAX);
+	read_strings(r, 8, 1, 3);
 }
 
 static __always_inline int sample(struct bpf_perf_event_data *ctx, int kregs)
