@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifdef HAVE_GOBPF
 #include <bpf/bpf.h>
@@ -171,7 +172,8 @@ struct gobpf *gobpf_new(const struct gort_offsets *o, size_t ring_bytes, char *e
 	}
 	libbpf_set_print(old);
 	if (rc) {
-		if (rc == -EPERM || rc == -EACCES)
+		/* The verifier's rejection is EACCES too: as root, say what the loader said. */
+		if ((rc == -EPERM || rc == -EACCES) && geteuid() != 0)
 			snprintf(err, errlen, "cannot load the BPF program: needs CAP_BPF and CAP_PERFMON (or root)");
 		else
 			snprintf(err, errlen, "cannot load the BPF program: %s%s%s", strerror(-rc),
