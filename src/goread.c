@@ -237,8 +237,7 @@ static void add_rec(void *arg, const struct gobpf_rec *r)
 	memcpy(d, r, offsetof(struct gobpf_rec, lbl));
 	if (r->flags & GOBPF_REC_LBL)
 		for (k = 0; k < r->npieces && k < GOBPF_LBL_PIECES; k++)
-			if (r->piece[k].off <= GOBPF_LBL_BYTES &&
-			    r->piece[k].len <= GOBPF_LBL_BYTES - r->piece[k].off)
+			if (gobpf_piece_ok(&r->piece[k]))
 				used = GP_MAX(used, r->piece[k].off + r->piece[k].len);
 	memcpy(d->lbl, r->lbl, used);
 	d->matched = 0;

@@ -2180,10 +2180,15 @@ static struct pf_ent *pf_slot(struct gort *g, uint64_t addr, uint32_t len)
 	return &g->pf[j];
 }
 
-/* Takes empty slot e for a read of len bytes at addr, with room for them in pf_buf.
- * NULL when the table or the buffer is full (then the read is made on the spot). */
-static struct pf_ent *pf_add(struct gort *g, struct pf_ent *e, uint64_t addr, uint32_t len)
+/* Requests a read of len bytes at addr for the next pf_issue, with room for them in
+ * pf_buf. NULL when the table or the buffer is full (then the read is made on the
+ * spot). */
+static struct pf_ent *pf_want(struct gort *g, uint64_t addr, uint32_t len)
 {
+	struct pf_ent *e = pf_slot(g, addr, len);
+
+	if (e->gen == g->pf_gen)
+		return e;
 	if (g->pf_n >= g->pf_slots / 2 || g->pf_len + len > PF_MAX_BYTES) {
 		g->pf_full = true;
 		return NULL;
@@ -2198,19 +2203,6 @@ static struct pf_ent *pf_add(struct gort *g, struct pf_ent *e, uint64_t addr, ui
 	e->early = 0;
 	g->pf_len += (len + 7u) & ~7u;
 	g->pf_n++;
-	return e;
-}
-
-/* Requests a read of len bytes at addr for the next pf_issue. NULL when the table is
- * full. */
-static struct pf_ent *pf_want(struct gort *g, uint64_t addr, uint32_t len)
-{
-	struct pf_ent *e = pf_slot(g, addr, len);
-
-	if (e->gen == g->pf_gen)
-		return e;
-	if (!pf_add(g, e, addr, len))
-		return NULL;
 	if (g->pf_nreq >= g->pf_reqcap) {
 		size_t cap = g->pf_reqcap;
 
@@ -2239,8 +2231,7 @@ static const uint8_t *snap_piece(const struct gort *g, uint64_t addr, size_t len
 	for (k = 0; k < r->npieces && k < GOBPF_LBL_PIECES; k++) {
 		const struct gobpf_piece *pc = &r->piece[k];
 
-		if (pc->addr == addr && pc->len == len && pc->off <= GOBPF_LBL_BYTES &&
-		    pc->len <= GOBPF_LBL_BYTES - pc->off)
+		if (pc->addr == addr && pc->len == len && gobpf_piece_ok(pc))
 			return r->lbl + pc->off;
 	}
 	return NULL;

@@ -57,9 +57,9 @@ enum { CLI_OPT_STACK = 0x200, CLI_OPT_NO_REPAIR, CLI_OPT_NO_GO, CLI_OPT_LATENCY,
 /* Drain interval while the BPF program reads goroutines at the sample: only label
  * sets are read at the drain, and they do not change (immutable Go objects). After a
  * drain that read nothing (the program copied the label sets and their strings made at
- * run time, the constants were known), the next may wait CLI_BPF_IDLE_DRAIN_MS, the interval without Go
- * (sampler_opts.drain_idle_ms; issue 6: on a Go target at 1 kHz, record's own CPU went
- * from 3.68 to 2.73 ms per 1000 samples). */
+ * run time, the constants were known), the next may wait CLI_BPF_IDLE_DRAIN_MS, the
+ * interval without Go (sampler_opts.drain_idle_ms; issue 6: on a Go target at 1 kHz,
+ * record's own CPU went from 3.68 to 2.73 ms per 1000 samples). */
 #define CLI_BPF_DRAIN_MS 50
 #define CLI_BPF_IDLE_DRAIN_MS 250
 /* Its ring (mapped twice into gotop-perf, so it counts double in its resident size):

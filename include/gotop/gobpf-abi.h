@@ -55,6 +55,11 @@ struct gobpf_piece {
 	__u64 addr;
 	__u32 len, off;
 };
+/* The piece's bytes lie inside lbl (the reader's check: a record is untrusted). */
+static inline int gobpf_piece_ok(const struct gobpf_piece *pc)
+{
+	return pc->off <= GOBPF_LBL_BYTES && pc->len <= GOBPF_LBL_BYTES - pc->off;
+}
 
 struct gobpf_rec {
 	__u64 time;    /* bpf_ktime_get_ns: CLOCK_MONOTONIC, like the samples (use_clockid) */
