@@ -137,25 +137,6 @@ static const struct table_row table[] = {
 		.mheap_sweepgen = 65856 } },
 };
 
-/* "go1.24.4", "go1.24rc1", "go1.24", "devel go1.25-abcdef ...", "go1.24.4 X:boringcrypto"
- * give 24; anything else -1. */
-static int parse_go_minor(const char *v)
-{
-	const char *p;
-	int minor = 0, digits = 0;
-
-	if (!v)
-		return -1;
-	p = strstr(v, "go1.");
-	if (!p || (p != v && p[-1] != ' '))
-		return -1;
-	for (p += 4; *p >= '0' && *p <= '9' && digits < 4; p++, digits++)
-		minor = minor * 10 + (*p - '0');
-	if (!digits || (*p >= '0' && *p <= '9'))
-		return -1;
-	return minor;
-}
-
 static const struct table_row *table_find(int minor)
 {
 	size_t i;
@@ -168,7 +149,7 @@ static const struct table_row *table_find(int minor)
 
 const struct gort_offsets *gort_table_offsets(const char *go_version)
 {
-	const struct table_row *row = table_find(parse_go_minor(go_version));
+	const struct table_row *row = table_find(util_go_minor(go_version));
 
 	if (!row) {
 		errno = ENOTSUP;
@@ -652,7 +633,7 @@ struct gort *gort_new(const char *go_version, Dwarf *dwarf, int arch)
 		errno = EINVAL;
 		return NULL;
 	}
-	minor = parse_go_minor(go_version);
+	minor = util_go_minor(go_version);
 	row = table_find(minor);
 	memset(&o, 0, sizeof(o));
 	if (row)

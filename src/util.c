@@ -235,6 +235,23 @@ size_t util_escape(char *dst, size_t dstsz, const char *src, size_t srclen, int 
 	return o;
 }
 
+int util_go_minor(const char *v)
+{
+	const char *p;
+	int minor = 0, digits = 0;
+
+	if (!v)
+		return -1;
+	p = strstr(v, "go1.");
+	if (!p || (p != v && p[-1] != ' '))
+		return -1;
+	for (p += 4; *p >= '0' && *p <= '9' && digits < 4; p++, digits++)
+		minor = minor * 10 + (*p - '0');
+	if (!digits || (*p >= '0' && *p <= '9'))
+		return -1;
+	return minor;
+}
+
 uint64_t util_now_ns(void)
 {
 	struct timespec ts;

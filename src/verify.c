@@ -356,7 +356,6 @@ void verify_opts_default(struct verify_opts *o)
 	o->rate = 20;
 	o->max_stopped = 0.01;
 	o->stack_copy = 65536;
-	o->sample_stack = SAMPLER_DEFAULT_STACK;
 }
 
 struct verifier *verifier_new(pid_t pid, const struct verify_opts *o)
@@ -373,6 +372,11 @@ struct verifier *verifier_new(pid_t pid, const struct verify_opts *o)
 	if (v->o.max_stopped <= 0)
 		v->o.max_stopped = 0.01;
 	v->sym = symbolizer_new(pid);
+	if (!v->o.sample_stack) { /* as record chooses for this target */
+		struct symfile *main_file = symbolizer_main_file(v->sym);
+
+		v->o.sample_stack = repair_stack_bytes(main_file ? symfile_go_version(main_file) : NULL);
+	}
 	v->rep = repair_new(v->sym);
 	v->uw = unwinder_new(pid, v->sym);
 	if (!v->uw) {

@@ -7,13 +7,19 @@
 need_perf
 pprof_setup || skip_all "no Go toolchain for go tool pprof: $(cat "$T/go-toolchain.err")"
 VERSIONS=${GOTOP_GO_VERSIONS:-1.19 1.23 1.27}
-plan $(($(echo $VERSIONS | wc -w) * 6))
+plan $(($(echo $VERSIONS | wc -w) * 7))
 SRC=$TOP_SRCDIR/tests/workloads/go/leafduff.go
 
 for v in $VERSIONS; do
 	bin=$T/leafduff-$v
-	go_build_or_skip 6 "$v" plain "$SRC" "$bin" || continue
-	"$GOTOP_PERF" record -q -d 3 -o "$T/rep-$v.pb.gz" -- "$bin" -d 4s >"$T/out" 2>&1
+	go_build_or_skip 7 "$v" plain "$SRC" "$bin" || continue
+	"$GOTOP_PERF" record -v -d 3 -o "$T/rep-$v.pb.gz" -- "$bin" -d 4s >"$T/rep-$v.out" 2>&1
+	# The stack copy is chosen by the release: Go 1.21 pushes BP first (repair_stack_bytes).
+	want=1024
+	[ "${v#1.}" -ge 21 ] && want=256
+	got=$(sed -n 's/.*bytes (stacks of \([0-9]*\)).*/\1/p' "$T/rep-$v.out")
+	check "go$v: record copies $want stack bytes per sample, the default for its release (${got:-none})" \
+		[ "$got" = "$want" ]
 	"$GOTOP_PERF" record -q --no-repair -d 3 -o "$T/raw-$v.pb.gz" -- "$bin" -d 4s >>"$T/out" 2>&1
 	pprof_stacks "$T/rep-$v.pb.gz" >"$T/rep-$v.st"
 	pprof_stacks "$T/raw-$v.pb.gz" >"$T/raw-$v.st"

@@ -83,6 +83,23 @@ static void test_grow(void **state)
 	free(v);
 }
 
+/* Go release strings as buildinfo holds them; a minor is whole digits after "go1.". */
+static void test_go_minor(void **state)
+{
+	(void)state;
+	assert_int_equal(util_go_minor("go1.24.4"), 24);
+	assert_int_equal(util_go_minor("go1.21rc2"), 21);
+	assert_int_equal(util_go_minor("go1.19"), 19);
+	assert_int_equal(util_go_minor("devel go1.25-abcdef Tue Jan 1 2030"), 25);
+	assert_int_equal(util_go_minor("go1.24.4 X:boringcrypto"), 24);
+	assert_int_equal(util_go_minor(NULL), -1);
+	assert_int_equal(util_go_minor(""), -1);
+	assert_int_equal(util_go_minor("go2.1"), -1);
+	assert_int_equal(util_go_minor("xgo1.22"), -1);   /* not a word of its own */
+	assert_int_equal(util_go_minor("go1."), -1);
+	assert_int_equal(util_go_minor("go1.12345"), -1); /* more than 4 digits */
+}
+
 /* xstrndup stops at a NUL; xmemdup0 keeps every byte and ends them with one. */
 static void test_dup(void **state)
 {
@@ -131,6 +148,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_escape_controls),
 		cmocka_unit_test(test_dup),
+		cmocka_unit_test(test_go_minor),
 		cmocka_unit_test(test_escape_utf8),
 		cmocka_unit_test(test_escape_truncation),
 		cmocka_unit_test(test_hash),

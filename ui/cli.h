@@ -48,7 +48,7 @@ struct cli_sampling {
 	size_t nevents;          /* 0 until -e: then cpu-clock by cli_sampling_finish */
 	int use_freq;
 	uint64_t freq, period;
-	uint32_t stack_size;
+	uint32_t stack_size;     /* --stack-size; 0: cli_stack_size chooses */
 	int repair, go;
 	int bpf;                 /* Go: read each sample's goroutine at the sample (gobpf) */
 	unsigned label_latency_ms;
@@ -92,6 +92,9 @@ void cli_sampling_finish(struct cli_sampling *s);
 /* Whether the program is a Go binary: path (searched in PATH when it has no '/'), or
  * /proc/PID/exe when path is NULL. Its Go version goes to ver (verlen bytes). */
 int cli_is_go_binary(const char *path, pid_t pid, char *ver, size_t verlen);
+/* The user-stack bytes per sample: --stack-size, else what the repair needs for the
+ * target (go_version: its Go release, NULL when it is not Go; see repair_stack_bytes). */
+uint32_t cli_stack_size(const struct cli_sampling *s, const char *go_version);
 /* Sets up Go reading for the samplers of a Go target (go_version): the hook, the
  * BPF program unless --no-bpf or it cannot load (why then says why), and the drain
  * interval. Call once, before the samplers are created; so gets the settings. */

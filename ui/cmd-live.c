@@ -498,7 +498,7 @@ int cmd_live(int argc, char **argv)
 	struct live *live = NULL;
 	struct ui ui;
 	char why[512], kwhy[256];
-	int rc, kernel;
+	int rc, kernel, is_go;
 	size_t i;
 
 	rc = parse_args(argc, argv, &o);
@@ -542,13 +542,15 @@ int cmd_live(int argc, char **argv)
 	lo.use_freq = o.s.use_freq;
 	lo.freq = o.s.freq;
 	lo.period = o.s.period;
-	lo.stack_size = o.s.stack_size;
 	lo.kernel = kernel;
 	lo.enable_on_exec = target.spawned;
 	lo.repair = o.s.repair;
 	lo.go = o.s.go;
-	if (o.s.go && cli_is_go_binary(o.s.pid ? NULL : o.command[0], target.pid, gs.version,
-				       sizeof(gs.version))) {
+	/* Whether it is Go decides the Go reads and the stack bytes per sample. */
+	is_go = (o.s.go || !o.s.stack_size) &&
+		cli_is_go_binary(o.s.pid ? NULL : o.command[0], target.pid, gs.version, sizeof(gs.version));
+	lo.stack_size = cli_stack_size(&o.s, is_go ? gs.version : NULL);
+	if (o.s.go && is_go) {
 		gs.s = &o.s;
 		lo.go_setup = go_setup;
 		lo.go_setup_arg = &gs;
@@ -606,6 +608,7 @@ int cmd_live(int argc, char **argv)
 	if (!kernel)
 		ui_set_status(&ui, UA_DIM, "%s", kwhy);
 	ui.target_pid = target.pid;
+	ui.stack_size = lo.stack_size;
 	if (o.verify) {
 		ui_verify_toggle(&ui);
 		if (o.batch && ui.status_attr == UA_ERR)

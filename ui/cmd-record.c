@@ -173,7 +173,8 @@ int cmd_record(int argc, char **argv)
 	char why[512], kwhy[256], *cmdline = NULL, gover[64], bpf_why[256];
 	struct sampler_opts go_so;
 	uint64_t start_ns, start_wall;
-	int rc, kernel, exited = 0, i, nev, go_target, started = 0, go_late = 0;
+	uint32_t stack_bytes;
+	int rc, kernel, exited = 0, i, nev, is_go, go_target, started = 0, go_late = 0;
 	size_t e;
 
 	rc = parse_args(argc, argv, &o);
@@ -226,7 +227,11 @@ int cmd_record(int argc, char **argv)
 	ao.go = o.s.go;
 	ao.kernel = kernel;
 	agg = agg_new(&ao);
-	go_target = o.s.go && cli_is_go_binary(o.s.pid ? NULL : o.command[0], target.pid, gover, sizeof(gover));
+	/* Whether it is Go decides the Go reads and the stack bytes per sample. */
+	is_go = (o.s.go || !o.s.stack_size) &&
+		cli_is_go_binary(o.s.pid ? NULL : o.command[0], target.pid, gover, sizeof(gover));
+	go_target = o.s.go && is_go;
+	stack_bytes = cli_stack_size(&o.s, is_go ? gover : NULL);
 	if (go_target) {
 		/* Goroutines and labels: read at each sample by the BPF program, else right
 		 * after it by the sampling thread. One program for every event. */
@@ -248,7 +253,7 @@ int cmd_record(int argc, char **argv)
 		so.use_freq = o.s.use_freq;
 		so.freq = o.s.freq;
 		so.period = o.s.period;
-		so.stack_size = o.s.stack_size;
+		so.stack_size = stack_bytes;
 		so.kernel = kernel;
 		so.enable_on_exec = target.spawned;
 		if (go_target) {
@@ -397,12 +402,13 @@ int cmd_record(int argc, char **argv)
 
 			agg_get_stats(agg, &as);
 			fprintf(stderr,
-				"gotop-perf: sampler cpu %.1f ms, %u fds, %llu bytes, %llu throttled, %llu bad\n"
+				"gotop-perf: sampler cpu %.1f ms, %u fds, %llu bytes (stacks of %u), "
+				"%llu throttled, %llu bad\n"
 				"gotop-perf: aggregated %llu samples; %llu addresses (%llu without symbol); "
 				"go: %llu samples, %llu with goroutine, %llu labelled, read delay p50 %.0f us "
 				"p99 %.0f us; %llu repaired\n",
 				(double)st.self_cpu_ns / 1e6, st.fds, (unsigned long long)st.bytes,
-				(unsigned long long)st.throttled, (unsigned long long)st.bad,
+				stack_bytes, (unsigned long long)st.throttled, (unsigned long long)st.bad,
 				(unsigned long long)as.samples, (unsigned long long)as.addrs,
 				(unsigned long long)as.unresolved, (unsigned long long)as.go_samples,
 				(unsigned long long)as.with_goid, (unsigned long long)as.labelled,

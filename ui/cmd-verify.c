@@ -14,6 +14,7 @@
 #include "gotop/procinfo.h"
 #include "gotop/symbolizer.h"
 #include "gotop/util.h"
+#include "gotop/repair.h"
 #include "gotop/verify.h"
 
 struct verify_cli {
@@ -38,7 +39,8 @@ static void usage(FILE *f)
 		"      --rate N           comparisons per second (default 20)\n"
 		"      --max-stopped PCT  longest share of wall time the target may spend stopped\n"
 		"                         (default 1%%); the verifier slows down to stay below it\n"
-		"      --stack-size BYTES stack bytes the repair may use, as in record (default 1024)\n"
+		"      --stack-size BYTES stack bytes the repair may use, as in record (default as\n"
+		"                         record: %d for Go 1.21 and newer, %d for the rest)\n"
 		"      --json             the report as JSON on stdout\n"
 		"      --dump             one line per comparison with the three stacks\n"
 		"      --once             one comparison per thread of the process, in any state\n"
@@ -46,7 +48,8 @@ static void usage(FILE *f)
 		"  -q, --quiet            no progress messages\n"
 		"  -h, --help             this help\n"
 		"\n"
-		"Exit status: 0 done, 1 failure, 2 usage, 3 no such process, 4 ptrace not permitted.\n");
+		"Exit status: 0 done, 1 failure, 2 usage, 3 no such process, 4 ptrace not permitted.\n",
+		REPAIR_STACK_GO, REPAIR_STACK_OTHER);
 }
 
 enum { OPT_RATE = 0x300, OPT_MAXSTOP, OPT_JSON, OPT_DUMP, OPT_ONCE, OPT_STACK };
@@ -107,8 +110,8 @@ static int parse_args(int argc, char **argv, struct verify_cli *o)
 			break;
 		}
 		case OPT_STACK:
-			if (cli_parse_u64(optarg, &u) || u > 65528) {
-				cli_error("bad stack size '%s' (bytes, up to 65528)", optarg);
+			if (cli_parse_u64(optarg, &u) || u == 0 || u > 65528) {
+				cli_error("bad stack size '%s' (1 to 65528 bytes)", optarg);
 				return EXIT_USAGE;
 			}
 			o->vo.sample_stack = (size_t)((u + 7) & ~7ULL);

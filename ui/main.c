@@ -18,6 +18,7 @@
 #include "gotop/events.h"
 #include "gotop/sampler.h"
 #include "gotop/procinfo.h"
+#include "gotop/repair.h"
 #include "gotop/util.h"
 #include "gotop/symtab.h"
 
@@ -88,7 +89,6 @@ void cli_sampling_init(struct cli_sampling *s)
 	memset(s, 0, sizeof(*s));
 	s->use_freq = 1;
 	s->freq = 1000;
-	s->stack_size = SAMPLER_DEFAULT_STACK;
 	s->repair = 1;
 	s->go = 1;
 	s->bpf = 1;
@@ -110,7 +110,8 @@ void cli_sampling_usage(FILE *f, size_t max_events)
 		"  -e, --event EVENT      event to sample (default cpu-clock; see `gotop-perf list`)%s\n"
 		"  -F, --freq HZ          samples per second per thread (default 1000)\n"
 		"  -c, --count PERIOD     a sample every PERIOD events instead of -F\n"
-		"      --stack-size BYTES user stack bytes copied per sample (default %d)\n"
+		"      --stack-size BYTES user stack bytes copied per sample for the repair (default\n"
+		"                         %d for Go 1.21 and newer, %d for the rest)\n"
 		"      --no-repair        keep the kernel's frame-pointer chains as they are\n"
 		"      --no-go            do not read goroutine ids and pprof labels\n"
 		"      --no-bpf           (Go) read each sample's goroutine after the sample instead of\n"
@@ -118,7 +119,7 @@ void cli_sampling_usage(FILE *f, size_t max_events)
 		"      --label-latency MS (Go, without the BPF program) read each sample's goroutine\n"
 		"                         and labels at most about MS ms after the sample (default 4);\n"
 		"                         shorter is more exact, at one wakeup per MS\n",
-		max_events > 1 ? "; repeatable" : "", SAMPLER_DEFAULT_STACK);
+		max_events > 1 ? "; repeatable" : "", REPAIR_STACK_GO, REPAIR_STACK_OTHER);
 }
 
 int cli_sampling_option(struct cli_sampling *s, int c, const char *arg, size_t max_events)
@@ -164,7 +165,7 @@ int cli_sampling_option(struct cli_sampling *s, int c, const char *arg, size_t m
 		s->period = v;
 		return 0;
 	case CLI_OPT_STACK:
-		if (cli_parse_u64(arg, &v) || v > 65528) {
+		if (cli_parse_u64(arg, &v) || v == 0 || v > 65528) {
 			cli_error("invalid stack size '%s' (1 to 65528 bytes)", arg);
 			return EXIT_USAGE;
 		}
@@ -350,6 +351,11 @@ int cli_is_go_binary(const char *path, pid_t pid, char *ver, size_t verlen)
 	snprintf(ver, verlen, "%s", go ? symfile_go_version(sf) : "");
 	symfile_free(sf);
 	return go;
+}
+
+uint32_t cli_stack_size(const struct cli_sampling *s, const char *go_version)
+{
+	return s->stack_size ? s->stack_size : repair_stack_bytes(go_version);
 }
 
 static size_t bpf_ring_bytes(const struct cli_sampling *s)

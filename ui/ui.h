@@ -173,6 +173,7 @@ struct ui {
 	unsigned window_len;     /* seconds used when the decaying window is switched on */
 	struct verifier *verifier; /* the Verifier view's (V), NULL until first switched on */
 	pid_t target_pid;
+	uint32_t stack_size;     /* the samplers' user-stack bytes: the verifier repairs with as many */
 	int kernel;
 	const char *save_dir;
 };

@@ -42,7 +42,11 @@ int ui_verify_toggle(struct ui *ui)
 		return R_REDRAW;
 	}
 	if (!ui->verifier) {
-		ui->verifier = verifier_new(pid, NULL);
+		struct verify_opts vo;
+
+		verify_opts_default(&vo);
+		vo.sample_stack = ui->stack_size;
+		ui->verifier = verifier_new(pid, &vo);
 		if (!ui->verifier) {
 			ui_set_status(ui, UA_ERR, "cannot set up libunwind: %s", strerror(errno));
 			return R_REDRAW;

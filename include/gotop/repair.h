@@ -22,6 +22,16 @@ void repair_free(struct repair *r);
 int repair_chain(struct repair *r, const struct perf_sample *s, uint64_t *chain, size_t *n,
 		 size_t max);
 
+/* The user-stack bytes a sample should copy for the repair of this target, when the user
+ * did not choose: go_version is the main executable's Go release ("go1.23.4"), NULL or ""
+ * when it is not Go. The kernel copies them at every sample and gotop-perf moves them
+ * twice, so fewer is cheaper; the repair reads the return-address slots of the frames
+ * below the first one that keeps a frame pointer, and for a clobbered frame pointer as
+ * many frames as the copy holds. */
+#define REPAIR_STACK_GO 256
+#define REPAIR_STACK_OTHER 1024
+uint32_t repair_stack_bytes(const char *go_version);
+
 struct repair_stats {
 	uint64_t chains, changed;
 	uint64_t inserted;   /* skipped callers put back */

@@ -27,10 +27,6 @@ struct sampler;
 typedef size_t (*sampler_hook_fn)(void *arg, const struct perf_event_header *h,
 				  const struct perfrec_layout *layout, void *extra);
 
-/* User stack bytes copied per sample unless told otherwise: enough for the repair of
- * the leaf's caller (tests/verify.sh measures what it fixes). */
-#define SAMPLER_DEFAULT_STACK 1024
-
 struct sampler_opts {
 	pid_t pid;             /* target process */
 	const pid_t *tids;     /* sample only these threads (no inheritance) when ntids > 0 */

@@ -49,6 +49,11 @@ static inline uint64_t util_mix64(uint64_t x)
  * not fit is cut at a character boundary and ends with "...". Returns strlen(dst). */
 size_t util_escape(char *dst, size_t dstsz, const char *src, size_t srclen, int utf8);
 
+/* The minor release of a Go version string as the buildinfo holds it: "go1.24.4",
+ * "go1.24rc1", "go1.24", "devel go1.25-abcdef ...", "go1.24.4 X:boringcrypto" give 24;
+ * anything else (NULL included) -1. */
+int util_go_minor(const char *version);
+
 /* Monotonic and wall clocks in nanoseconds. */
 uint64_t util_now_ns(void);
 uint64_t util_wall_ns(void);

@@ -75,7 +75,8 @@ struct verify_opts {
 				* (default 0.01): the loop waits when it would exceed it */
 	size_t stack_copy;     /* bytes of stack copied during the stop (default 65536) */
 	size_t sample_stack;   /* of which the repair may use as much as a sample carries
-				* (sampler_opts.stack_size; default SAMPLER_DEFAULT_STACK) */
+				* (sampler_opts.stack_size); 0 (default): as gotop-perf record
+				* chooses for the target (repair_stack_bytes) */
 	int all_threads;       /* verifier_pass: every thread, any state (a stopped process) */
 };
 void verify_opts_default(struct verify_opts *o);
