@@ -85,12 +85,12 @@ struct labelset {
 	struct prof_label *labels;
 };
 
-struct memo {
+struct memo { /* a hit reads the first cache line and the addresses it compares */
 	uint64_t hash;
 	uint16_t nk, nu;  /* nk + nu == 0: empty */
+	const uint64_t *stack; /* the profile's interned copy of loc[] once known, else NULL */
 	uint64_t addr[MEMO_FRAMES]; /* kernel part, then user part */
 	uint64_t loc[MEMO_FRAMES];
-	const uint64_t *stack; /* the profile's interned copy of loc[] once known, else NULL */
 };
 
 struct smemo {
@@ -558,6 +558,7 @@ static void fold_sample(struct agg *a, struct evprof *e, const struct perf_sampl
 			const struct goread_extra *gx)
 {
 	uint64_t user[MAX_FRAMES], kern[MAX_FRAMES], locs[2 * MAX_FRAMES];
+	const uint64_t *lp = locs; /* the location ids: locs, or the memo's own */
 	struct prof_label labels[64 + 2];
 	size_t nu, nk = 0, nl = 0, i, nlabels = 0;
 	int64_t values[2];
@@ -630,7 +631,7 @@ static void fold_sample(struct agg *a, struct evprof *e, const struct perf_sampl
 		if (m->hash == h && m->nk == nk && m->nu == nu &&
 		    !memcmp(m->addr, kern, nk * sizeof(uint64_t)) &&
 		    !memcmp(m->addr + nk, user, nu * sizeof(uint64_t))) {
-			memcpy(locs, m->loc, nl * sizeof(uint64_t));
+			lp = m->loc; /* not copied: a sample the smemo finds never reads them */
 		} else {
 			a->unmapped_seen = 0;
 			for (i = 0; i < nk; i++)
@@ -690,7 +691,7 @@ located:
 	values[0] = 1;
 	values[1] = (int64_t)s->period;
 	if (defer) {
-		hold(a, e, locs, nl, values, labels, nlabels, flags);
+		hold(a, e, lp, nl, values, labels, nlabels, flags);
 		return;
 	}
 	/* The labels follow from (tid, goroutine, label set, flags): with the same stack,
@@ -717,7 +718,7 @@ located:
 		size_t n0 = prof_nsamples(e->prof);
 		struct prof_sample ps;
 
-		add_sample(a, e, locs, nl, values, labels, nlabels, flags);
+		add_sample(a, e, lp, nl, values, labels, nlabels, flags);
 		/* A new sample: learn its interned stack and index for the next ones. */
 		if (ms && prof_nsamples(e->prof) == n0 + 1 &&
 		    prof_sample_at(e->prof, n0, &ps) == 0 && ps.nlocs == nl) {
