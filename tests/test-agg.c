@@ -19,8 +19,10 @@
 
 #include "gotop/agg.h"
 #include "gotop/events.h"
+#include "gotop/goread.h"
 #include "gotop/perfrec.h"
 #include "gotop/profile.h"
+#include "gotop/sampler.h"
 
 /* A kernel in /proc/kallsyms format, and one user mapping whose file does not exist
  * (its frames are named app+0xOFFSET). */
@@ -390,6 +392,114 @@ static void test_no_hold(void **state)
 	assert_int_equal(waitpid(pid, NULL, 0), pid);
 }
 
+/* A Go sample at time t (ns) of goroutine goid, followed by the hook's extra record
+ * (sampler.h SAMPLER_RECORD_EXTRA: a goread_extra) as the sampler writes it. */
+static void add_go_sample(struct batchbuf *b, uint64_t t, uint64_t goid)
+{
+	static const uint64_t u[] = { 0x401010, 0x402020 };
+	struct perf_event_header x = { SAMPLER_RECORD_EXTRA, 0,
+				       (uint16_t)(sizeof(x) + ((sizeof(struct goread_extra) + 7) & ~7u)) };
+	struct goread_extra gx;
+	size_t at = b->n;
+
+	add_sample(b, 10, NULL, 0, u, 2);
+	b->w[at + 3] = t; /* PERF_SAMPLE_TIME, after ip and tid */
+	memset(&gx, 0, sizeof(gx));
+	gx.goid = goid;
+	memcpy(&b->w[b->n], &x, sizeof(x));
+	memcpy(&b->w[b->n + 1], &gx, sizeof(gx));
+	b->n += x.size / 8;
+}
+
+/* How many samples of the profile carry this label text (e.g. " goroutine=4 "). */
+static long count_with(const char *text, const char *label)
+{
+	long n = 0;
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *end = strchr(l, '\n'), *hit = strstr(l, label), *v;
+
+		if (!hit || (end && hit > end))
+			continue;
+		/* "... <count> <period>": the next to last field */
+		v = end ? end : l + strlen(l);
+		while (v > l && v[-1] != ' ')
+			v--;
+		v--;
+		while (v > l && v[-1] != ' ')
+			v--;
+		n += strtol(v, NULL, 10);
+	}
+	return n;
+}
+
+/* Goroutine ids and memory (agg.c): every sample keeps its goroutine id up to
+ * goid_all_max goroutines; past that, only goroutines first seen at least
+ * AGG_GOID_OLD_NS before the sample do. The samples of the others stay, without an id. */
+static void test_goroutine_ids(void **state)
+{
+	const uint64_t s = AGG_GOID_OLD_NS;
+	struct event_spec ev;
+	struct batchbuf bb;
+	struct sample_batch b;
+	struct agg_opts o;
+	struct agg_stats st;
+	struct agg *a;
+	char *got;
+
+	(void)state;
+	assert_int_equal(events_parse("cpu-clock", &ev), 0);
+	memset(&o, 0, sizeof(o));
+	o.pid = -1;
+	o.offline_maps = MAPS;
+	o.offline_maps_len = strlen(MAPS);
+	o.offline_exe = "/nonexistent/app";
+	o.goid_all_max = 3;
+	a = agg_new(&o);
+	memset(&bb, 0, sizeof(bb));
+	add_go_sample(&bb, 10 * s, 1);          /* goroutines 1 to 3: within the 3 */
+	add_go_sample(&bb, 10 * s, 2);
+	add_go_sample(&bb, 10 * s, 3);
+	add_go_sample(&bb, 10 * s + s / 10, 4); /* the 4th, new: no id */
+	add_go_sample(&bb, 11 * s + s / 2, 1);  /* 1.5 s old: its id */
+	add_go_sample(&bb, 11 * s, 4);          /* 0.9 s old: no id */
+	add_go_sample(&bb, 11 * s + s / 5, 4);  /* 1.1 s old: its id */
+	add_go_sample(&bb, 12 * s, 5);          /* new: no id */
+	memset(&b, 0, sizeof(b));
+	b.layout = &layout;
+	b.event = &ev;
+	b.data = (uint8_t *)bb.w;
+	b.len = b.cap = bb.n * 8;
+	agg_feed(a, &b);
+	agg_get_stats(a, &st);
+	assert_int_equal(st.samples, 8);
+	assert_int_equal(st.with_goid, 8);
+	assert_int_equal(st.goroutines, 5);
+	assert_int_equal(st.goid_young, 3);
+	got = profile_text(agg_profile(a, "cpu-clock"));
+	assert_int_equal(count_with(got, " goroutine=1 "), 2);
+	assert_int_equal(count_with(got, " goroutine=2 "), 1);
+	assert_int_equal(count_with(got, " goroutine=3 "), 1);
+	assert_int_equal(count_with(got, " goroutine=4 "), 1);
+	assert_int_equal(count_with(got, " goroutine=5 "), 0);
+	assert_int_equal(count_with(got, " thread=10 "), 8); /* nothing is lost */
+	assert_int_equal(count_with(got, " thread=10 3 "), 3); /* the three without an id, one entry */
+	free(got);
+	agg_free(a);
+
+	/* Under the limit (the default, AGG_GOID_ALL_MAX) a new goroutine keeps its id. */
+	o.goid_all_max = 0;
+	a = agg_new(&o);
+	agg_feed(a, &b);
+	agg_get_stats(a, &st);
+	assert_int_equal(st.goid_young, 0);
+	got = profile_text(agg_profile(a, "cpu-clock"));
+	assert_int_equal(count_with(got, " goroutine=5 "), 1);
+	assert_int_equal(count_with(got, " goroutine=4 "), 3);
+	free(got);
+	agg_free(a);
+}
+
 int agg_marker_fn(int x);
 __attribute__((noinline)) int agg_marker_fn(int x)
 {
@@ -485,6 +595,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hold_kernel_unreadable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_hold, setup, teardown),
 		cmocka_unit_test(test_unmapped_then_mapped),
+		cmocka_unit_test(test_goroutine_ids),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

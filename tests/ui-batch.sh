@@ -4,7 +4,7 @@
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
 
 need_perf
-plan 42
+plan 43
 W=$TOP_BUILDDIR/tests/workloads/cchains
 out=$T/out
 err=$T/err
@@ -208,12 +208,28 @@ if go_build 1.23 plain "$TOP_SRCDIR/tests/workloads/go/hostile.go" "$GOW/hostile
 		tail -40 "$out" | LC_ALL=C tr -d '\000-\010\013-\037' >"$T/tail.txt"
 		diag_file "$T/tail.txt"
 	fi
-	# Keys are bytes: "nul\0key" is its own key with its own value, not "nul".
+	# Keys are bytes: "nul\0key" is its own key with its own value, not "nul". Rows are in
+	# share order, the samples without the key ("(no ...)") among them.
 	check "... a key holding a NUL byte has its own section and value (nul\\x00key: nul\\x00value\\x00)" \
-		sh -c "grep -A2 '^== Labels: nul\\\\x00key ==' '$out' | grep -q '^ .*%  *[0-9][0-9]*  nul\\\\x00value\\\\x00 '"
+		sh -c "grep -A3 '^== Labels: nul\\\\x00key ==' '$out' | grep -q '^ .*%  *[0-9][0-9]*  nul\\\\x00value\\\\x00 '"
 	check "... and no right-to-left override either" sh -c "! grep -q \"\$(printf '\\342\\200\\256')\" '$out' && grep -q 'u202e\\|xe2\\\\x80\\\\xae' '$out'"
 else
 	for i in 1 2 3 4; do skip "Go 1.23 toolchain unavailable"; done
+fi
+# A goroutine per request (labels.go -gopercall, about 1000 new goroutines a second): past
+# the first 1000 goroutines, those younger than a second keep no id (agg.c). Their samples
+# are the Goroutines view's row without an id, in share order, and the row says why.
+if [ -n "${GOTOP_WRAP:-}" ]; then
+	skip "goroutine per request: not under valgrind, for CI's time (the ASan pass runs it)"
+elif go_build 1.23 plain "$TOP_SRCDIR/tests/workloads/go/labels.go" "$GOW/labels" >"$T/gob.err" 2>&1; then
+	"$GOTOP_PERF" --batch -n 4 --rows 3 --view goroutines -- "$GOW/labels" -gopercall \
+		-workers 2 -d 60s >"$out" 2>"$err"
+	last=$(awk '/^== Goroutines ==/ { n = NR } END { print n + 2 }' "$out")
+	check "goroutine per request: the Goroutines view's first row is the samples without an id, saying why" \
+		sh -c "sed -n '${last}p' '$out' | grep -q '(no goroutine) .*younger than 1 s once over 1000'"
+	sed -n "${last}p" "$out" | grep -q 'younger than' || diag_file "$out"
+else
+	skip "Go 1.23 toolchain unavailable"
 fi
 # The Verifier view in batch mode (--verify --view verify).
 "$GOTOP_PERF" --batch -n 3 -d 0.7 --verify --view verify -- "$W" 300 >"$out" 2>"$err"

@@ -427,6 +427,12 @@ int cmd_record(int argc, char **argv)
 					(unsigned long long)as.go_label_content,
 					(unsigned long long)as.go_label_pieces, (unsigned long long)as.go_readvs,
 					(unsigned long long)st.hook_idle, (unsigned long long)st.hook_drains);
+			if (as.goroutines)
+				fprintf(stderr,
+					"gotop-perf: %llu goroutines; past the first %d, those younger than "
+					"%.0f s keep no goroutine id: %llu samples\n",
+					(unsigned long long)as.goroutines, AGG_GOID_ALL_MAX,
+					AGG_GOID_OLD_NS / 1e9, (unsigned long long)as.goid_young);
 			if (as.bpf_runs) /* kernel.bpf_stats_enabled=1 */
 				fprintf(stderr, "gotop-perf: BPF program: %llu runs, %.0f ns per run\n",
 					(unsigned long long)as.bpf_runs, (double)as.bpf_run_ns / (double)as.bpf_runs);

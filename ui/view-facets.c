@@ -24,7 +24,16 @@ struct facet {
 	int64_t rest_value;      /* samples without the key */
 	uint64_t rest_n;
 	int has_rest;
+	size_t rest_at;          /* its row, in value order among vals[] */
 };
+
+/* The value shown at row i, or NULL for the row of samples without the key. */
+static const struct model_value *row_val(const struct facet *f, size_t i)
+{
+	if (f->has_rest && i >= f->rest_at)
+		return i == f->rest_at ? NULL : i - 1 < f->n ? &f->vals[i - 1] : NULL;
+	return i < f->n ? &f->vals[i] : NULL;
+}
 
 static void set_key(struct facet *f, const char *key, size_t len)
 {
@@ -109,10 +118,14 @@ static void facet_update(struct ui *ui, struct view *v)
 		sum += f->vals[i].value;
 		sumn += f->vals[i].n;
 	}
-	if (f->n && f->tot.value > sum && f->kind == F_LABELS) {
+	/* Goroutines too: without an id are the samples of no goroutine, and those of the
+	 * young goroutines of a busy service (agg.c, "Goroutine ids and memory"), often most. */
+	if (f->n && f->tot.value > sum && f->kind != F_THREADS) {
 		f->has_rest = 1;
 		f->rest_value = f->tot.value - sum;
 		f->rest_n = f->tot.count - sumn;
+		for (f->rest_at = 0; f->rest_at < f->n && f->vals[f->rest_at].value >= f->rest_value;)
+			f->rest_at++;
 	}
 }
 
@@ -128,11 +141,13 @@ static uint64_t facet_row_id(struct ui *ui, struct view *v, size_t i)
 	struct facet *f = facet_of(v);
 	uint64_t h = util_hash(f->key, f->key_len, 1);
 
-	if (i >= f->n)
+	const struct model_value *val = row_val(f, i);
+
+	if (!val)
 		return util_mix64(h ^ 0x6e6f6e65ULL);
-	if (f->vals[i].str)
-		return util_mix64(h ^ util_hash(f->vals[i].str, f->vals[i].len, 2));
-	return util_mix64(h ^ (uint64_t)f->vals[i].num * 0x9e3779b97f4a7c15ULL);
+	if (val->str)
+		return util_mix64(h ^ util_hash(val->str, val->len, 2));
+	return util_mix64(h ^ (uint64_t)val->num * 0x9e3779b97f4a7c15ULL);
 }
 
 static const struct live_thread *thread_name(struct ui *ui, int64_t tid)
@@ -266,7 +281,7 @@ static void facet_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 	struct facet *f = facet_of(v);
 	int vw = value_width(ui, f), flags = ui->batch ? TL_NOCUT : 0;
 	char pct[16], buf[1200];
-	const struct model_value *val = i < f->n ? &f->vals[i] : NULL;
+	const struct model_value *val = row_val(f, i);
 	int64_t value = val ? val->value : f->rest_value;
 	uint64_t cnt = val ? val->n : f->rest_n;
 	int marked = 0;
@@ -304,6 +319,10 @@ static void facet_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 		tl_field(l, marked ? UA_MARK : UA_NORMAL, buf, vw, flags);
 	}
 	tl_put(l, UA_NORMAL, " ");
+	if (!val && f->kind == F_GOROUTINES && ui->snap && ui->snap->ast.goid_young)
+		/* agg.c, "Goroutine ids and memory" */
+		tl_printf(l, UA_DIM, "no goroutine, or one younger than %.0f s once over %d were seen",
+			  AGG_GOID_OLD_NS / 1e9, AGG_GOID_ALL_MAX);
 	if (val && f->kind == F_GOROUTINES) {
 		labels_text(ui, val->rep, buf, sizeof(buf));
 		if (buf[0]) {
@@ -328,12 +347,12 @@ static int facet_action(struct ui *ui, struct view *v, enum ui_action a)
 
 	switch (a) {
 	case ACT_ENTER:
-		if (v->sel >= f->n) {
+		val = row_val(f, v->sel);
+		if (!val) {
 			if (f->has_rest)
 				ui_set_status(ui, UA_ERR, "samples without the label cannot be focused");
 			return R_REDRAW;
 		}
-		val = &f->vals[v->sel];
 		ui_esc(ui, kb, sizeof(kb), f->key, f->key_len);
 		if (ui_has_label_filter(ui, f->key, f->key_len, val->str, val->len, val->num)) {
 			/* Enter on the focused value takes the focus away again. */
@@ -376,10 +395,11 @@ static int facet_action(struct ui *ui, struct view *v, enum ui_action a)
 	case ACT_FIND_NEXT:
 	case ACT_FIND_PREV:
 		/* Search is for functions; here it finds the value whose hot function matches. */
-		for (size_t k = 1; k <= f->n && ui->search[0]; k++) {
-			size_t j = a == ACT_FIND_NEXT ? (v->sel + k) % f->n : (v->sel + f->n - k % f->n) % f->n;
-			const struct model_fn *fn = f->vals[j].top_fn >= 0
-				? model_fn(ui->model, (uint32_t)f->vals[j].top_fn) : NULL;
+		for (size_t k = 1, rows = facet_nrows(ui, v); k <= rows && ui->search[0]; k++) {
+			size_t j = a == ACT_FIND_NEXT ? (v->sel + k) % rows : (v->sel + rows - k % rows) % rows;
+			const struct model_value *jv = row_val(f, j);
+			const struct model_fn *fn = jv && jv->top_fn >= 0
+				? model_fn(ui->model, (uint32_t)jv->top_fn) : NULL;
 
 			if (fn && memmem(fn->name, fn->name_len, ui->search, strlen(ui->search))) {
 				v->sel = j;
@@ -421,7 +441,9 @@ static long facet_selected_fn(struct ui *ui, struct view *v)
 {
 	struct facet *f = facet_of(v);
 
-	return v->sel < f->n ? f->vals[v->sel].top_fn : -1;
+	const struct model_value *val = row_val(f, v->sel);
+
+	return val ? val->top_fn : -1;
 }
 
 static void facet_free(struct view *v)

@@ -31,7 +31,12 @@ struct agg_opts {
 	const char *offline_maps;
 	size_t offline_maps_len;
 	const char *offline_exe;
+	/* Goroutines whose ids every sample keeps (0: AGG_GOID_ALL_MAX); past that many,
+	 * only goroutines seen running for AGG_GOID_OLD_NS keep theirs (see agg.c). */
+	uint32_t goid_all_max;
 };
+#define AGG_GOID_ALL_MAX 1000
+#define AGG_GOID_OLD_NS 1000000000ULL
 
 struct agg_stats {
 	uint64_t samples;      /* samples folded */
@@ -40,6 +45,9 @@ struct agg_stats {
 	uint64_t go_samples;   /* samples whose leaf is in Go code */
 	uint64_t with_goid;    /* ... for which a goroutine was found */
 	uint64_t labelled;     /* ... which carried pprof labels */
+	uint64_t goroutines;   /* distinct goroutines found (about: see agg.c, goid_keep) */
+	uint64_t goid_young;   /* samples whose goroutine id was not kept: it was younger
+				* than AGG_GOID_OLD_NS after goid_all_max goroutines */
 	uint64_t repaired;     /* stacks changed by the repair */
 	uint64_t addrs;        /* distinct addresses symbolized */
 	uint64_t unresolved;   /* of which without a symbol */

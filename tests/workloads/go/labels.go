@@ -82,7 +82,7 @@ var cycle = [10]struct {
 
 var tenants = [2]string{"acme", "globex"}
 
-var heapTenant bool
+var heapTenant, goPerUnit bool
 
 var (
 	stopFlag atomic.Bool
@@ -103,9 +103,23 @@ func worker(id int, wg *sync.WaitGroup) {
 			tenant = string(append([]byte(nil), tenant...))
 		}
 		labels := pprof.Labels("handler", u.handler, "tenant", tenant)
-		pprof.Do(context.Background(), labels, func(context.Context) {
-			seed = u.work(seed)
-		})
+		// The closure for pprof.Do comes first in the source: it stays main.worker.func1,
+		// the stack tests/record-go.sh expects.
+		if !goPerUnit {
+			pprof.Do(context.Background(), labels, func(context.Context) {
+				seed = u.work(seed)
+			})
+		} else {
+			// A goroutine per unit, as a server with a goroutine per request.
+			done := make(chan struct{})
+			go func() {
+				pprof.Do(context.Background(), labels, func(context.Context) {
+					seed = u.work(seed)
+				})
+				close(done)
+			}()
+			<-done
+		}
 		local["handler="+u.handler]++
 		local["tenant="+tenant]++
 	}
@@ -125,6 +139,7 @@ func main() {
 	cpurate := flag.Int("cpurate", 0, "Go's CPU profiling rate in Hz (default: the runtime's 100)")
 	unitscale := flag.Int("unitscale", 1, "make each work unit this many times longer")
 	flag.BoolVar(&heapTenant, "heaptenant", false, "tenant values are new heap strings")
+	flag.BoolVar(&goPerUnit, "gopercall", false, "run each unit in a new goroutine")
 	flag.Parse()
 	if *unitscale > 1 {
 		unitIters *= *unitscale
