@@ -72,6 +72,16 @@ static void add_sample(struct batchbuf *b, uint32_t tid, const uint64_t *kern, s
 	h->size = (uint16_t)((b->n - start) * 8);
 }
 
+/* The batch of event ev holding bb's records. */
+static void batch_of(struct sample_batch *b, const struct batchbuf *bb, const struct event_spec *ev)
+{
+	memset(b, 0, sizeof(*b));
+	b->layout = &layout;
+	b->event = ev;
+	b->data = (uint8_t *)bb->w;
+	b->len = b->cap = bb->n * 8;
+}
+
 /* Four samples: user only; kernel and user (twice, other threads); kernel only. */
 static void make_batch(struct batchbuf *bb, struct sample_batch *b, const struct event_spec *ev)
 {
@@ -85,11 +95,7 @@ static void make_batch(struct batchbuf *bb, struct sample_batch *b, const struct
 	add_sample(bb, 11, k1, 3, u1, 3);
 	add_sample(bb, 12, k2, 1, u1 + 1, 2);
 	add_sample(bb, 13, k1, 2, NULL, 0);
-	memset(b, 0, sizeof(*b));
-	b->layout = &layout;
-	b->event = ev;
-	b->data = (uint8_t *)bb->w;
-	b->len = b->cap = bb->n * 8;
+	batch_of(b, bb, ev);
 }
 
 static int line_cmp(const void *a, const void *b)
@@ -465,11 +471,7 @@ static void test_goroutine_ids(void **state)
 	add_go_sample(&bb, 11 * s, 4);          /* 0.9 s old: no id */
 	add_go_sample(&bb, 11 * s + s / 5, 4);  /* 1.1 s old: its id */
 	add_go_sample(&bb, 12 * s, 5);          /* new: no id */
-	memset(&b, 0, sizeof(b));
-	b.layout = &layout;
-	b.event = &ev;
-	b.data = (uint8_t *)bb.w;
-	b.len = b.cap = bb.n * 8;
+	batch_of(&b, &bb, &ev);
 	agg_feed(a, &b);
 	agg_get_stats(a, &st);
 	assert_int_equal(st.samples, 8);
@@ -554,11 +556,7 @@ static void test_unmapped_then_mapped(void **state)
 	a = agg_new(&o);
 	memset(&bb, 0, sizeof(bb));
 	add_sample(&bb, 10, NULL, 0, &ip, 1);
-	memset(&b, 0, sizeof(b));
-	b.layout = &layout;
-	b.event = &ev;
-	b.data = (uint8_t *)bb.w;
-	b.len = b.cap = bb.n * 8;
+	batch_of(&b, &bb, &ev);
 	agg_feed(a, &b);
 	got = profile_text(agg_profile(a, "cpu-clock"));
 	assert_non_null(strstr(got, "[unknown] 0x"));
