@@ -26,9 +26,9 @@ uint32_t repair_stack_bytes(const char *go_version)
 	 * cmd/internal/obj/x86/obj6.go L618-705: PUSHQ BP; MOVQ SP, BP; SUBQ), and only
 	 * frameless leaves and NOFRAME assembly do without BP: the slots the repair reads
 	 * are a few words above SP. Up to 1.20 the prologue is SUBQ $F, SP; MOVQ BP,
-	 * F-8(SP), and between the two the slot is the whole frame up. C without frame pointers needs
-	 * the copy for its CFI unwind: xz's liblzma gave 8 to 9 frames with 1024 bytes, 3
-	 * to 4 with 256. With 256, gotop-perf verify found 0.0 % wrong after repair on
+	 * F-8(SP), and between the two the slot is the whole frame up. C without frame
+	 * pointers needs the copy for its CFI unwind: xz's liblzma gave 8 to 9 frames
+	 * with 1024 bytes, 3 to 4 with 256. With 256, gotop-perf verify found 0.0 % wrong after repair on
 	 * labels.go, demo.go and leafduff.go built with go1.23 (with 128: 0.1 % on
 	 * leafduff.go). */
 	return util_go_minor(go_version) >= 21 ? REPAIR_STACK_GO : REPAIR_STACK_OTHER;
