@@ -16,6 +16,8 @@
 # start, writing WORKDIR/mem-record-T.pb.gz: the profile the long `record` held at T s
 # (same target, same start), so that its distinct samples at T can be counted
 # (`go tool pprof -raw`) and set against the RSS column at T.
+# MEMORY_TARGET_ARGS (environment): more arguments for the labels workload, e.g.
+# "-gopercall" for a goroutine per unit of work, as a goroutine-per-request server.
 
 set -u
 gotop=$1
@@ -29,7 +31,8 @@ before=${8:-}
 
 mkdir -p "$work" || exit 1
 tsv=$work/memory.tsv
-GOMAXPROCS=$threads "$labels" -workers "$threads" -d "$((secs + 20))s" >"$work/mem-target.out" 2>&1 &
+GOMAXPROCS=$threads "$labels" -workers "$threads" -d "$((secs + 20))s" ${MEMORY_TARGET_ARGS:-} \
+	>"$work/mem-target.out" 2>&1 &
 tpid=$!
 sleep 1
 "$gotop" -p "$tpid" -F "$rate" --batch -d 1 -n "$((secs + 5))" --rows 10 --save "$work/mem-live.pb.gz" \

@@ -2,7 +2,7 @@
 # tests/sanitize.sh: the memory and thread checks of issue 7, run by `setup.sh test` after the
 # suite: an ASan+UBSan build runs the whole suite again (unit tests, fuzz corpora, every
 # integration test, with one Go version); a clang --enable-fuzzing build runs each libFuzzer
-# harness for GOTOP_FUZZ_TIME seconds (default 10) under ASan+UBSan; valgrind memcheck runs the
+# harness for GOTOP_FUZZ_TIME seconds (default 6) under ASan+UBSan; valgrind memcheck runs the
 # whole suite again, unit tests and every integration test with gotop-perf under it (memory
 # errors, definite and indirect leaks fail); cppcheck finds nothing; a ThreadSanitizer build
 # runs the UI and record tests (the sampler -> aggregator -> UI hand-off).
@@ -80,7 +80,7 @@ fi
 # timeout-, oom-) behind: the input that reproduces it (fuzz/fuzz-main.c).
 F=$WORK/fuzz
 fuzz_cc=$(command -v clang || command -v clang-14 || true)
-ftime=${GOTOP_FUZZ_TIME:-10}
+ftime=${GOTOP_FUZZ_TIME:-6}
 if [ -z "$fuzz_cc" ]; then
 	skip=$((skip + 1))
 	say "SKIP - libFuzzer: clang is not installed"
