@@ -330,6 +330,7 @@ struct frow {
 struct verifier {
 	pid_t pid;
 	struct verify_opts o;
+	int stack_auto; /* o.sample_stack as record would choose: set from the main executable */
 	struct symbolizer *sym;
 	struct repair *rep;
 	struct unwinder *uw;
@@ -372,11 +373,9 @@ struct verifier *verifier_new(pid_t pid, const struct verify_opts *o)
 	if (v->o.max_stopped <= 0)
 		v->o.max_stopped = 0.01;
 	v->sym = symbolizer_new(pid);
-	if (!v->o.sample_stack) { /* as record chooses for this target */
-		struct symfile *main_file = symbolizer_main_file(v->sym);
-
-		v->o.sample_stack = repair_stack_bytes(main_file ? symfile_go_version(main_file) : NULL);
-	}
+	/* Chosen at the first comparison (stack_bytes), not now: a command may not have
+	 * exec'd yet. */
+	v->stack_auto = !v->o.sample_stack;
 	v->rep = repair_new(v->sym);
 	v->uw = unwinder_new(pid, v->sym);
 	if (!v->uw) {
@@ -434,6 +433,54 @@ static void pc_name(struct verifier *v, uint64_t pc, int is_return, char *buf, s
 void verifier_pc_name(struct verifier *v, uint64_t pc, int is_return, char *buf, size_t len)
 {
 	pc_name(v, pc, is_return, buf, len);
+}
+
+/* The stack bytes a sample carries, as gotop-perf record chooses them for the program the
+ * target runs now (repair_stack_bytes), when the user did not give --stack-size. */
+static void stack_bytes(struct verifier *v)
+{
+	struct symfile *main_file;
+
+	if (!v->stack_auto || (v->o.sample_stack && !symbolizer_main_changed(v->sym)))
+		return;
+	main_file = symbolizer_main_file(v->sym);
+	v->o.sample_stack = repair_stack_bytes(main_file ? symfile_go_version(main_file) : NULL);
+}
+
+/* How many frames of the truth a frame-pointer chain is compared with: up to the C
+ * library's process or thread entry when the truth has one, else all. glibc calls main
+ * from __libc_start_call_main (2.34 and newer; __libc_start_main before) and a thread's
+ * function from start_thread; below them, _start, __libc_start_main_impl and clone3 keep
+ * no frame pointer on most distributions (Debian's glibc), so no frame-pointer walk, perf's
+ * included, reaches them. A chain that stops at the entry is complete; one that goes on (a
+ * C library built with frame pointers) is compared as far as the truth goes (open). */
+static size_t libc_entry_depth(struct verifier *v, const uint64_t *truth, size_t nt)
+{
+	static const char *const entries[] = { "__libc_start_call_main", "__libc_start_main",
+					       "start_thread" };
+	size_t i, k;
+
+	int reloaded = 0;
+
+	for (i = 1; i < nt; i++) {
+		const struct sym_module *mod = NULL;
+		struct sym_frame f[8];
+		int n = symbolizer_lookup(v->sym, truth[i], 1, &mod, f, GP_ARRAY_SIZE(f));
+
+		if (!mod && !reloaded) {
+			/* libunwind found a frame there, so it is mapped: the maps were read
+			 * before (a library loaded since, e.g. at a command's start). */
+			symbolizer_invalidate_maps(v->sym);
+			reloaded = 1;
+			n = symbolizer_lookup(v->sym, truth[i], 1, &mod, f, GP_ARRAY_SIZE(f));
+		}
+		if (n <= 0 || !f[n - 1].func)
+			continue;
+		for (k = 0; k < GP_ARRAY_SIZE(entries); k++)
+			if (!strcmp(f[n - 1].func, entries[k]))
+				return i + 1;
+	}
+	return nt;
 }
 
 static void shape_text(struct verifier *v, const struct verify_diff *d, char *buf, size_t len)
@@ -583,6 +630,7 @@ static int compare_snapshot(struct verifier *v, const struct verify_capture *c)
 	size_t nraw, nrep;
 	enum unwind_end end;
 	int nt, open;
+	size_t ncmp;
 	struct verify_diff draw, drep;
 	char func[128];
 
@@ -596,11 +644,15 @@ static int compare_snapshot(struct verifier *v, const struct verify_capture *c)
 		return 0;
 	}
 	nraw = verify_fp_chain(v->pid, &c->ts, raw, KERNEL_MAX_STACK);
+	stack_bytes(v);
 	repaired_chain(v, &c->ts, raw, nraw, rep, &nrep);
 	/* Past a stack switch or an unwind error the truth is unknown, not ended. */
 	open = end != UNWIND_END_TOP && end != UNWIND_END_STOP;
-	verify_compare(truth, (size_t)nt, open, raw, nraw, KERNEL_MAX_STACK, &draw);
-	verify_compare(truth, (size_t)nt, open, rep, nrep, KERNEL_MAX_STACK, &drep);
+	ncmp = libc_entry_depth(v, truth, (size_t)nt);
+	if (ncmp < (size_t)nt)
+		open = 1;
+	verify_compare(truth, ncmp, open, raw, nraw, KERNEL_MAX_STACK, &draw);
+	verify_compare(truth, ncmp, open, rep, nrep, KERNEL_MAX_STACK, &drep);
 	pc_name(v, truth[0], 0, func, sizeof(func));
 	account(v, func, &draw, &drep, c->stopped_ns);
 	if (v->result_fn) {

@@ -7,7 +7,7 @@
 
 command -v jq >/dev/null || skip_all "jq is not installed (setup.sh installs it)"
 VERSIONS=${GOTOP_GO_VERSIONS:-1.19 1.23 1.27}
-plan $(($(echo $VERSIONS | wc -w) * 5 + 19))
+plan $(($(echo $VERSIONS | wc -w) * 5 + 21))
 W=$TOP_BUILDDIR/tests/workloads
 SRC=$TOP_SRCDIR/tests/workloads/go/leafduff.go
 
@@ -59,6 +59,28 @@ check "text report: stop times p50, p99 and max" grep -q 'thread stops: [1-9][0-
 share=$(sed -n 's/.*stopped \([0-9.]*\)% of the time.*/\1/p' "$T/text.out")
 check "text report: the target was stopped under 1% of the time by default ($share%)" le "${share:-100}" 1
 grep 'thread stops' "$T/text.out" | sed 's/^/# /'
+# C: cchains keeps its frame pointers, cleaf's leaf does not (its caller is missing raw, put
+# back from the CFI by the repair). Stacks count down to glibc's entry (__libc_start_call_main),
+# below which no frame-pointer walk goes (verify.c libc_entry_depth).
+for c in cchains:0:1 cleaf:90:1; do
+	w=${c%%:*} rawmin=${c#*:} rawmin=${rawmin%:*} repmax=${c##*:}
+	"$GOTOP_PERF" verify -q -d 3 --rate 100 --json -- "$W/$w" $((5 * gp_slow)) >"$T/c-$w.json" 2>"$T/c-$w.err"
+	n=$(json "$T/c-$w.json" '.comparisons // 0')
+	raw=$(json "$T/c-$w.json" '.raw_wrong_pct // 0')
+	rep=$(json "$T/c-$w.json" '.repaired_wrong_pct // 100')
+	jq -r '.functions[] | select(.raw_wrong_pct > 0 or .repaired_wrong_pct > 0) |
+		"\(.function): \(.comparisons), raw \(.raw_wrong_pct)% \(.raw_shape), repaired \(.repaired_wrong_pct)% \(.repaired_shape)"' \
+		"$T/c-$w.json" 2>/dev/null | head -5 | sed "s/^/$w: /" | while read -r l; do diag "$l"; done
+	if [ "${n:-0}" -lt 20 ]; then
+		skip "C $w: only ${n:-0} comparisons (machine too busy)"
+	elif [ "$w" = cchains ]; then
+		check "C cchains (frame pointers everywhere): raw $raw% and repaired $rep% wrong, <= 1% ($n comparisons)" \
+			awk -v a="$raw" -v b="$rep" 'BEGIN { exit !(a <= 1 && b <= 1) }'
+	else
+		check "C cleaf (frameless leaf): raw $raw% wrong (>= $rawmin%), repaired $rep% (<= $repmax%; $n comparisons)" \
+			awk -v a="$raw" -v b="$rep" -v lo="$rawmin" -v hi="$repmax" 'BEGIN { exit !(a >= lo && b <= hi) }'
+	fi
+done
 
 # --- signals that arrive during stops are passed on ---
 # sigcount sends 20000 real-time signals to its two spinning threads over 3 s; the verifier
