@@ -222,7 +222,7 @@ fi
 if [ -n "${GOTOP_WRAP:-}" ]; then
 	skip "goroutine per request: not under valgrind, for CI's time (the ASan pass runs it)"
 elif go_build 1.23 plain "$TOP_SRCDIR/tests/workloads/go/labels.go" "$GOW/labels" >"$T/gob.err" 2>&1; then
-	"$GOTOP_PERF" --batch -n 3 --rows 3 --view goroutines -- "$GOW/labels" -gopercall \
+	"$GOTOP_PERF" --batch -n 7 --rows 3 --view goroutines -- "$GOW/labels" -gopercall \
 		-workers 2 -d 60s >"$out" 2>"$err"
 	last=$(awk '/^== Goroutines ==/ { n = NR } END { print n + 2 }' "$out")
 	check "goroutine per request: the Goroutines view's first row is the samples without an id, saying why" \
