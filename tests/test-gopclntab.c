@@ -1283,7 +1283,12 @@ static void test_go(void **state)
 	if (access(src2, R_OK) == 0)
 		srcs[1] = src2;
 	assert_non_null(srcs[0]);
-	for (int s = 0; s < 2 && srcs[s]; s++) {
+	/* GOPCLN_TEST_QUICK=1 (tests/sanitize.sh, under valgrind: about 4 minutes of CPU
+	 * otherwise): the first program only, no other architectures, no external PIE. The
+	 * plain and ASan suites check everything. */
+	const char *quick_env = getenv("GOPCLN_TEST_QUICK");
+	bool quick = quick_env && strcmp(quick_env, "1") == 0;
+	for (int s = 0; s < (quick ? 1 : 2) && srcs[s]; s++) {
 		for (int v = 0; v < 5; v++) {
 			int rc = go_build(gc->ver, variants[v], srcs[s], bins[v], sizeof(bins[v]));
 			if (rc == 77) {
@@ -1296,6 +1301,10 @@ static void test_go(void **state)
 		check_binary(gc, bins[1], NULL, &arch_amd64);    /* stripped alone: addr2line still applies */
 		check_binary(gc, bins[2], NULL, &arch_amd64);    /* PIE */
 		check_binary(gc, bins[3], bins[4], &arch_arm64); /* arm64 and its stripped twin */
+	}
+	if (quick) {
+		print_message("# GOPCLN_TEST_QUICK: one program, amd64 and arm64 only\n");
+		return;
 	}
 	const char *all = getenv("GOPCLN_TEST_ARCHES");
 	bool every = all && strcmp(all, "all") == 0;
