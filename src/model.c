@@ -76,10 +76,42 @@ struct lfilter {                 /* a label filter resolved to string ids */
 	int never;               /* names a key or value the profile does not hold */
 };
 
+/* What each sample gives the shares of one label key (model_label_values). A sample's
+ * labels never change (profile.h: entries are append-only), so this is worked out once
+ * per sample, and a refresh only adds values up in arrays. */
+struct kval {
+	uint32_t str;            /* string id, 0 for a numeric value */
+	int64_t num;
+};
+
+struct kcache {
+	uint32_t ksid;           /* the key's string id */
+	uint64_t used;           /* m->clock when last asked for */
+	size_t n, cap;           /* samples covered */
+	uint32_t *slot;          /* per sample: index into vals + 1; 0: the key is absent */
+	uint32_t *grp;           /* per sample: its (value, other string labels) group */
+	uint32_t *tgrp;          /* per sample: its (value, leaf function) group, or NONE */
+	struct kval *vals;
+	size_t nvals, capvals;
+	struct hmap byname, bynum;
+	uint32_t *grp_slot;      /* per group: its value */
+	size_t *grp_rep;         /* per group: its first sample */
+	size_t ngrp, capgrp, caprep;
+	struct hmap grps;
+	uint32_t *tg_slot, *tg_fn;
+	size_t ntg, captg, captgfn;
+	struct hmap tgs;
+};
+
+#define KCACHE_MAX 4 /* keys kept: the Labels view's, threads, goroutines, one more */
+#define KCACHE_IDLE 30 /* updates (about seconds in the live UI) a key's cache outlives its use */
+#define NONE UINT32_MAX
+
 struct model {
 	const struct prof *p;
 	int by_line;
 	int vcol;
+	uint64_t clock;
 
 	struct model_fn *fns;
 	size_t nfns, capfns;
@@ -88,22 +120,38 @@ struct model {
 	size_t nsynth, capsynth;
 
 	/* Per location (index id - 1): its frames outermost first. */
-	size_t *loc_off;
+	size_t nl;               /* locations built */
+	size_t *loc_off, caplocoff;
 	uint32_t *loc_fn;
 	int64_t *loc_line;
+	size_t caplocfr;
 
-	/* Samples with a nonzero value. Their stacks, frames outermost (root) first, are
-	 * stored once per distinct stack (the profile interns them; most samples share one
-	 * with others that differ in labels, thread or goroutine): sample k's frames are
-	 * fr[soff[stk[k]]] up to fr[soff[stk[k] + 1]]. A frame is an index into loc_fn /
-	 * loc_line (4 bytes, not a copy: the model is rebuilt every refresh). */
-	size_t ns;
-	uint32_t *sidx;
+	/* Every sample of the profile, by its index there: the values (refreshed from each
+	 * snapshot) and its stack. Stacks are stored once per distinct stack (the profile
+	 * interns them; most samples share one with others that differ in labels, thread or
+	 * goroutine): sample k's frames are fr[soff[stk[k]]] up to fr[soff[stk[k] + 1]]. A
+	 * frame is an index into loc_fn / loc_line (4 bytes, not a copy). */
+	size_t ns, capns;
 	int64_t *val;
 	uint64_t *cnt;
 	uint32_t *stk;
-	size_t *soff, nstk;
+	size_t *soff, nstk, capsoff;
 	uint32_t *fr;
+	size_t nfr, capfr;
+	struct hmap stacks;      /* the profile's interned stack -> index + 1 in soff */
+
+	/* Label keys of each sample, as an interned set (model_label_keys): a set is the
+	 * sample's distinct keys, with whether the first sample of the set had a numeric
+	 * value for each. */
+	uint32_t *kset;          /* per sample */
+	size_t capkset;
+	uint32_t *ks_off;        /* set i: ks_key[ks_off[i]] up to ks_key[ks_off[i + 1]] */
+	uint32_t *ks_key;
+	uint8_t *ks_num;
+	size_t nks, capksoff, capkskey, capksnum, nkskey;
+	struct hmap kss;
+
+	struct kcache *kc[KCACHE_MAX];
 
 	/* Filters. */
 	uint8_t **fmask;         /* per function filter: which functions match */
@@ -111,15 +159,29 @@ struct model {
 	size_t nfn_filters;
 	struct lfilter *lf;      /* sorted by key */
 	size_t nlf;
-	uint8_t *pass;
+	uint8_t *pass;           /* per sample: nonzero and passing the filters */
+	size_t cappass;
+	uint8_t *sfpass;         /* per stack: passes the function filters */
+	size_t capsfpass;
+	/* Per stack: the values of its passing samples, and the stacks that have some. */
+	int64_t *sval;
+	uint64_t *scnt;
+	size_t capsval, capscnt;
+	uint32_t *act;
+	size_t nact, capact;
 	struct model_totals tot;
 };
 
 /* The function of frame j. */
 #define FR_FN(m, j) ((m)->loc_fn[(m)->fr[j]])
-/* Sample k's frames: [FR_BEGIN, FR_END). */
-#define FR_BEGIN(m, k) ((m)->soff[(m)->stk[k]])
-#define FR_END(m, k) ((m)->soff[(m)->stk[k] + 1])
+/* Stack s's frames: [ST_BEGIN, ST_END); sample k's: [FR_BEGIN, FR_END). */
+#define ST_BEGIN(m, s) ((m)->soff[s])
+#define ST_END(m, s) ((m)->soff[(s) + 1])
+#define FR_BEGIN(m, k) ST_BEGIN(m, (m)->stk[k])
+#define FR_END(m, k) ST_END(m, (m)->stk[k])
+/* Whether sample k has a value: samples that have none (a decaying window's, those
+ * zeroed) take no part. */
+#define NONZERO(m, k) ((m)->cnt[k] || (m)->val[k])
 
 static uint32_t fn_intern(struct model *m, const char *name, size_t len, const char *file,
 			  const char *module)
@@ -150,21 +212,25 @@ static uint32_t fn_intern(struct model *m, const char *name, size_t len, const c
 	return (uint32_t)m->nfns++;
 }
 
+/* The frames of the locations the model has not seen yet. */
 static void build_locations(struct model *m)
 {
 	const struct prof *p = m->p;
-	size_t nl = prof_nlocations(p), i, total = 0, cap = 0;
+	size_t nl = prof_nlocations(p), i, total;
 
-	m->loc_off = xcalloc(nl + 1, sizeof(*m->loc_off));
-	for (i = 0; i < nl; i++) {
+	if (nl <= m->nl && m->loc_off)
+		return;
+	xgrow((void **)&m->loc_off, &m->caplocoff, nl + 1, sizeof(*m->loc_off));
+	total = m->nl ? m->loc_off[m->nl] : 0;
+	for (i = m->nl; i < nl; i++) {
 		const struct prof_location *l = prof_location_at(p, i);
 		const struct prof_mapping *mp = l->mapping ? prof_mapping_at(p, l->mapping - 1) : NULL;
 		const char *module = mp ? prof_string(p, mp->filename, NULL) : NULL;
-		size_t k, n = l->nlines ? l->nlines : 1;
+		size_t k, n = l->nlines ? l->nlines : 1, cap = m->caplocfr;
 
 		m->loc_off[i] = total;
-		xgrow((void **)&m->loc_fn, &cap, total + n, sizeof(*m->loc_fn));
-		m->loc_line = xrealloc(m->loc_line, cap * sizeof(*m->loc_line));
+		xgrow((void **)&m->loc_fn, &m->caplocfr, total + n, sizeof(*m->loc_fn));
+		xgrow((void **)&m->loc_line, &cap, total + n, sizeof(*m->loc_line));
 		if (!l->nlines) {
 			char *s = xasprintf("0x%llx", (unsigned long long)l->address);
 
@@ -192,51 +258,91 @@ static void build_locations(struct model *m)
 		}
 	}
 	m->loc_off[nl] = total;
+	m->nl = nl;
+	if (total >= UINT32_MAX)
+		fatal("profile too large");
 }
 
-struct model *model_new(const struct prof *p, int by_line)
+/* The label key set of sample s (model_label_keys). */
+static uint32_t kset_of(struct model *m, const struct prof_sample *s)
 {
-	struct model *m = xcalloc(1, sizeof(*m));
-	const struct prof_value_type *types;
-	size_t nsamp = prof_nsamples(p), i, nfr = 0, capfr = 0, nl = prof_nlocations(p), capst = 0;
-	struct hmap stacks = { 0 }; /* the profile's interned stack -> index + 1 in soff */
+	uint32_t keys[64], nk = 0, i;
+	uint8_t num[64];
+	uint64_t h = 0x6b657973ULL, *slot;
+	int created;
 
-	m->p = p;
-	m->by_line = by_line;
-	m->vcol = prof_sample_types(p, &types) >= 2 ? 1 : 0;
+	for (i = 0; i < s->nlabels && nk < 64; i++) {
+		/* Labels are sorted by key: a key counts once per sample even when repeated. */
+		if (i && s->labels[i - 1].key == s->labels[i].key)
+			continue;
+		keys[nk] = s->labels[i].key;
+		num[nk++] = !s->labels[i].str;
+		h = util_mix64(h ^ s->labels[i].key);
+	}
+	for (;; h++) {
+		slot = hmap_get(&m->kss, h, 1, &created);
+		if (created)
+			break;
+		i = (uint32_t)(*slot - 1);
+		if (m->ks_off[i + 1] - m->ks_off[i] == nk &&
+		    !memcmp(m->ks_key + m->ks_off[i], keys, nk * sizeof(*keys)))
+			return i;
+	}
+	xgrow((void **)&m->ks_off, &m->capksoff, m->nks + 2, sizeof(*m->ks_off));
+	xgrow((void **)&m->ks_key, &m->capkskey, m->nkskey + nk + 1, sizeof(*m->ks_key));
+	xgrow((void **)&m->ks_num, &m->capksnum, m->nkskey + nk + 1, sizeof(*m->ks_num));
+	if (!m->nks)
+		m->ks_off[0] = 0;
+	memcpy(m->ks_key + m->nkskey, keys, nk * sizeof(*keys));
+	memcpy(m->ks_num + m->nkskey, num, nk);
+	m->nkskey += nk;
+	m->ks_off[m->nks + 1] = (uint32_t)m->nkskey;
+	*slot = m->nks + 1;
+	return (uint32_t)m->nks++;
+}
+
+/* Brings the model up to m->p: the new locations and samples, every sample's values. */
+static void extend(struct model *m)
+{
+	const struct prof *p = m->p;
+	size_t nsamp = prof_nsamples(p), i, nl;
+
 	build_locations(m);
-
-	if (nsamp >= UINT32_MAX || (m->loc_off && m->loc_off[nl] >= UINT32_MAX))
+	nl = m->nl;
+	if (nsamp >= UINT32_MAX)
 		fatal("profile too large");
-	m->sidx = xcalloc(nsamp + 1, sizeof(*m->sidx));
-	m->val = xcalloc(nsamp + 1, sizeof(*m->val));
-	m->cnt = xcalloc(nsamp + 1, sizeof(*m->cnt));
-	m->stk = xcalloc(nsamp + 1, sizeof(*m->stk));
-	for (i = 0; i < nsamp; i++) {
+	if (nsamp > m->capns) {
+		size_t c1 = m->capns, c2 = m->capns;
+
+		xgrow((void **)&m->val, &m->capns, nsamp, sizeof(*m->val));
+		xgrow((void **)&m->cnt, &c1, nsamp, sizeof(*m->cnt));
+		xgrow((void **)&m->stk, &c2, nsamp, sizeof(*m->stk));
+	}
+	xgrow((void **)&m->kset, &m->capkset, nsamp + 1, sizeof(*m->kset));
+	if (!m->soff) {
+		xgrow((void **)&m->soff, &m->capsoff, 2, sizeof(*m->soff));
+		m->soff[0] = 0;
+	}
+	for (i = m->ns; i < nsamp; i++) {
 		struct prof_sample s;
 		size_t k;
 		uint64_t *slot;
 		int created;
 
-		if (prof_sample_at(p, i, &s) || (!s.values[0] && !s.values[m->vcol]))
-			continue;
-		m->sidx[m->ns] = (uint32_t)i;
-		m->val[m->ns] = s.values[m->vcol];
-		m->cnt[m->ns] = (uint64_t)s.values[0];
+		prof_sample_at(p, i, &s);
+		m->kset[i] = kset_of(m, &s);
 		/* Equal stacks are one interned array (profile.h: samples point into shared
-		 * tables), so the pointer and length identify the stack. */
-		slot = hmap_get(&stacks, (uint64_t)(uintptr_t)s.locs ^ (uint64_t)s.nlocs << 48, 1,
+		 * tables, which snapshots share too), so the pointer and length identify it. */
+		slot = hmap_get(&m->stacks, (uint64_t)(uintptr_t)s.locs ^ (uint64_t)s.nlocs << 48, 1,
 				&created);
 		if (!created) {
-			m->stk[m->ns++] = (uint32_t)(*slot - 1);
+			m->stk[i] = (uint32_t)(*slot - 1);
 			continue;
 		}
 		if (m->nstk >= UINT32_MAX - 1)
 			fatal("profile too large");
 		*slot = m->nstk + 1;
-		m->stk[m->ns] = (uint32_t)m->nstk;
-		xgrow((void **)&m->soff, &capst, m->nstk + 2, sizeof(*m->soff));
-		m->soff[m->nstk++] = nfr;
+		m->stk[i] = (uint32_t)m->nstk;
 		/* locs are leaf first: walk them backwards for outermost first. */
 		for (k = s.nlocs; k-- > 0;) {
 			uint64_t id = s.locs[k];
@@ -246,20 +352,64 @@ struct model *model_new(const struct prof *p, int by_line)
 				continue;
 			a = m->loc_off[id - 1];
 			b = m->loc_off[id];
-			xgrow((void **)&m->fr, &capfr, nfr + (b - a), sizeof(*m->fr));
+			xgrow((void **)&m->fr, &m->capfr, m->nfr + (b - a), sizeof(*m->fr));
 			while (a < b)
-				m->fr[nfr++] = (uint32_t)a++;
+				m->fr[m->nfr++] = (uint32_t)a++;
 		}
-		m->soff[m->nstk] = nfr;
-		m->ns++;
+		xgrow((void **)&m->soff, &m->capsoff, m->nstk + 2, sizeof(*m->soff));
+		m->soff[++m->nstk] = m->nfr;
 	}
-	hmap_free(&stacks);
-	if (!m->soff)
-		m->soff = xcalloc(1, sizeof(*m->soff));
-	m->soff[m->nstk] = nfr;
-	m->pass = xcalloc(m->ns + 1, 1);
+	m->ns = nsamp;
+	for (i = 0; i < nsamp; i++) {
+		const int64_t *v = prof_sample_values(p, i);
+
+		m->val[i] = v[m->vcol];
+		m->cnt[i] = (uint64_t)v[0];
+	}
+	xgrow((void **)&m->pass, &m->cappass, nsamp + 1, 1);
+	xgrow((void **)&m->sfpass, &m->capsfpass, m->nstk + 1, 1);
+	xgrow((void **)&m->sval, &m->capsval, m->nstk + 1, sizeof(*m->sval));
+	xgrow((void **)&m->scnt, &m->capscnt, m->nstk + 1, sizeof(*m->scnt));
+	xgrow((void **)&m->act, &m->capact, m->nstk + 1, sizeof(*m->act));
+}
+
+static void kcache_free(struct kcache *c);
+
+struct model *model_new(const struct prof *p, int by_line)
+{
+	struct model *m = xcalloc(1, sizeof(*m));
+	const struct prof_value_type *types;
+
+	m->p = p;
+	m->by_line = by_line;
+	m->vcol = prof_sample_types(p, &types) >= 2 ? 1 : 0;
+	extend(m);
 	model_set_filters(m, NULL, 0);
 	return m;
+}
+
+int model_update(struct model *m, const struct prof *p, int by_line)
+{
+	const struct prof_value_type *types;
+	size_t i;
+
+	if (!prof_same_tables(m->p, p) || by_line != m->by_line ||
+	    m->vcol != (prof_sample_types(p, &types) >= 2 ? 1 : 0) ||
+	    prof_nsamples(p) < m->ns || prof_nlocations(p) < m->nl)
+		return -1;
+	m->p = p;
+	extend(m);
+	model_set_filters(m, NULL, 0);
+	/* A key's cache not asked for in the last KCACHE_IDLE updates goes: a view the
+	 * user left need not keep 12 bytes per sample. */
+	m->clock++;
+	for (i = 0; i < KCACHE_MAX; i++) {
+		if (m->kc[i] && m->kc[i]->used + KCACHE_IDLE < m->clock) {
+			kcache_free(m->kc[i]);
+			m->kc[i] = NULL;
+		}
+	}
+	return 0;
 }
 
 static void free_filters(struct model *m)
@@ -277,6 +427,25 @@ static void free_filters(struct model *m)
 	m->nfn_filters = m->nlf = 0;
 }
 
+static void kcache_free(struct kcache *c)
+{
+	if (!c)
+		return;
+	free(c->slot);
+	free(c->grp);
+	free(c->tgrp);
+	free(c->vals);
+	hmap_free(&c->byname);
+	hmap_free(&c->bynum);
+	free(c->grp_slot);
+	free(c->grp_rep);
+	hmap_free(&c->grps);
+	free(c->tg_slot);
+	free(c->tg_fn);
+	hmap_free(&c->tgs);
+	free(c);
+}
+
 void model_free(struct model *m)
 {
 	size_t i;
@@ -286,19 +455,30 @@ void model_free(struct model *m)
 	free_filters(m);
 	for (i = 0; i < m->nsynth; i++)
 		free(m->synth[i]);
+	for (i = 0; i < KCACHE_MAX; i++)
+		kcache_free(m->kc[i]);
 	free(m->synth);
 	free(m->fns);
 	hmap_free(&m->names);
 	free(m->loc_off);
 	free(m->loc_fn);
 	free(m->loc_line);
-	free(m->sidx);
 	free(m->val);
 	free(m->cnt);
 	free(m->stk);
 	free(m->soff);
 	free(m->fr);
+	hmap_free(&m->stacks);
+	free(m->kset);
+	free(m->ks_off);
+	free(m->ks_key);
+	free(m->ks_num);
+	hmap_free(&m->kss);
 	free(m->pass);
+	free(m->sfpass);
+	free(m->sval);
+	free(m->scnt);
+	free(m->act);
 	free(m);
 }
 
@@ -379,23 +559,33 @@ static int label_matches(const struct prof_sample *s, const struct lfilter *f)
 	return 0;
 }
 
-/* Whether sample k passes, ignoring label filters on except_key (NO_KEY: none). */
-static int sample_passes(const struct model *m, size_t k, uint32_t except_key)
+/* Whether stack s passes the function filters. */
+static int stack_passes(const struct model *m, size_t s)
 {
 	size_t i, j;
 
 	for (i = 0; i < m->nfn_filters; i++) {
 		int hit = 0;
 
-		for (j = FR_BEGIN(m, k); j < FR_END(m, k) && !hit; j++)
+		for (j = ST_BEGIN(m, s); j < ST_END(m, s) && !hit; j++)
 			hit = m->fmask[i][FR_FN(m, j)];
 		if (m->fkind[i] == MODEL_FOCUS ? !hit : hit)
 			return 0;
 	}
+	return 1;
+}
+
+/* Whether sample k passes, ignoring label filters on except_key (NO_KEY: none). */
+static int sample_passes(const struct model *m, size_t k, uint32_t except_key)
+{
+	size_t i, j;
+
+	if (!m->sfpass[m->stk[k]])
+		return 0;
 	if (m->nlf) {
 		struct prof_sample s;
 
-		if (prof_sample_at(m->p, m->sidx[k], &s))
+		if (prof_sample_at(m->p, k, &s))
 			return 0;
 		for (i = 0; i < m->nlf;) {
 			/* The filters on the key being split are left out (faceting). */
@@ -449,15 +639,27 @@ void model_set_filters(struct model *m, const struct model_filter *f, size_t n)
 	}
 	if (m->nlf)
 		qsort(m->lf, m->nlf, sizeof(*m->lf), lf_cmp);
+	for (k = 0; k < m->nstk; k++) {
+		m->sfpass[k] = (uint8_t)stack_passes(m, k);
+		m->sval[k] = 0;
+		m->scnt[k] = 0;
+	}
 	memset(&m->tot, 0, sizeof(m->tot));
+	m->nact = 0;
 	for (k = 0; k < m->ns; k++) {
-		m->pass[k] = (uint8_t)sample_passes(m, k, NO_KEY);
+		uint32_t st = m->stk[k];
+
+		m->pass[k] = NONZERO(m, k) && (m->nlf ? sample_passes(m, k, NO_KEY) : m->sfpass[st]);
 		m->tot.all_value += m->val[k];
 		m->tot.all_count += m->cnt[k];
-		if (m->pass[k]) {
-			m->tot.value += m->val[k];
-			m->tot.count += m->cnt[k];
-		}
+		if (!m->pass[k])
+			continue;
+		m->tot.value += m->val[k];
+		m->tot.count += m->cnt[k];
+		if (!m->sval[st] && !m->scnt[st])
+			m->act[m->nact++] = st;
+		m->sval[st] += m->val[k];
+		m->scnt[st] += m->cnt[k];
 	}
 }
 
@@ -466,29 +668,42 @@ void model_totals(const struct model *m, struct model_totals *t)
 	*t = m->tot;
 }
 
+/* Flat, trees and callers depend on a sample's stack and values only: they walk each
+ * stack with passing samples once, with the sum of their values (m->act, m->sval,
+ * m->scnt), in the order the stacks first got a passing sample. */
+
 /* --- flat --- */
 
 size_t model_flat(struct model *m, struct model_flat **rowsp)
 {
 	struct model_flat *rows = NULL;
-	size_t nrows = 0, cap = 0, k, j;
-	size_t *stamp = NULL, capst = 0;
+	size_t nrows = 0, cap = 0, a, j;
+	uint32_t *stamp = NULL, *byfn = NULL;
+	size_t capst = 0, capbest = 0;
 	int64_t *best = NULL;
-	size_t capbest = 0;
 	struct hmap idx = { 0 }, lines = { 0 };
 
-	for (k = 0; k < m->ns; k++) {
-		if (!m->pass[k])
-			continue;
-		for (j = FR_BEGIN(m, k); j < FR_END(m, k); j++) {
-			uint32_t fn = FR_FN(m, j);
+	if (!m->by_line) /* function -> row + 1: functions are dense small numbers */
+		byfn = xcalloc(m->nfns + 1, sizeof(*byfn));
+	for (a = 0; a < m->nact; a++) {
+		uint32_t st = m->act[a];
+		int64_t v = m->sval[st];
+		uint64_t c = m->scnt[st];
+
+		for (j = ST_BEGIN(m, st); j < ST_END(m, st); j++) {
+			uint32_t fn = FR_FN(m, j), row;
 			int64_t line = m->loc_line[m->fr[j]];
-			uint64_t key = m->by_line ? ((uint64_t)fn << 32 | (uint32_t)line) : fn;
-			int created;
-			uint64_t *slot = hmap_get(&idx, key, 1, &created);
 			struct model_flat *r;
 
-			if (created) {
+			uint64_t *slot = NULL;
+
+			if (byfn) {
+				row = byfn[fn];
+			} else {
+				slot = hmap_get(&idx, (uint64_t)fn << 32 | (uint32_t)line, 1, NULL);
+				row = (uint32_t)*slot;
+			}
+			if (!row) {
 				xgrow((void **)&rows, &cap, nrows + 1, sizeof(*rows));
 				xgrow((void **)&stamp, &capst, nrows + 1, sizeof(*stamp));
 				xgrow((void **)&best, &capbest, nrows + 1, sizeof(*best));
@@ -497,24 +712,28 @@ size_t model_flat(struct model *m, struct model_flat **rowsp)
 				rows[nrows].line = line;
 				stamp[nrows] = 0;
 				best[nrows] = INT64_MIN;
-				*slot = nrows++;
+				row = (uint32_t)++nrows;
+				if (byfn)
+					byfn[fn] = row;
+				else
+					*slot = row;
 			}
-			r = &rows[*slot];
-			if (stamp[*slot] != k + 1) {
-				/* Once per sample, however often the function recurs. */
-				stamp[*slot] = k + 1;
-				r->total += m->val[k];
-				r->total_n += m->cnt[k];
+			r = &rows[row - 1];
+			if (stamp[row - 1] != a + 1) {
+				/* Once per stack, however often the function recurs. */
+				stamp[row - 1] = (uint32_t)(a + 1);
+				r->total += v;
+				r->total_n += c;
 			}
-			if (j + 1 == FR_END(m, k)) {
-				r->self += m->val[k];
-				r->self_n += m->cnt[k];
+			if (j + 1 == ST_END(m, st)) {
+				r->self += v;
+				r->self_n += c;
 				if (!m->by_line) {
 					uint64_t *acc = hmap_get(&lines, (uint64_t)fn << 32 | (uint32_t)line, 1, NULL);
 
-					*acc += (uint64_t)m->val[k];
-					if ((int64_t)*acc > best[*slot]) {
-						best[*slot] = (int64_t)*acc;
+					*acc += (uint64_t)v;
+					if ((int64_t)*acc > best[row - 1]) {
+						best[row - 1] = (int64_t)*acc;
 						r->line = line;
 					}
 				}
@@ -523,6 +742,7 @@ size_t model_flat(struct model *m, struct model_flat **rowsp)
 	}
 	hmap_free(&idx);
 	hmap_free(&lines);
+	free(byfn);
 	free(stamp);
 	free(best);
 	*rowsp = rows;
@@ -629,27 +849,27 @@ struct model_tree *model_tree_topdown(struct model *m)
 {
 	struct tree_impl *t = tree_new(m);
 	struct hmap kids = { 0 };
-	size_t k, j;
+	size_t a, j;
 
 	tree_add(t, 0, 0);
 	t->pub.nodes[0].id = 0x746f70646f776eULL;
-	for (k = 0; k < m->ns; k++) {
-		uint32_t cur = 0;
+	for (a = 0; a < m->nact; a++) {
+		uint32_t st = m->act[a], cur = 0;
+		int64_t v = m->sval[st];
+		uint64_t c = m->scnt[st];
 
-		if (!m->pass[k])
-			continue;
-		t->pub.nodes[0].total += m->val[k];
-		t->pub.nodes[0].total_n += m->cnt[k];
-		for (j = FR_BEGIN(m, k); j < FR_END(m, k); j++) {
+		t->pub.nodes[0].total += v;
+		t->pub.nodes[0].total_n += c;
+		for (j = ST_BEGIN(m, st); j < ST_END(m, st); j++) {
 			struct model_node *n;
 
 			cur = tree_child(t, &kids, cur, FR_FN(m, j));
 			n = &t->pub.nodes[cur];
-			n->total += m->val[k];
-			n->total_n += m->cnt[k];
+			n->total += v;
+			n->total_n += c;
 		}
-		t->pub.nodes[cur].self += m->val[k];
-		t->pub.nodes[cur].self_n += m->cnt[k];
+		t->pub.nodes[cur].self += v;
+		t->pub.nodes[cur].self_n += c;
 	}
 	hmap_free(&kids);
 	tree_finish(t);
@@ -660,40 +880,42 @@ struct model_tree *model_tree_callers(struct model *m, uint32_t fn)
 {
 	struct tree_impl *t = tree_new(m);
 	struct hmap kids = { 0 };
-	size_t k, j;
+	size_t a, j;
 
 	tree_add(t, 0, fn);
 	if (fn < m->nfns)
 		t->pub.nodes[0].id = util_mix64(m->fns[fn].hash ^ 0x63616c6c657273ULL);
-	for (k = 0; fn < m->nfns && k < m->ns; k++) {
-		size_t a = FR_BEGIN(m, k), b = FR_END(m, k), pos;
-		uint32_t cur = 0;
+	for (a = 0; fn < m->nfns && a < m->nact; a++) {
+		uint32_t st = m->act[a], cur = 0;
+		size_t b0 = ST_BEGIN(m, st), b = ST_END(m, st), pos;
+		int64_t v = m->sval[st];
+		uint64_t c = m->scnt[st];
 
-		if (!m->pass[k] || a == b)
+		if (b0 == b)
 			continue;
-		for (pos = b; pos-- > a;)
+		for (pos = b; pos-- > b0;)
 			if (FR_FN(m, pos) == fn)
 				break;
-		if (pos == (size_t)-1 || pos < a || FR_FN(m, pos) != fn)
+		if (pos == (size_t)-1 || pos < b0 || FR_FN(m, pos) != fn)
 			continue;
-		t->pub.nodes[0].total += m->val[k];
-		t->pub.nodes[0].total_n += m->cnt[k];
+		t->pub.nodes[0].total += v;
+		t->pub.nodes[0].total_n += c;
 		if (pos + 1 == b) {
-			t->pub.nodes[0].self += m->val[k];
-			t->pub.nodes[0].self_n += m->cnt[k];
+			t->pub.nodes[0].self += v;
+			t->pub.nodes[0].self_n += c;
 		}
-		for (j = pos; j-- > a;) {
+		for (j = pos; j-- > b0;) {
 			struct model_node *n;
 
 			cur = tree_child(t, &kids, cur, FR_FN(m, j));
 			n = &t->pub.nodes[cur];
-			n->total += m->val[k];
-			n->total_n += m->cnt[k];
+			n->total += v;
+			n->total_n += c;
 		}
 		/* A caller node's self: stacks that start there (the outermost frame). */
 		if (cur) {
-			t->pub.nodes[cur].self += m->val[k];
-			t->pub.nodes[cur].self_n += m->cnt[k];
+			t->pub.nodes[cur].self += v;
+			t->pub.nodes[cur].self_n += c;
 		}
 	}
 	hmap_free(&kids);
@@ -727,37 +949,138 @@ size_t model_label_keys(struct model *m, struct model_key **keysp)
 {
 	struct hmap idx = { 0 };
 	struct model_key *keys = NULL;
-	size_t n = 0, cap = 0, k;
-	uint32_t i;
+	uint64_t *sum = xcalloc(m->nks + 1, sizeof(*sum));
+	uint8_t *seen = xcalloc(m->nks + 1, 1);
+	size_t n = 0, cap = 0, k, j;
 
 	for (k = 0; k < m->ns; k++) {
-		struct prof_sample s;
-
-		if (prof_sample_at(m->p, m->sidx[k], &s))
+		if (!NONZERO(m, k))
 			continue;
-		for (i = 0; i < s.nlabels; i++) {
+		sum[m->kset[k]] += m->cnt[k];
+		seen[m->kset[k]] = 1;
+	}
+	for (k = 0; k < m->nks; k++) {
+		if (!seen[k])
+			continue;
+		for (j = m->ks_off[k]; j < m->ks_off[k + 1]; j++) {
 			int created;
-			uint64_t *slot = hmap_get(&idx, s.labels[i].key, 1, &created);
+			uint64_t *slot = hmap_get(&idx, m->ks_key[j], 1, &created);
 
 			if (created) {
 				xgrow((void **)&keys, &cap, n + 1, sizeof(*keys));
 				memset(&keys[n], 0, sizeof(keys[n]));
-				keys[n].key = prof_string(m->p, s.labels[i].key, &keys[n].len);
+				keys[n].key = prof_string(m->p, m->ks_key[j], &keys[n].len);
 				if (!keys[n].key)
 					keys[n].key = "";
-				keys[n].numeric = !s.labels[i].str;
+				keys[n].numeric = m->ks_num[j];
 				*slot = n++;
 			}
-			/* A key counts once per sample even when repeated. */
-			if (i == 0 || s.labels[i - 1].key != s.labels[i].key)
-				keys[*slot].count += m->cnt[k];
+			keys[*slot].count += sum[k];
 		}
 	}
 	hmap_free(&idx);
+	free(sum);
+	free(seen);
 	if (n)
 		qsort(keys, n, sizeof(*keys), key_cmp);
 	*keysp = keys;
 	return n;
+}
+
+/* The cache of key ksid, made (in place of the one asked for least recently) if new. */
+static struct kcache *kcache_for(struct model *m, uint32_t ksid)
+{
+	size_t i, old = 0;
+	struct kcache *c;
+
+	for (i = 0; i < KCACHE_MAX; i++) {
+		if (m->kc[i] && m->kc[i]->ksid == ksid) {
+			m->kc[i]->used = m->clock;
+			return m->kc[i];
+		}
+		if (!m->kc[i] || (m->kc[old] && m->kc[i]->used < m->kc[old]->used))
+			old = i;
+	}
+	kcache_free(m->kc[old]);
+	c = m->kc[old] = xcalloc(1, sizeof(*c));
+	c->ksid = ksid;
+	c->used = m->clock;
+	return c;
+}
+
+/* Works out the contribution of the samples the cache does not cover yet. */
+static void kcache_extend(struct model *m, struct kcache *c)
+{
+	size_t k;
+	uint32_t i;
+
+	if (c->n >= m->ns)
+		return;
+	if (m->ns > c->cap) {
+		size_t c1 = c->cap, c2 = c->cap;
+
+		xgrow((void **)&c->slot, &c->cap, m->ns, sizeof(*c->slot));
+		xgrow((void **)&c->grp, &c1, m->ns, sizeof(*c->grp));
+		xgrow((void **)&c->tgrp, &c2, m->ns, sizeof(*c->tgrp));
+	}
+	for (k = c->n; k < m->ns; k++) {
+		const struct prof_label *l = NULL;
+		struct prof_sample s;
+		uint64_t *slot, set = 0x9e3779b97f4a7c15ULL;
+		uint32_t v, leaf;
+		int created;
+
+		c->slot[k] = 0;
+		c->grp[k] = c->tgrp[k] = NONE;
+		if (prof_sample_at(m->p, k, &s))
+			continue;
+		/* One value per key and sample: the first (labels are sorted). */
+		for (i = 0; i < s.nlabels && !l; i++)
+			if (s.labels[i].key == c->ksid)
+				l = &s.labels[i];
+		if (!l)
+			continue;
+		slot = l->str ? hmap_get(&c->byname, l->str, 1, &created)
+			      : hmap_get(&c->bynum, (uint64_t)l->num, 1, &created);
+		if (created) {
+			xgrow((void **)&c->vals, &c->capvals, c->nvals + 1, sizeof(*c->vals));
+			c->vals[c->nvals] = (struct kval){ l->str, l->str ? 0 : l->num };
+			*slot = c->nvals++;
+		}
+		v = (uint32_t)*slot;
+		c->slot[k] = v + 1;
+		/* The sample's other string labels as one set (labels are sorted, so equal sets
+		 * hash alike): a goroutine's row shows the set it spent most under. */
+		for (i = 0; i < s.nlabels; i++)
+			if (s.labels[i].str && s.labels[i].key != c->ksid)
+				set = util_mix64(set ^ ((uint64_t)s.labels[i].key << 32 | s.labels[i].str));
+		slot = hmap_get(&c->grps, util_mix64(set ^ (uint64_t)v), 1, &created);
+		if (created) {
+			size_t cap = c->capgrp;
+
+			xgrow((void **)&c->grp_slot, &c->capgrp, c->ngrp + 1, sizeof(*c->grp_slot));
+			xgrow((void **)&c->grp_rep, &cap, c->ngrp + 1, sizeof(*c->grp_rep));
+			c->grp_slot[c->ngrp] = v;
+			c->grp_rep[c->ngrp] = k;
+			*slot = c->ngrp++;
+		}
+		c->grp[k] = (uint32_t)*slot;
+		if (FR_END(m, k) == FR_BEGIN(m, k))
+			continue;
+		leaf = FR_FN(m, FR_END(m, k) - 1);
+		slot = hmap_get(&c->tgs, (uint64_t)v << 32 | leaf, 1, &created);
+		if (created) {
+			size_t cap = c->captg;
+
+			xgrow((void **)&c->tg_slot, &c->captg, c->ntg + 1, sizeof(*c->tg_slot));
+			xgrow((void **)&c->tg_fn, &cap, c->ntg + 1, sizeof(*c->tg_fn));
+			c->tg_slot[c->ntg] = v;
+			c->tg_fn[c->ntg] = leaf;
+			*slot = c->ntg++;
+		}
+		c->tgrp[k] = (uint32_t)*slot;
+	}
+	c->n = m->ns;
 }
 
 static int value_cmp(const void *a, const void *b)
@@ -779,84 +1102,109 @@ size_t model_label_values(struct model *m, const char *key, size_t key_len,
 			  struct model_value **valsp, struct model_totals *t)
 {
 	uint32_t ksid = find_string(m->p, key, key_len);
-	struct hmap byname = { 0 }, bynum = { 0 }, top = { 0 }, sets = { 0 };
 	struct model_value *vals = NULL;
-	int64_t *repv = NULL, *topv = NULL;
-	size_t n = 0, cap = 0, caprep = 0, captop = 0, k;
-	uint32_t i;
+	struct kcache *c;
+	int64_t *vsum, *gsum, *tsum, *best;
+	uint64_t *vn;
+	uint32_t *out;
+	uint8_t *vseen, *gseen, *tseen;
+	size_t n = 0, k;
 
 	memset(t, 0, sizeof(*t));
+	*valsp = NULL;
+	if (ksid == NO_KEY) {
+		for (k = 0; k < m->ns; k++) {
+			t->all_value += m->val[k];
+			t->all_count += m->cnt[k];
+		}
+		return 0;
+	}
+	c = kcache_for(m, ksid);
+	kcache_extend(m, c);
+	vsum = xcalloc(c->nvals + 1, sizeof(*vsum));
+	vn = xcalloc(c->nvals + 1, sizeof(*vn));
+	vseen = xcalloc(c->nvals + 1, 1);
+	gsum = xcalloc(c->ngrp + 1, sizeof(*gsum));
+	gseen = xcalloc(c->ngrp + 1, 1);
+	tsum = xcalloc(c->ntg + 1, sizeof(*tsum));
+	tseen = xcalloc(c->ntg + 1, 1);
 	for (k = 0; k < m->ns; k++) {
-		struct prof_sample s;
-		uint32_t leaf;
+		uint32_t v;
 
 		t->all_value += m->val[k];
 		t->all_count += m->cnt[k];
-		if (ksid == NO_KEY || !sample_passes(m, k, ksid) || prof_sample_at(m->p, m->sidx[k], &s))
+		/* Without label filters, passing is the same for every key (m->pass). */
+		if (m->nlf ? !NONZERO(m, k) || !sample_passes(m, k, ksid) : !m->pass[k])
 			continue;
 		t->value += m->val[k];
 		t->count += m->cnt[k];
-		leaf = FR_END(m, k) > FR_BEGIN(m, k) ? FR_FN(m, FR_END(m, k) - 1) : UINT32_MAX;
-		/* The sample's other string labels as one set (labels are sorted, so equal sets
-		 * hash alike): a goroutine's row shows the set it spent most under. */
-		uint64_t set = 0x9e3779b97f4a7c15ULL;
-		for (i = 0; i < s.nlabels; i++)
-			if (s.labels[i].str && s.labels[i].key != ksid)
-				set = util_mix64(set ^ ((uint64_t)s.labels[i].key << 32 | s.labels[i].str));
-		for (i = 0; i < s.nlabels; i++) {
-			const struct prof_label *l = &s.labels[i];
-			int created;
-			uint64_t *slot;
-			struct model_value *v;
-
-			if (l->key != ksid)
-				continue;
-			slot = l->str ? hmap_get(&byname, l->str, 1, &created)
-				      : hmap_get(&bynum, (uint64_t)l->num, 1, &created);
-			if (created) {
-				xgrow((void **)&vals, &cap, n + 1, sizeof(*vals));
-				xgrow((void **)&repv, &caprep, n + 1, sizeof(*repv));
-				xgrow((void **)&topv, &captop, n + 1, sizeof(*topv));
-				memset(&vals[n], 0, sizeof(vals[n]));
-				if (l->str) {
-					vals[n].str = prof_string(m->p, l->str, &vals[n].len);
-					if (!vals[n].str)
-						vals[n].str = "";
-				}
-				vals[n].num = l->num;
-				vals[n].top_fn = -1;
-				repv[n] = INT64_MIN;
-				topv[n] = INT64_MIN;
-				*slot = n++;
-			}
-			v = &vals[*slot];
-			v->value += m->val[k];
-			v->n += m->cnt[k];
-			uint64_t *inset = hmap_get(&sets, util_mix64(set ^ (uint64_t)*slot), 1, NULL);
-
-			*inset += (uint64_t)m->val[k];
-			if ((int64_t)*inset > repv[*slot]) {
-				repv[*slot] = (int64_t)*inset;
-				v->rep = m->sidx[k];
-			}
-			if (leaf != UINT32_MAX) {
-				uint64_t *acc = hmap_get(&top, (uint64_t)*slot << 32 | leaf, 1, NULL);
-
-				*acc += (uint64_t)m->val[k];
-				if ((int64_t)*acc > topv[*slot]) {
-					topv[*slot] = (int64_t)*acc;
-					v->top_fn = leaf;
-				}
-			}
-			break; /* one value per key and sample */
+		if (!c->slot[k])
+			continue;
+		v = c->slot[k] - 1;
+		vsum[v] += m->val[k];
+		vn[v] += m->cnt[k];
+		vseen[v] = 1;
+		gsum[c->grp[k]] += m->val[k];
+		gseen[c->grp[k]] = 1;
+		if (c->tgrp[k] != NONE) {
+			tsum[c->tgrp[k]] += m->val[k];
+			tseen[c->tgrp[k]] = 1;
 		}
 	}
-	hmap_free(&byname);
-	hmap_free(&bynum);
-	hmap_free(&top);
-	hmap_free(&sets);
-	free(repv);
-	free(topv);
+	out = xcalloc(c->nvals + 1, sizeof(*out));
+	for (k = 0; k < c->nvals; k++)
+		n += vseen[k];
+	vals = xcalloc(n + 1, sizeof(*vals));
+	n = 0;
+	for (k = 0; k < c->nvals; k++) {
+		struct model_value *mv;
+
+		if (!vseen[k])
+			continue;
+		mv = &vals[n];
+		if (c->vals[k].str) {
+			mv->str = prof_string(m->p, c->vals[k].str, &mv->len);
+			if (!mv->str)
+				mv->str = "";
+		}
+		mv->num = c->vals[k].num;
+		mv->value = vsum[k];
+		mv->n = vn[k];
+		mv->top_fn = -1;
+		out[k] = (uint32_t)n++;
+	}
+	/* Each value's set and leaf function with the most of its value (ties: the one
+	 * seen first). */
+	best = xmalloc((n + 1) * sizeof(*best));
+	for (k = 0; k < n; k++)
+		best[k] = INT64_MIN;
+	for (k = 0; k < c->ngrp; k++) {
+		uint32_t o = out[c->grp_slot[k]];
+
+		if (gseen[k] && gsum[k] > best[o]) {
+			best[o] = gsum[k];
+			vals[o].rep = c->grp_rep[k];
+		}
+	}
+	for (k = 0; k < n; k++)
+		best[k] = INT64_MIN;
+	for (k = 0; k < c->ntg; k++) {
+		uint32_t o = out[c->tg_slot[k]];
+
+		if (tseen[k] && tsum[k] > best[o]) {
+			best[o] = tsum[k];
+			vals[o].top_fn = c->tg_fn[k];
+		}
+	}
+	free(vsum);
+	free(vn);
+	free(vseen);
+	free(gsum);
+	free(gseen);
+	free(tsum);
+	free(tseen);
+	free(out);
+	free(best);
 	if (n)
 		qsort(vals, n, sizeof(*vals), value_cmp);
 	*valsp = vals;

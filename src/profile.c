@@ -887,6 +887,16 @@ int prof_sample_at(const struct prof *p, size_t i, struct prof_sample *out)
 	return 0;
 }
 
+const int64_t *prof_sample_values(const struct prof *p, size_t i)
+{
+	return i < p->nsamples ? p->vals + i * p->stride : NULL;
+}
+
+int prof_same_tables(const struct prof *a, const struct prof *b)
+{
+	return a && b && a->t == b->t;
+}
+
 int prof_set_sample_values(struct prof *p, size_t i, const int64_t *values)
 {
 	if (i >= p->nsamples)

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "gotop/model.h"
 #include "gotop/profile.h"
+#include "gotop/util.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -269,12 +270,248 @@ static void test_nul_bytes(void **state)
 	prof_free(p);
 }
 
+/* --- model_update against model_new --- */
+
+static uint64_t rnd_state = 0x2545f4914f6cdd1dULL;
+
+static uint32_t rnd(uint32_t n)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return (uint32_t)(rnd_state % n);
+}
+
+/* nl more locations: a line, two lines (an inlined call) or none (an address only). */
+static void add_locations(struct prof *p, uint64_t *locs, size_t *nlocs, size_t nl)
+{
+	for (size_t i = 0; i < nl; i++) {
+		char name[32];
+		struct prof_line lines[2];
+		uint32_t nlines = rnd(3);
+
+		for (uint32_t j = 0; j < nlines; j++) {
+			snprintf(name, sizeof(name), "fn%u", rnd(40));
+			lines[j] = (struct prof_line){prof_add_function(p, prof_str(p, name), 0, 0, 0),
+						      (int64_t)rnd(5) + 1};
+		}
+		locs[*nlocs] = prof_add_location(p, 0, 0x1000 + 0x10 * (uint64_t)*nlocs, lines, nlines);
+		(*nlocs)++;
+	}
+}
+
+/* n samples with random stacks (recursion included) and labels. */
+static void add_random(struct prof *p, const uint64_t *locs, size_t nlocs, size_t n)
+{
+	static const char *handlers[] = {"search", "login", "checkout"};
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t stack[8];
+		struct prof_label l[2];
+		size_t depth = 1 + rnd(8), nl = 0;
+		int64_t v[2];
+
+		for (size_t j = 0; j < depth; j++)
+			stack[j] = locs[rnd((uint32_t)GP_MIN(nlocs, 12 + 4 * j))];
+		if (rnd(4))
+			l[nl++] = nlabel(p, "goroutine", rnd(10));
+		if (rnd(3))
+			l[nl++] = slabel(p, "handler", handlers[rnd(3)]);
+		v[0] = 1 + rnd(3);
+		v[1] = v[0] * 1000 + rnd(999);
+		prof_add_sample(p, stack, depth, v, l, nl);
+	}
+}
+
+static int flat_cmp(const void *a, const void *b, void *arg)
+{
+	const struct model_flat *x = a, *y = b;
+	int c = strcmp(model_fn(arg, x->fn)->name, model_fn(arg, y->fn)->name);
+
+	return c ? c : (x->line > y->line) - (x->line < y->line);
+}
+
+static int node_cmp(const void *a, const void *b)
+{
+	const struct model_node *x = a, *y = b;
+
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+static void same_trees(struct model_tree *a, struct model_tree *b)
+{
+	assert_int_equal(a->n, b->n);
+	qsort(a->nodes, a->n, sizeof(*a->nodes), node_cmp);
+	qsort(b->nodes, b->n, sizeof(*b->nodes), node_cmp);
+	for (size_t i = 0; i < a->n; i++) {
+		assert_int_equal(a->nodes[i].id, b->nodes[i].id);
+		assert_int_equal(a->nodes[i].total, b->nodes[i].total);
+		assert_int_equal(a->nodes[i].self, b->nodes[i].self);
+		assert_int_equal(a->nodes[i].total_n, b->nodes[i].total_n);
+		assert_int_equal(a->nodes[i].self_n, b->nodes[i].self_n);
+		assert_int_equal(a->nodes[i].depth, b->nodes[i].depth);
+	}
+	model_tree_free(a);
+	model_tree_free(b);
+}
+
+/* a (updated) and b (built anew) must answer every question alike. Returns the flat
+ * profile's row count. */
+static size_t same_models(struct model *a, struct model *b)
+{
+	struct model_totals ta, tb;
+	struct model_flat *fa, *fb;
+	struct model_key *ka, *kb;
+	size_t n, i, rows;
+	char sa[256], sb[256];
+
+	model_totals(a, &ta);
+	model_totals(b, &tb);
+	assert_memory_equal(&ta, &tb, sizeof(ta));
+	rows = n = model_flat(a, &fa);
+	assert_int_equal(model_flat(b, &fb), n);
+	qsort_r(fa, n, sizeof(*fa), flat_cmp, a);
+	qsort_r(fb, n, sizeof(*fb), flat_cmp, b);
+	for (i = 0; i < n; i++) {
+		assert_string_equal(model_fn(a, fa[i].fn)->name, model_fn(b, fb[i].fn)->name);
+		assert_int_equal(fa[i].line, fb[i].line);
+		assert_int_equal(fa[i].self, fb[i].self);
+		assert_int_equal(fa[i].total, fb[i].total);
+		assert_int_equal(fa[i].self_n, fb[i].self_n);
+		assert_int_equal(fa[i].total_n, fb[i].total_n);
+	}
+	same_trees(model_tree_topdown(a), model_tree_topdown(b));
+	if (n)
+		same_trees(model_tree_callers(a, fa[n / 2].fn), model_tree_callers(b, fb[n / 2].fn));
+	free(fa);
+	free(fb);
+	n = model_label_keys(a, &ka);
+	assert_int_equal(model_label_keys(b, &kb), n);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(ka[i].len, kb[i].len);
+		assert_memory_equal(ka[i].key, kb[i].key, ka[i].len);
+		assert_int_equal(ka[i].numeric, kb[i].numeric);
+		assert_int_equal(ka[i].count, kb[i].count);
+	}
+	free(ka);
+	free(kb);
+	for (const char *const *key = (const char *const[]){"goroutine", "handler", "tenant", NULL}; *key; key++) {
+		struct model_value *va, *vb;
+		size_t nv = model_label_values(a, *key, 0, &va, &ta);
+
+		assert_int_equal(model_label_values(b, *key, 0, &vb, &tb), nv);
+		assert_memory_equal(&ta, &tb, sizeof(ta));
+		for (i = 0; i < nv; i++) {
+			assert_int_equal(va[i].len, vb[i].len);
+			assert_memory_equal(va[i].str ? va[i].str : "", vb[i].str ? vb[i].str : "", va[i].len);
+			assert_int_equal(va[i].num, vb[i].num);
+			assert_int_equal(va[i].value, vb[i].value);
+			assert_int_equal(va[i].n, vb[i].n);
+			assert_int_equal(va[i].top_fn >= 0, vb[i].top_fn >= 0);
+			if (va[i].top_fn >= 0)
+				assert_string_equal(model_fn(a, (uint32_t)va[i].top_fn)->name,
+						    model_fn(b, (uint32_t)vb[i].top_fn)->name);
+			set_text(model_prof(a), va[i].rep, sa, sizeof(sa));
+			set_text(model_prof(b), vb[i].rep, sb, sizeof(sb));
+			assert_string_equal(sa, sb);
+		}
+		free(va);
+		free(vb);
+	}
+	return rows;
+}
+
+/* Both models under each filter set in turn; *rows gets the unfiltered flat row count. */
+static void same_under_filters(struct model *a, struct model *b, size_t *rows)
+{
+	static const struct model_filter sets[][2] = {
+		{{.kind = MODEL_FOCUS, .str = "fn1"}},
+		{{.kind = MODEL_IGNORE, .str = "fn2", .exact = 1}},
+		{{.kind = MODEL_LABEL, .key = "handler", .str = "login"},
+		 {.kind = MODEL_FOCUS, .str = "fn3"}},
+		{{.kind = MODEL_LABEL, .key = "goroutine", .num = 4}},
+	};
+	static const size_t nf[] = {1, 1, 2, 1};
+
+	*rows = same_models(a, b);
+	for (size_t i = 0; i < sizeof(nf) / sizeof(nf[0]); i++) {
+		model_set_filters(a, sets[i], nf[i]);
+		model_set_filters(b, sets[i], nf[i]);
+		same_models(a, b);
+	}
+	model_set_filters(a, NULL, 0);
+}
+
+/* The live UI extends one model from snapshot to snapshot (model_update). Whatever the
+ * profile gained in between (locations, functions, stacks, label values) and however its
+ * values changed (a decaying window zeroes most of them), the updated model must answer
+ * like one built from the last snapshot. */
+static void test_update_equals_rebuild(void **state)
+{
+	struct prof *p = prof_new(), *s1, *s2, *s3, *other;
+	struct prof_value_type types[2];
+	uint64_t locs[200];
+	size_t nlocs = 0, rows1, rows2;
+	struct model *m, *fresh;
+	struct model_value *vals;
+	struct model_totals t;
+	(void)state;
+
+	types[0] = (struct prof_value_type){prof_str(p, "samples"), prof_str(p, "count")};
+	types[1] = (struct prof_value_type){prof_str(p, "cpu"), prof_str(p, "nanoseconds")};
+	prof_set_sample_types(p, types, 2);
+	add_locations(p, locs, &nlocs, 30);
+	add_random(p, locs, nlocs, 300);
+	s1 = prof_snapshot(p);
+	m = model_new(s1, 0);
+	/* Caches the update has to extend. */
+	assert_int_not_equal(model_label_values(m, "goroutine", 0, &vals, &t), 0);
+	free(vals);
+	assert_int_not_equal(model_label_values(m, "handler", 0, &vals, &t), 0);
+	free(vals);
+
+	add_locations(p, locs, &nlocs, 60);
+	add_random(p, locs, nlocs, 600);
+	s2 = prof_snapshot(p);
+	assert_int_equal(model_update(m, s2, 0), 0);
+	prof_free(s1); /* the model must hold nothing of it any more */
+	fresh = model_new(s2, 0);
+	same_under_filters(m, fresh, &rows1);
+	model_free(fresh);
+	assert_true(rows1 > 20);
+
+	/* A window: the same entries, most values zero, the rest changed. */
+	s3 = prof_snapshot(p);
+	prof_reset_samples(s3);
+	for (size_t i = 0; i < prof_nsamples(s3); i += 7) {
+		int64_t v[2] = {2, 1500};
+
+		prof_set_sample_values(s3, i, v);
+	}
+	assert_int_equal(model_update(m, s3, 0), 0);
+	prof_free(s2);
+	fresh = model_new(s3, 0);
+	same_under_filters(m, fresh, &rows2);
+	model_free(fresh);
+	assert_true(rows2 > 0 && rows2 < rows1);
+
+	/* Not a snapshot of the same profile, or by line: a new model is needed. */
+	other = prof_clone(s3);
+	assert_int_equal(model_update(m, other, 0), -1);
+	assert_int_equal(model_update(m, s3, 1), -1);
+	prof_free(other);
+	model_free(m);
+	prof_free(s3);
+	prof_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_goroutine_label_set),
 		cmocka_unit_test(test_values_under_filters),
 		cmocka_unit_test(test_nul_bytes),
+		cmocka_unit_test(test_update_equals_rebuild),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -128,14 +128,14 @@ void ui_rebuild(struct ui *ui)
 {
 	int i;
 
-	model_free(ui->model);
-	ui->model = NULL;
-	ui->model_prof = NULL;
-	if (ui->ev) {
-		ui->model = model_new(ui->ev->prof, ui->by_line);
-		ui->model_prof = ui->ev->prof;
-		apply_filters(ui);
+	/* A later snapshot of the same event's profile extends the model: its cost follows
+	 * what is new, not the whole profile (src/model.c). */
+	if (!ui->ev || !ui->model || model_update(ui->model, ui->ev->prof, ui->by_line)) {
+		model_free(ui->model);
+		ui->model = ui->ev ? model_new(ui->ev->prof, ui->by_line) : NULL;
 	}
+	ui->model_prof = ui->ev ? ui->ev->prof : NULL;
+	apply_filters(ui);
 	for (i = 0; i < VIEW_COUNT; i++)
 		ui->views[i].stale = 1;
 }

@@ -46,9 +46,16 @@ struct model_totals {
 	uint64_t count, all_count;    /* samples (column 0) passing / all */
 };
 
-/* Builds the model of a profile. p is borrowed and must outlive the model; it is only
- * read. by_line: flat rows per (function, line) instead of per function. Never fails. */
+/* Builds the model of a profile. p is borrowed and must outlive the model (or its
+ * replacement by model_update); it is only read. by_line: flat rows per (function,
+ * line) instead of per function. Never fails. */
 struct model *model_new(const struct prof *p, int by_line);
+/* Brings m up to p, a later snapshot of the profile m was built from (prof_same_tables,
+ * with at least as many entries): only the new locations and samples are worked out, and
+ * every sample's values are taken from p. p replaces the profile m borrows. Returns 0, or
+ * -1 when p is not such a snapshot or by_line differs: then build a new model. The
+ * filters are dropped: set them again. Function indexes stay valid. */
+int model_update(struct model *m, const struct prof *p, int by_line);
 void model_free(struct model *m);
 const struct prof *model_prof(const struct model *m);
 

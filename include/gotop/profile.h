@@ -115,6 +115,12 @@ const struct prof_location *prof_location_at(const struct prof *p, size_t i);
 size_t prof_nsamples(const struct prof *p);
 /* Fills *out (its pointers borrowed as above); returns 0, or -ERANGE. */
 int prof_sample_at(const struct prof *p, size_t i, struct prof_sample *out);
+/* Sample i's values (one per sample type, at least one), borrowed like the entries; NULL
+ * for a bad index. Cheaper than prof_sample_at for a reader that only wants the values. */
+const int64_t *prof_sample_values(const struct prof *p, size_t i);
+/* Whether a and b share their tables: b is a and its snapshots, or snapshots of one
+ * profile, so an index means the same entry in both (up to the smaller count). */
+int prof_same_tables(const struct prof *a, const struct prof *b);
 /* Replaces the values of sample i (one per sample type, one when none are set); its
  * stack and labels stay. 0, or -ERANGE. Allowed on a snapshot: values are its own. */
 int prof_set_sample_values(struct prof *p, size_t i, const int64_t *values);
