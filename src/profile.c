@@ -757,6 +757,13 @@ static bool sample_equal(const struct skey *s, const uint64_t *locs, uint32_t nl
 void prof_add_sample(struct prof *p, const uint64_t *locs, size_t nlocs,
 		     const int64_t *values, const struct prof_label *labels, size_t nlabels)
 {
+	prof_add_to_sample(p, locs, nlocs, values, labels, nlabels, 1);
+}
+
+long prof_add_to_sample(struct prof *p, const uint64_t *locs, size_t nlocs,
+			const int64_t *values, const struct prof_label *labels, size_t nlabels,
+			int create)
+{
 	struct prof_tables *t;
 	uint32_t pos;
 
@@ -815,6 +822,8 @@ void prof_add_sample(struct prof *p, const uint64_t *locs, size_t nlocs,
 	size_t si;
 	if (found >= 0) {
 		si = (size_t)found;
+	} else if (!create) {
+		return -1;
 	} else {
 		si = p->nsamples;
 		struct skey *k = segv_slot(&t->keys, si, sizeof(*k));
@@ -834,6 +843,7 @@ void prof_add_sample(struct prof *p, const uint64_t *locs, size_t nlocs,
 		for (size_t i = 0; i < p->stride; i++)
 			v[i] += values[i];
 	}
+	return (long)si;
 }
 
 /* --- read access --- */

@@ -172,18 +172,24 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* Options for an aggregator with no process: MAPS as the target's maps. */
+static void offline_opts(struct agg_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->pid = -1;
+	o->offline_maps = MAPS;
+	o->offline_maps_len = strlen(MAPS);
+	o->offline_exe = "/nonexistent/app";
+}
+
 static struct agg *new_agg(int hold, const char *kallsyms_path)
 {
 	struct agg_opts o;
 
-	memset(&o, 0, sizeof(o));
-	o.pid = -1;
+	offline_opts(&o);
 	o.kernel = 1;
 	o.hold_kernel = hold;
 	o.kallsyms_path = kallsyms_path;
-	o.offline_maps = MAPS;
-	o.offline_maps_len = strlen(MAPS);
-	o.offline_exe = "/nonexistent/app";
 	return agg_new(&o);
 }
 
@@ -455,11 +461,7 @@ static void test_goroutine_ids(void **state)
 
 	(void)state;
 	assert_int_equal(events_parse("cpu-clock", &ev), 0);
-	memset(&o, 0, sizeof(o));
-	o.pid = -1;
-	o.offline_maps = MAPS;
-	o.offline_maps_len = strlen(MAPS);
-	o.offline_exe = "/nonexistent/app";
+	offline_opts(&o);
 	o.goid_all_max = 3;
 	a = agg_new(&o);
 	memset(&bb, 0, sizeof(bb));
@@ -498,6 +500,86 @@ static void test_goroutine_ids(void **state)
 	got = profile_text(agg_profile(a, "cpu-clock"));
 	assert_int_equal(count_with(got, " goroutine=5 "), 1);
 	assert_int_equal(count_with(got, " goroutine=4 "), 3);
+	free(got);
+	agg_free(a);
+}
+
+/* Past samples_full profile entries, a sample adds to its entry if it has one, else it
+ * keeps no thread nor goroutine id (agg.c, "Threads and memory"): the entries already
+ * there go on counting, new combinations are counted without the ids. */
+static void test_thread_ids_past_full(void **state)
+{
+	static const uint64_t sa[] = { 0x401010, 0x402020 }, sb[] = { 0x402020, 0x403030 };
+	static const struct { uint32_t tid; const uint64_t *stack; } in[] = {
+		{ 1, sa }, { 2, sa }, { 1, sb }, /* three entries: full */
+		{ 1, sa },                        /* its entry: thread 1 */
+		{ 3, sa }, { 4, sa }, { 3, sa }, /* no entry: stack a, no thread */
+		{ 2, sb },                        /* no entry: stack b, no thread */
+		{ 2, sa },                        /* its entry: thread 2 */
+	};
+	struct event_spec ev;
+	struct batchbuf bb;
+	struct sample_batch b;
+	struct agg_opts o;
+	struct agg_stats st;
+	struct agg *a;
+	char *got;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(events_parse("cpu-clock", &ev), 0);
+	offline_opts(&o);
+	o.samples_full = 3;
+	a = agg_new(&o);
+	memset(&bb, 0, sizeof(bb));
+	for (i = 0; i < sizeof(in) / sizeof(in[0]); i++)
+		add_sample(&bb, in[i].tid, NULL, 0, in[i].stack, 2);
+	batch_of(&b, &bb, &ev);
+	agg_feed(a, &b);
+	agg_get_stats(a, &st);
+	assert_int_equal(st.samples, 9);
+	assert_int_equal(st.thread_dropped, 4);
+	assert_int_equal(prof_nsamples(agg_profile(a, "cpu-clock")), 5);
+	got = profile_text(agg_profile(a, "cpu-clock"));
+	assert_int_equal(count_with(got, " thread=1 "), 3);
+	assert_int_equal(count_with(got, " thread=2 "), 2);
+	assert_int_equal(count_with(got, " thread=3 "), 0);
+	assert_int_equal(count_with(got, " thread=4 "), 0);
+	assert_int_equal(count_with(got, "; 3 "), 3); /* stack a without a thread: one entry */
+	assert_int_equal(count_with(got, "; 1 "), 1); /* stack b without a thread */
+	free(got);
+	agg_free(a);
+
+	/* Under the default limit every sample keeps its thread. */
+	o.samples_full = 0;
+	a = agg_new(&o);
+	agg_feed(a, &b);
+	agg_get_stats(a, &st);
+	assert_int_equal(st.thread_dropped, 0);
+	assert_int_equal(prof_nsamples(agg_profile(a, "cpu-clock")), 6);
+	agg_free(a);
+
+	/* Goroutines (all on thread 10): a new combination keeps no goroutine id either. */
+	o.samples_full = 2;
+	a = agg_new(&o);
+	memset(&bb, 0, sizeof(bb));
+	add_go_sample(&bb, 1, 1);
+	add_go_sample(&bb, 2, 2); /* full */
+	add_go_sample(&bb, 3, 1); /* its entry */
+	add_go_sample(&bb, 4, 3); /* no entry: neither id */
+	add_go_sample(&bb, 5, 4);
+	add_go_sample(&bb, 6, 3);
+	batch_of(&b, &bb, &ev);
+	agg_feed(a, &b);
+	agg_get_stats(a, &st);
+	assert_int_equal(st.thread_dropped, 3);
+	assert_int_equal(st.goid_dropped, 3);
+	assert_int_equal(prof_nsamples(agg_profile(a, "cpu-clock")), 3);
+	got = profile_text(agg_profile(a, "cpu-clock"));
+	assert_int_equal(count_with(got, " goroutine=1 "), 2);
+	assert_int_equal(count_with(got, " goroutine=2 "), 1);
+	assert_int_equal(count_with(got, " goroutine="), 3);
+	assert_int_equal(count_with(got, " thread=10 "), 3);
 	free(got);
 	agg_free(a);
 }
@@ -594,6 +676,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_hold, setup, teardown),
 		cmocka_unit_test(test_unmapped_then_mapped),
 		cmocka_unit_test(test_goroutine_ids),
+		cmocka_unit_test(test_thread_ids_past_full),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

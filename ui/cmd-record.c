@@ -433,6 +433,12 @@ int cmd_record(int argc, char **argv)
 					"%.0f s keep no goroutine id: %llu samples\n",
 					(unsigned long long)as.goroutines, AGG_GOID_ALL_MAX,
 					AGG_GOID_OLD_NS / 1e9, (unsigned long long)as.goid_young);
+			if (as.thread_dropped)
+				fprintf(stderr,
+					"gotop-perf: past %d profile entries, samples with no entry yet keep "
+					"no thread id: %llu samples, nor goroutine id: %llu\n",
+					AGG_SAMPLES_FULL, (unsigned long long)as.thread_dropped,
+					(unsigned long long)as.goid_dropped);
 			if (as.bpf_runs) /* kernel.bpf_stats_enabled=1 */
 				fprintf(stderr, "gotop-perf: BPF program: %llu runs, %.0f ns per run\n",
 					(unsigned long long)as.bpf_runs, (double)as.bpf_run_ns / (double)as.bpf_runs);

@@ -119,8 +119,10 @@ static void facet_update(struct ui *ui, struct view *v)
 		sumn += f->vals[i].n;
 	}
 	/* Goroutines too: without an id are the samples of no goroutine, and those of the
-	 * young goroutines of a busy service (agg.c, "Goroutine ids and memory"), often most. */
-	if (f->n && f->tot.value > sum && f->kind != F_THREADS) {
+	 * young goroutines of a busy service (agg.c, "Goroutine ids and memory"), often most.
+	 * Threads, and goroutines too: past AGG_SAMPLES_FULL entries, new combinations keep
+	 * neither id (agg.c, "Threads and memory"). */
+	if (f->n && f->tot.value > sum) {
 		f->has_rest = 1;
 		f->rest_value = f->tot.value - sum;
 		f->rest_n = f->tot.count - sumn;
@@ -321,8 +323,14 @@ static void facet_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 	tl_put(l, UA_NORMAL, " ");
 	if (!val && f->kind == F_GOROUTINES && ui->snap && ui->snap->ast.goid_young)
 		/* agg.c, "Goroutine ids and memory" */
-		tl_printf(l, UA_DIM, "no goroutine, or one younger than %.0f s once over %d were seen",
-			  AGG_GOID_OLD_NS / 1e9, AGG_GOID_ALL_MAX);
+		tl_printf(l, UA_DIM, "no goroutine, or one younger than %.0f s once over %d were seen%s",
+			  AGG_GOID_OLD_NS / 1e9, AGG_GOID_ALL_MAX, ui->snap->ast.goid_dropped ? "; " : "");
+	/* agg.c, "Threads and memory" */
+	if (!val && ui->snap &&
+	    ((f->kind == F_GOROUTINES && ui->snap->ast.goid_dropped) || f->kind == F_THREADS))
+		tl_printf(l, UA_DIM, "%snew combinations once the profile held %d entries",
+			  f->kind == F_GOROUTINES && !ui->snap->ast.goid_young ? "no goroutine, or " : "",
+			  AGG_SAMPLES_FULL);
 	if (val && f->kind == F_GOROUTINES) {
 		labels_text(ui, val->rep, buf, sizeof(buf));
 		if (buf[0]) {

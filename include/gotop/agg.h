@@ -34,7 +34,12 @@ struct agg_opts {
 	/* Goroutines whose ids every sample keeps (0: AGG_GOID_ALL_MAX); past that many,
 	 * only goroutines seen running for AGG_GOID_OLD_NS keep theirs (see agg.c). */
 	uint32_t goid_all_max;
+	/* Profile entries up to which every sample keeps its thread and goroutine ids (0:
+	 * AGG_SAMPLES_FULL); past that many, a sample that has no entry yet loses them (see
+	 * agg.c, "Threads and memory"). */
+	uint32_t samples_full;
 };
+#define AGG_SAMPLES_FULL 16384
 #define AGG_GOID_ALL_MAX 1000
 #define AGG_GOID_OLD_NS 1000000000ULL
 
@@ -48,6 +53,8 @@ struct agg_stats {
 	uint64_t goroutines;   /* distinct goroutines found (about: see agg.c, goid_keep) */
 	uint64_t goid_young;   /* samples whose goroutine id was not kept: it was younger
 				* than AGG_GOID_OLD_NS after goid_all_max goroutines */
+	uint64_t thread_dropped; /* samples that kept no thread id: past samples_full entries */
+	uint64_t goid_dropped;   /* ... nor goroutine id */
 	uint64_t repaired;     /* stacks changed by the repair */
 	uint64_t addrs;        /* distinct addresses symbolized */
 	uint64_t unresolved;   /* of which without a symbol */

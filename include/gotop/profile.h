@@ -97,6 +97,11 @@ uint64_t prof_add_location(struct prof *p, uint64_t mapping, uint64_t address,
  * entry per sample type (one entry when none are set); NULL adds nothing. */
 void prof_add_sample(struct prof *p, const uint64_t *locs, size_t nlocs,
 		     const int64_t *values, const struct prof_label *labels, size_t nlabels);
+/* The same, but when create is 0 only to a sample that exists: returns the sample's
+ * index, or -1 when there is none and create is 0. */
+long prof_add_to_sample(struct prof *p, const uint64_t *locs, size_t nlocs,
+			const int64_t *values, const struct prof_label *labels, size_t nlabels,
+			int create);
 
 /* Read access for the writer, the UI and tests. Pointers are borrowed and stay
  * valid until prof_free (entries never move), or for a snapshot until something is
