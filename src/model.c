@@ -96,10 +96,10 @@ struct kcache {
 	struct hmap byname, bynum;
 	uint32_t *grp_slot;      /* per group: its value */
 	size_t *grp_rep;         /* per group: its first sample */
-	size_t ngrp, capgrp, caprep;
+	size_t ngrp, capgrp;
 	struct hmap grps;
 	uint32_t *tg_slot, *tg_fn;
-	size_t ntg, captg, captgfn;
+	size_t ntg, captg;
 	struct hmap tgs;
 };
 
@@ -226,11 +226,13 @@ static void build_locations(struct model *m)
 		const struct prof_location *l = prof_location_at(p, i);
 		const struct prof_mapping *mp = l->mapping ? prof_mapping_at(p, l->mapping - 1) : NULL;
 		const char *module = mp ? prof_string(p, mp->filename, NULL) : NULL;
-		size_t k, n = l->nlines ? l->nlines : 1, cap = m->caplocfr;
+		size_t k, n = l->nlines ? l->nlines : 1;
 
 		m->loc_off[i] = total;
-		xgrow((void **)&m->loc_fn, &m->caplocfr, total + n, sizeof(*m->loc_fn));
-		xgrow((void **)&m->loc_line, &cap, total + n, sizeof(*m->loc_line));
+		if (total + n > m->caplocfr) {
+			xgrow((void **)&m->loc_fn, &m->caplocfr, total + n, sizeof(*m->loc_fn));
+			m->loc_line = xrealloc(m->loc_line, m->caplocfr * sizeof(*m->loc_line));
+		}
 		if (!l->nlines) {
 			char *s = xasprintf("0x%llx", (unsigned long long)l->address);
 
@@ -312,11 +314,9 @@ static void extend(struct model *m)
 	if (nsamp >= UINT32_MAX)
 		fatal("profile too large");
 	if (nsamp > m->capns) {
-		size_t c1 = m->capns, c2 = m->capns;
-
 		xgrow((void **)&m->val, &m->capns, nsamp, sizeof(*m->val));
-		xgrow((void **)&m->cnt, &c1, nsamp, sizeof(*m->cnt));
-		xgrow((void **)&m->stk, &c2, nsamp, sizeof(*m->stk));
+		m->cnt = xrealloc(m->cnt, m->capns * sizeof(*m->cnt));
+		m->stk = xrealloc(m->stk, m->capns * sizeof(*m->stk));
 	}
 	xgrow((void **)&m->kset, &m->capkset, nsamp + 1, sizeof(*m->kset));
 	if (!m->soff) {
@@ -1017,11 +1017,9 @@ static void kcache_extend(struct model *m, struct kcache *c)
 	if (c->n >= m->ns)
 		return;
 	if (m->ns > c->cap) {
-		size_t c1 = c->cap, c2 = c->cap;
-
 		xgrow((void **)&c->slot, &c->cap, m->ns, sizeof(*c->slot));
-		xgrow((void **)&c->grp, &c1, m->ns, sizeof(*c->grp));
-		xgrow((void **)&c->tgrp, &c2, m->ns, sizeof(*c->tgrp));
+		c->grp = xrealloc(c->grp, c->cap * sizeof(*c->grp));
+		c->tgrp = xrealloc(c->tgrp, c->cap * sizeof(*c->tgrp));
 	}
 	for (k = c->n; k < m->ns; k++) {
 		const struct prof_label *l = NULL;
@@ -1056,10 +1054,10 @@ static void kcache_extend(struct model *m, struct kcache *c)
 				set = util_mix64(set ^ ((uint64_t)s.labels[i].key << 32 | s.labels[i].str));
 		slot = hmap_get(&c->grps, util_mix64(set ^ (uint64_t)v), 1, &created);
 		if (created) {
-			size_t cap = c->capgrp;
-
-			xgrow((void **)&c->grp_slot, &c->capgrp, c->ngrp + 1, sizeof(*c->grp_slot));
-			xgrow((void **)&c->grp_rep, &cap, c->ngrp + 1, sizeof(*c->grp_rep));
+			if (c->ngrp + 1 > c->capgrp) {
+				xgrow((void **)&c->grp_slot, &c->capgrp, c->ngrp + 1, sizeof(*c->grp_slot));
+				c->grp_rep = xrealloc(c->grp_rep, c->capgrp * sizeof(*c->grp_rep));
+			}
 			c->grp_slot[c->ngrp] = v;
 			c->grp_rep[c->ngrp] = k;
 			*slot = c->ngrp++;
@@ -1070,10 +1068,10 @@ static void kcache_extend(struct model *m, struct kcache *c)
 		leaf = FR_FN(m, FR_END(m, k) - 1);
 		slot = hmap_get(&c->tgs, (uint64_t)v << 32 | leaf, 1, &created);
 		if (created) {
-			size_t cap = c->captg;
-
-			xgrow((void **)&c->tg_slot, &c->captg, c->ntg + 1, sizeof(*c->tg_slot));
-			xgrow((void **)&c->tg_fn, &cap, c->ntg + 1, sizeof(*c->tg_fn));
+			if (c->ntg + 1 > c->captg) {
+				xgrow((void **)&c->tg_slot, &c->captg, c->ntg + 1, sizeof(*c->tg_slot));
+				c->tg_fn = xrealloc(c->tg_fn, c->captg * sizeof(*c->tg_fn));
+			}
 			c->tg_slot[c->ntg] = v;
 			c->tg_fn[c->ntg] = leaf;
 			*slot = c->ntg++;

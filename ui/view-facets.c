@@ -120,7 +120,7 @@ static void facet_update(struct ui *ui, struct view *v)
 	}
 	/* Goroutines too: without an id are the samples of no goroutine, and those of the
 	 * young goroutines of a busy service (agg.c, "Goroutine ids and memory"), often most.
-	 * Threads, and goroutines too: past AGG_SAMPLES_FULL entries, new combinations keep
+	 * Threads and goroutines: past AGG_SAMPLES_FULL entries, a sample with no entry keeps
 	 * neither id (agg.c, "Threads and memory"). */
 	if (f->n && f->tot.value > sum) {
 		f->has_rest = 1;
