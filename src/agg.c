@@ -19,6 +19,8 @@
 
 #define MAX_FRAMES 256
 #define MAX_INLINE 32
+/* Labels of one sample: thread, goroutine and up to 64 pprof labels. */
+#define MAX_LABELS (64 + 2)
 /* The stack memo: raw chains (after repair) of up to MEMO_FRAMES frames -> location ids,
  * direct-mapped. Most samples repeat a chain seen before, and one hash and compare is
  * cheaper than a map lookup per frame (issue 6, ingest). */
@@ -488,6 +490,18 @@ static const struct prof_label *labels_for(struct evprof *e, const struct gort_l
 	return ls->labels;
 }
 
+/* Counts one sample folded into the profile: flags as held.flags, dropped as
+ * add_sample's. */
+static void count_sample(struct agg *a, unsigned flags, unsigned dropped)
+{
+	a->st.go_samples += (flags & HELD_GO) != 0;
+	a->st.with_goid += (flags & HELD_GOID) != 0;
+	a->st.labelled += (flags & HELD_LABELLED) != 0;
+	a->st.thread_dropped += (dropped & DROP_THREAD) != 0;
+	a->st.goid_dropped += (dropped & DROP_GOID) != 0;
+	a->st.samples++;
+}
+
 /* Adds one sample whose frames are all location ids. Returns the index of its profile
  * entry; *dropped gets DROP_THREAD and DROP_GOID for the ids the entry lacks (see "Threads
  * and memory"). */
@@ -496,20 +510,20 @@ static long add_sample(struct agg *a, struct evprof *e, const uint64_t *locs, si
 		       unsigned flags, unsigned *dropped)
 {
 	uint32_t full = a->o.samples_full ? a->o.samples_full : AGG_SAMPLES_FULL;
-	struct prof_label rest[64 + 2];
+	struct prof_label rest[MAX_LABELS];
 	size_t i, k = 0;
 	long idx;
 
-	a->st.go_samples += (flags & HELD_GO) != 0;
-	a->st.with_goid += (flags & HELD_GOID) != 0;
-	a->st.labelled += (flags & HELD_LABELLED) != 0;
-	a->st.samples++;
 	*dropped = 0;
-	if (prof_nsamples(e->prof) < full || nlabels > GP_ARRAY_SIZE(rest))
+	if (prof_nsamples(e->prof) < full || nlabels > GP_ARRAY_SIZE(rest)) {
+		count_sample(a, flags, 0);
 		return prof_add_to_sample(e->prof, locs, nl, values, labels, nlabels, 1);
+	}
 	idx = prof_add_to_sample(e->prof, locs, nl, values, labels, nlabels, 0);
-	if (idx >= 0)
+	if (idx >= 0) {
+		count_sample(a, flags, 0);
 		return idx; /* an entry with its ids */
+	}
 	for (i = 0; i < nlabels; i++) {
 		if (labels[i].key == e->k_thread && !labels[i].str)
 			*dropped |= DROP_THREAD;
@@ -518,8 +532,7 @@ static long add_sample(struct agg *a, struct evprof *e, const uint64_t *locs, si
 		else
 			rest[k++] = labels[i];
 	}
-	a->st.thread_dropped += (*dropped & DROP_THREAD) != 0;
-	a->st.goid_dropped += (*dropped & DROP_GOID) != 0;
+	count_sample(a, flags, *dropped);
 	return prof_add_to_sample(e->prof, locs, nl, values, rest, k, 1);
 }
 
@@ -560,7 +573,7 @@ static int kernel_ready(struct agg *a)
 size_t agg_flush(struct agg *a, int wait)
 {
 	uint64_t frames[2 * MAX_FRAMES];
-	struct prof_label labels[64 + 2];
+	struct prof_label labels[MAX_LABELS];
 	size_t off = 0, n = 0;
 	uint8_t *buf;
 	size_t len;
@@ -634,7 +647,7 @@ static void fold_sample(struct agg *a, struct evprof *e, const struct perf_sampl
 {
 	uint64_t user[MAX_FRAMES], kern[MAX_FRAMES], locs[2 * MAX_FRAMES];
 	const uint64_t *lp = locs; /* the location ids: locs, or the memo's own */
-	struct prof_label labels[64 + 2];
+	struct prof_label labels[MAX_LABELS];
 	size_t nu, nk = 0, nl = 0, i, nlabels = 0;
 	int64_t values[2];
 	unsigned flags = 0;
@@ -786,12 +799,7 @@ located:
 			ps.values[0] += values[0];
 			ps.values[1] += values[1];
 			prof_set_sample_values(e->prof, sm->idx, ps.values);
-			a->st.go_samples += (flags & HELD_GO) != 0;
-			a->st.with_goid += (flags & HELD_GOID) != 0;
-			a->st.labelled += (flags & HELD_LABELLED) != 0;
-			a->st.thread_dropped += (sm->dropped & DROP_THREAD) != 0;
-			a->st.goid_dropped += (sm->dropped & DROP_GOID) != 0;
-			a->st.samples++;
+			count_sample(a, flags, sm->dropped);
 			return;
 		}
 	}

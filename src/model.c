@@ -649,7 +649,7 @@ void model_set_filters(struct model *m, const struct model_filter *f, size_t n)
 	for (k = 0; k < m->ns; k++) {
 		uint32_t st = m->stk[k];
 
-		m->pass[k] = NONZERO(m, k) && (m->nlf ? sample_passes(m, k, NO_KEY) : m->sfpass[st]);
+		m->pass[k] = NONZERO(m, k) && sample_passes(m, k, NO_KEY);
 		m->tot.all_value += m->val[k];
 		m->tot.all_count += m->cnt[k];
 		if (!m->pass[k])
@@ -1109,14 +1109,11 @@ size_t model_label_values(struct model *m, const char *key, size_t key_len,
 	size_t n = 0, k;
 
 	memset(t, 0, sizeof(*t));
+	t->all_value = m->tot.all_value;
+	t->all_count = m->tot.all_count;
 	*valsp = NULL;
-	if (ksid == NO_KEY) {
-		for (k = 0; k < m->ns; k++) {
-			t->all_value += m->val[k];
-			t->all_count += m->cnt[k];
-		}
+	if (ksid == NO_KEY)
 		return 0;
-	}
 	c = kcache_for(m, ksid);
 	kcache_extend(m, c);
 	vsum = xcalloc(c->nvals + 1, sizeof(*vsum));
@@ -1129,8 +1126,6 @@ size_t model_label_values(struct model *m, const char *key, size_t key_len,
 	for (k = 0; k < m->ns; k++) {
 		uint32_t v;
 
-		t->all_value += m->val[k];
-		t->all_count += m->cnt[k];
 		/* Without label filters, passing is the same for every key (m->pass). */
 		if (m->nlf ? !NONZERO(m, k) || !sample_passes(m, k, ksid) : !m->pass[k])
 			continue;

@@ -459,7 +459,6 @@ static size_t libc_entry_depth(struct verifier *v, const uint64_t *truth, size_t
 	static const char *const entries[] = { "__libc_start_call_main", "__libc_start_main",
 					       "start_thread" };
 	size_t i, k;
-
 	int reloaded = 0;
 
 	for (i = 1; i < nt; i++) {
