@@ -470,6 +470,24 @@ uint16_t symfile_type(const struct symfile *sf)
 	return sf->type;
 }
 
+int symfile_eh_frame_hdr(const struct symfile *sf, uint64_t *vaddr, uint64_t *size)
+{
+	size_t nph = 0;
+
+	if (elf_getphdrnum(sf->elf, &nph) != 0)
+		return -ENOENT;
+	for (size_t i = 0; i < nph && i < 4096; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(sf->elf, (int)i, &ph) && ph.p_type == PT_GNU_EH_FRAME) {
+			*vaddr = ph.p_vaddr;
+			*size = ph.p_memsz;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 const char *symfile_build_id(const struct symfile *sf)
 {
 	return sf->build_id;

@@ -12,9 +12,9 @@
 #include <libunwind-ptrace.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 
 #include "gotop/gopclntab.h"
+#include "gotop/mem.h"
 #include "gotop/symbolizer.h"
 #include "gotop/symtab.h"
 #include "gotop/util.h"
@@ -52,6 +52,7 @@ struct unwinder {
 	struct symbolizer *sym;
 	unw_addr_space_t as;
 	void *upt; /* libunwind-ptrace's own state: its .eh_frame lookup for C code */
+	struct gp_mem *mem; /* the live process's memory */
 	struct dframe *df;
 	size_t ndf;
 	/* the snapshot being unwound */
@@ -60,6 +61,7 @@ struct unwinder {
 	uint8_t slot[SYNTH_SLOTS][SYNTH_SLOT_SIZE];
 	size_t slot_len[SYNTH_SLOTS];
 	unsigned next_slot;
+	int noinfo; /* a lookup found no unwind information during this step */
 	struct unwinder_stats st;
 };
 
@@ -359,6 +361,45 @@ static int from_pcsp(struct unwinder *u, unw_addr_space_t as, struct gopcln *g, 
 	return search_slot(as, u, s, table, lo + bias, hi + bias, ip, pi, need, arg);
 }
 
+/* A module libunwind-ptrace finds no unwind information for although it has some: the
+ * [vdso], which has no file to open (libunwind 1.6.2 _UPT_find_proc_info maps the
+ * mapping's path), or a file deleted or replaced since. Its .eh_frame_hdr is read where
+ * the target has it mapped. LSB Core 5.0, "Exception Frame Header Format": version (1),
+ * eh_frame_ptr_enc, fde_count_enc, table_enc, then the encoded eh_frame_ptr and
+ * fde_count, then fde_count (initial location, FDE address) pairs sorted by location,
+ * both relative to the header's start (DW_EH_PE_datarel | DW_EH_PE_sdata4). */
+static int from_eh_frame_hdr(struct unwinder *u, unw_addr_space_t as, const struct sym_module *mod, unw_word_t ip,
+			     unw_proc_info_t *pi, int need, void *arg)
+{
+	uint64_t hdr, size, vaddr;
+	uint8_t h[12];
+	uint32_t count;
+	unw_dyn_info_t di;
+
+	if (symfile_file_vaddr(mod->sf, mod->start, mod->pgoff, ip, &vaddr) != 0 ||
+	    symfile_eh_frame_hdr(mod->sf, &hdr, &size) != 0 || size < sizeof(h))
+		return -UNW_ENOINFO;
+	hdr += ip - vaddr; /* the load bias */
+	if (mem_read(u->mem, hdr, h, sizeof(h)) != 0)
+		return -UNW_ENOINFO;
+	/* Only the 4-byte eh_frame_ptr and fde_count that every linker writes. */
+	if (h[0] != 1 || ((h[1] & 0x0f) != DW_EH_PE_udata4 && (h[1] & 0x0f) != DW_EH_PE_sdata4) ||
+	    h[2] != DW_EH_PE_udata4 || h[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
+		return -UNW_ENOINFO;
+	memcpy(&count, h + 8, 4);
+	if (count == 0 || count > (size - sizeof(h)) / 8)
+		return -UNW_ENOINFO;
+	memset(&di, 0, sizeof(di));
+	di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+	di.start_ip = mod->start;
+	di.end_ip = mod->limit;
+	di.u.rti.segbase = hdr;
+	di.u.rti.table_data = hdr + sizeof(h);
+	di.u.rti.table_len = (unw_word_t)count * 8 / sizeof(unw_word_t); /* in words */
+	u->st.eh_frame_hdr++;
+	return UNW_OBJ(dwarf_search_unwind_table)(as, ip, &di, pi, need, arg);
+}
+
 /* --- libunwind accessors --- */
 
 static int acc_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int need, void *arg)
@@ -366,6 +407,7 @@ static int acc_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_
 	struct unwinder *u = cur;
 	const struct sym_module *mod = NULL;
 	uint64_t vaddr;
+	int rc;
 
 	symbolizer_lookup(u->sym, ip, 0, &mod, NULL, 0);
 	if (mod && mod->sf && symfile_file_vaddr(mod->sf, mod->start, mod->pgoff, ip, &vaddr) == 0) {
@@ -383,7 +425,12 @@ static int acc_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_
 		}
 	}
 	u->st.native++;
-	return _UPT_find_proc_info(as, ip, pi, need, u->upt);
+	rc = _UPT_find_proc_info(as, ip, pi, need, u->upt);
+	if (rc < 0 && mod && mod->sf)
+		rc = from_eh_frame_hdr(u, as, mod, ip, pi, need, arg);
+	if (rc < 0)
+		u->noinfo = 1;
+	return rc;
 }
 
 static void acc_put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg)
@@ -420,14 +467,8 @@ static int acc_access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val,
 		memcpy(val, ts->stack + (addr - sp), 8);
 		return 0;
 	}
-	{
-		struct iovec l = { val, 8 }, r = { (void *)(uintptr_t)addr, 8 };
-
-		u->st.live_reads++;
-		if (process_vm_readv(u->pid, &l, 1, &r, 1, 0) != 8)
-			return -UNW_EINVAL;
-	}
-	return 0;
+	u->st.live_reads++;
+	return mem_read(u->mem, addr, val, 8) == 0 ? 0 : -UNW_EINVAL;
 }
 
 static int acc_access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, int write, void *arg)
@@ -471,6 +512,7 @@ struct unwinder *unwinder_new(pid_t pid, struct symbolizer *sym)
 
 	u->pid = pid;
 	u->sym = sym;
+	u->mem = mem_pid_new(pid);
 	u->as = unw_create_addr_space(&accessors, 0);
 	u->upt = _UPT_create(pid);
 	if (!u->as || !u->upt) {
@@ -495,6 +537,7 @@ void unwinder_free(struct unwinder *u)
 	for (size_t i = 0; i < u->ndf; i++)
 		free(u->df[i].fdes);
 	free(u->df);
+	mem_pid_free(u->mem);
 	free(u);
 }
 
@@ -560,7 +603,16 @@ int unwinder_unwind(struct unwinder *u, const struct thread_snapshot *ts, uint64
 			*end = (enum unwind_end)e;
 			break;
 		}
+		u->noinfo = 0;
 		rc = unw_step(&c);
+		if (rc > 0 && u->noinfo) {
+			/* libunwind found no unwind information for this frame and guessed
+			 * the caller from RBP (libunwind 1.6.2 src/x86_64/Gstep.c): not a
+			 * truth. A second guess in a row may also read a local it never set. */
+			*end = UNWIND_END_NOINFO;
+			u->st.no_info++;
+			break;
+		}
 		if (rc <= 0) {
 			*end = rc < 0 ? UNWIND_END_ERROR : UNWIND_END_STOP;
 			if (rc < 0)

@@ -18,11 +18,17 @@ pass=0 fail=0 skip=0
 jobs=$(nproc)
 
 say() { echo "sanitize: $*"; }
-# add_log LOG: adds the counts of an automake test-suite.log.
+# add_log LOG NAME: adds the counts of an automake test-suite.log, and names each failed test
+# (with its log's first failing lines) so that a failure in a sanitizer build says what failed.
 add_log() {
+	local log=$1 name=$2
 	set -- $(awk '/^# (PASS|XFAIL):/ { p += $3 } /^# (FAIL|ERROR|XPASS):/ { f += $3 } /^# SKIP:/ { s += $3 }
-		END { printf "%d %d %d\n", p, f, s }' "$1" 2>/dev/null)
+		END { printf "%d %d %d\n", p, f, s }' "$log" 2>/dev/null)
 	pass=$((pass + ${1:-0})) fail=$((fail + ${2:-1})) skip=$((skip + ${3:-0}))
+	[ -f "$log" ] || { say "FAILED - $name: no $log"; return; }
+	[ "${2:-1}" = 0 ] && return
+	grep -E '^(FAIL|ERROR|XPASS): ' "$log" | sort -u | sed "s/^/sanitize: $name: /"
+	grep -E -B2 -A8 '^(not ok|FAIL:|# FAIL)' "$log" | head -60 >&2
 }
 step() { # step NAME OK(0/1)
 	if [ "$2" -eq 0 ]; then pass=$((pass + 1)); say "ok - $1"; else fail=$((fail + 1)); say "FAILED - $1"; fi
@@ -60,7 +66,7 @@ if configure_build "$B" --enable-asan; then
 	GOTOP_UNDER_SANITIZER=1 ASAN_OPTIONS=detect_leaks=1:exitcode=86:log_path=$B/reports/asan \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$B/reports/ubsan \
 		GOTOP_GO_VERSIONS=1.23 make -C "$B" -s -j"$jobs" check TESTS="$UNITS $FUZZ $INTEG" >"$B/check.out" 2>&1
-	add_log "$B/test-suite.log"
+	add_log "$B/test-suite.log" ASan+UBSan
 	# LeakSanitizer cannot run in a process that is being traced (verify.sh attaches strace
 	# to a workload on purpose): that note is not a finding.
 	reports=$(grep -L 'LeakSanitizer does not work under ptrace' "$B"/reports/* 2>/dev/null | wc -l)
@@ -179,7 +185,7 @@ if command -v valgrind >/dev/null && configure_build "$P"; then
 		step "valgrind: $n (exit $rc)" $([ "$rc" = 0 ] && ! grep -q '^==[0-9]*== ' "$P/$n.vg"; echo $?)
 		[ "$rc" = 0 ] || grep -E '^(not ok|==[0-9]+== )' "$P/$n.vg" | head -20 >&2
 	done
-	add_log "$P/test-suite.log"
+	add_log "$P/test-suite.log" valgrind
 	# A finding: any memory error; a definite or indirect leak of a process that ended by
 	# itself. A process a test kills with a signal it does not handle (yet: a slow start
 	# under valgrind) dies wherever it is, and what it was building then counts as lost.
@@ -225,7 +231,7 @@ if configure_build "$B" --enable-tsan; then
 	TSAN_OPTIONS=halt_on_error=0:exitcode=66:second_deadlock_stack=1:log_path=$B/reports/tsan GOTOP_GO_VERSIONS=1.23 \
 		make -C "$B" -s -j"$jobs" check TESTS="tests/record-c.sh tests/ui-batch.sh tests/ui-tmux.sh" \
 		>"$B/check.out" 2>&1
-	add_log "$B/test-suite.log"
+	add_log "$B/test-suite.log" TSan
 	reports=$(ls "$B/reports" | wc -l)
 	step "TSan: no data race or lock-order report in the UI and record tests ($reports reports)" \
 		$([ "$reports" -eq 0 ]; echo $?)

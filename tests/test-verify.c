@@ -1,5 +1,6 @@
 /* test-verify.c: unit tests of the verifier's classification, its copy of the kernel's
- * frame-pointer walk, and one ptrace stop of a child process. */
+ * frame-pointer walk, one ptrace stop of a child process, and the unwind of a child
+ * stopped in the [vdso]. */
 #include "config.h"
 
 #include <errno.h>
@@ -11,12 +12,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "gotop/procinfo.h"
+#include "gotop/symbolizer.h"
+#include "gotop/unwind.h"
 #include "gotop/verify.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -115,6 +120,7 @@ static void test_capture_child(void **state)
 
 	assert_true(child >= 0);
 	if (child == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* also when an assertion ends the test */
 		for (;;)
 			sink++;
 	}
@@ -144,12 +150,100 @@ static void test_capture_child(void **state)
 	free(cap.buf);
 }
 
+static __attribute__((noinline)) void vdso_loop(void)
+{
+	for (;;) {
+		struct timespec t;
+
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		sink += (int)t.tv_nsec;
+	}
+}
+
+/* The [vdso] has no file, so libunwind-ptrace finds no unwind information for it and
+ * guessed the caller from RBP; the unwinder reads the .eh_frame_hdr the target has
+ * mapped instead. A child calling clock_gettime in a loop is stopped until it is
+ * found in the [vdso] a few times; each time the unwind must go through the vDSO and
+ * clock_gettime to vdso_loop and on to the end of the stack. */
+static void test_unwind_vdso(void **state)
+{
+	struct verify_capture cap;
+	struct symbolizer *sym;
+	struct unwinder *uw;
+	struct unwinder_stats st;
+	pid_t child = fork();
+	int status, hits = 0, tries, rc;
+	(void)state;
+
+	assert_true(child >= 0);
+	if (child == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		vdso_loop();
+	}
+	usleep(50000);
+	memset(&cap, 0, sizeof(cap));
+	sym = symbolizer_new(child);
+	uw = unwinder_new(child, sym);
+	assert_non_null(uw);
+	for (tries = 0; tries < 3000 && hits < 5; tries++) {
+		const struct sym_module *mod = NULL;
+		uint64_t pcs[64];
+		enum unwind_end end;
+		int n, in_loop = 0;
+
+		rc = verify_capture(child, child, 8192, &cap);
+		if (rc == -EPERM)
+			break;
+		assert_int_equal(rc, 0);
+		symbolizer_lookup(sym, cap.ts.regs[UNW_GP_RIP], 0, &mod, NULL, 0);
+		if (!mod || strcmp(mod->path, "[vdso]") != 0)
+			continue;
+		hits++;
+		n = unwinder_unwind(uw, &cap.ts, pcs, 64, &end);
+		assert_true(n >= 3);
+		for (int i = 1; i < n; i++) {
+			struct sym_frame f[4];
+			int k = symbolizer_lookup(sym, pcs[i], 1, &mod, f, 4);
+
+			if (k > 0 && strcmp(f[k - 1].func, "vdso_loop") == 0)
+				in_loop = 1;
+		}
+		if (!in_loop || end != UNWIND_END_STOP) {
+			for (int i = 0; i < n; i++) {
+				struct sym_frame f[4];
+				int k = symbolizer_lookup(sym, pcs[i], i > 0, &mod, f, 4);
+				print_message("# %d %#llx %s %s\n", i, (unsigned long long)pcs[i], mod ? mod->path : "?",
+					      k > 0 ? f[k - 1].func : "?");
+			}
+			print_message("# end %d\n", (int)end);
+		}
+		assert_true(in_loop);
+		assert_int_equal(end, UNWIND_END_STOP);
+	}
+	unwinder_get_stats(uw, &st);
+	unwinder_free(uw);
+	symbolizer_free(sym);
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	free(cap.buf);
+	if (rc == -EPERM)
+		skip();
+	if (hits == 0) {
+		/* e.g. under valgrind, which hides the vDSO from the program it runs */
+		print_message("# SKIP: the child was never stopped in the [vdso] in %d tries\n", tries);
+		skip();
+	}
+	assert_true(st.eh_frame_hdr > 0);
+	assert_int_equal(st.no_info, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_compare),
 		cmocka_unit_test(test_fp_chain),
 		cmocka_unit_test(test_capture_child),
+		cmocka_unit_test(test_unwind_vdso),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

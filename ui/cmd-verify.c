@@ -234,10 +234,11 @@ static void report_json(FILE *f, const struct verify_report *r, pid_t pid)
 		(unsigned long long)r->idle_rounds, (unsigned long long)r->gone, (unsigned long long)r->signals,
 		(unsigned long long)r->unwind_failed);
 	fprintf(f, "\"unwind_info\":{\"go_debug_frame\":%llu,\"go_pcsp\":%llu,\"native\":%llu,\"live_reads\":%llu,"
-		"\"step_errors\":%llu},",
+		"\"step_errors\":%llu,\"eh_frame_hdr\":%llu,\"no_info\":%llu},",
 		(unsigned long long)r->unwind.go_debug_frame, (unsigned long long)r->unwind.go_pcsp,
 		(unsigned long long)r->unwind.native, (unsigned long long)r->unwind.live_reads,
-		(unsigned long long)r->unwind.step_errors);
+		(unsigned long long)r->unwind.step_errors, (unsigned long long)r->unwind.eh_frame_hdr,
+		(unsigned long long)r->unwind.no_info);
 	fputs("\"error\":", f);
 	json_str(f, r->error ? r->why : "");
 	fputs(",\"functions\":[", f);

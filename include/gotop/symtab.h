@@ -87,6 +87,9 @@ const char *symfile_go_version(struct symfile *sf);
 uint16_t symfile_machine(const struct symfile *sf);
 /* e_type: ET_EXEC, ET_DYN, ... */
 uint16_t symfile_type(const struct symfile *sf);
+/* The PT_GNU_EH_FRAME segment (.eh_frame_hdr): its link-time vaddr and size. Returns 0,
+ * or -ENOENT when the file has none. */
+int symfile_eh_frame_hdr(const struct symfile *sf, uint64_t *vaddr, uint64_t *size);
 
 /* Lookup statistics, for benchmarks and tests. */
 struct symfile_stats {

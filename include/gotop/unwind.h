@@ -39,6 +39,8 @@ enum unwind_end {
 			    * or the signal handler (runtime.sigtramp: the interrupted code is
 			    * on another stack) */
 	UNWIND_END_ERROR,  /* unw_step failed */
+	UNWIND_END_NOINFO, /* no unwind information for the last frame (code without CFI,
+			    * garbage): libunwind could only have guessed its caller */
 	UNWIND_END_MAX,    /* max frames */
 };
 
@@ -58,6 +60,9 @@ struct unwinder_stats {
 	uint64_t native;         /* frames left to libunwind's own lookup (.eh_frame) */
 	uint64_t live_reads;     /* words read from the live process, outside the copy */
 	uint64_t step_errors;    /* unw_step failed (the stack ends there) */
+	uint64_t eh_frame_hdr;   /* lookups in a mapped .eh_frame_hdr libunwind-ptrace could not
+				  * open (the [vdso]) */
+	uint64_t no_info;        /* frames without unwind information (the stack ends there) */
 };
 void unwinder_get_stats(const struct unwinder *u, struct unwinder_stats *st);
 
