@@ -867,6 +867,7 @@ int live_start(struct live *l)
 	r = pthread_create(&l->thread, NULL, worker, l);
 	if (r)
 		return -r;
+	pthread_setname_np(l->thread, "gotop-worker"); /* as top -H and perf show threads */
 	l->started = 1;
 	return 0;
 }

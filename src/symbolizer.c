@@ -555,10 +555,12 @@ void symbolizer_load_kernel_async(struct symbolizer *s)
 		return;
 	s->ks_tried = 1;
 	atomic_store(&s->bg_done, 0);
-	if (pthread_create(&s->ks_thread, NULL, ks_thread_main, s) == 0)
+	if (pthread_create(&s->ks_thread, NULL, ks_thread_main, s) == 0) {
 		s->ks_async = 1;
-	else
+		pthread_setname_np(s->ks_thread, "gotop-kallsyms");
+	} else {
 		ks_load_now(s);
+	}
 }
 
 int symbolizer_kernel_ready(struct symbolizer *s)

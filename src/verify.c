@@ -819,6 +819,7 @@ int verifier_start(struct verifier *v)
 	rc = pthread_create(&v->thread, NULL, verifier_main, v);
 	if (rc)
 		return -rc;
+	pthread_setname_np(v->thread, "gotop-verify"); /* as top -H and perf show threads */
 	v->running = 1;
 	return 0;
 }
