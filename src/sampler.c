@@ -56,7 +56,12 @@ static uint64_t regs_mask(void)
 
 #define BATCH_BYTES (256 * 1024)
 #define QUEUE_MAX_BYTES (64u << 20) /* beyond this the consumer is behind: drop, count */
+/* Rescans of /proc/PID/task start 200 ms apart; each one that finds every thread covered
+ * doubles the interval, up to 1.6 s (the thread count it updates lags by as much).
+ * Every 200 ms, rescans (open, getdents, /proc's dentry lookups) were 7 % of the
+ * sampling thread's CPU on labels.go at 1 kHz (perf record of that thread). */
 #define RESCAN_NS (200 * 1000000ULL)
+#define RESCAN_MAX_NS (1600 * 1000000ULL)
 /* Without a hook nothing needs the samples soon: the consumer flushes when it wants them
  * (sampler_flush) and a ring half full wakes the thread. Every wakeup costs: a timer
  * wakeup is 33 us of CPU on the 2-CPU VM of BENCHMARKS.md, so at 1 kHz 10 to 20 of them a
@@ -104,7 +109,7 @@ struct sampler {
 	size_t ncand, capcand;
 	pid_t *forked;        /* threads announced by PERF_RECORD_FORK (covered by inherit) */
 	size_t nforked, capforked;
-	uint64_t last_scan;
+	uint64_t last_scan, rescan_ns;
 	uint64_t last_publish;
 
 	pthread_mutex_t qlock;
@@ -134,13 +139,16 @@ static long perf_open(struct perf_event_attr *attr, pid_t pid, int cpu, int grou
 
 static unsigned ring_pages_for(const struct sampler_opts *o)
 {
-	/* Room for ~400 ms of samples at the requested rate per CPU, as a power of two, so
-	 * that a busy CPU's ring wakes the thread (at half full) about 5 times a second:
-	 * at 10 kHz with 2 pages records are lost, with 32 none (feasibility.md). At 1 kHz
-	 * that is 128 pages, 516 KiB with the header page: the unprivileged share per CPU
-	 * (kernel.perf_event_mlock_kb, 516); evset_open halves it when refused. */
+	/* Room for ~800 ms of samples at the requested rate per CPU, as a power of two, so
+	 * that a busy CPU's ring (woken at 3/4, fill_attr) seldom wakes the thread before
+	 * its drain interval: at 10 kHz with 2 pages records are lost, with 32 none
+	 * (feasibility.md). For Go at 1 kHz (256-byte stack copies) that is 128 pages, 516
+	 * KiB with the header page: the unprivileged share per CPU
+	 * (kernel.perf_event_mlock_kb, 516); evset_open halves it when refused. Half that
+	 * room woke the sampling thread 9 times a second instead of 5.5 on labels.go at
+	 * 1 kHz, and its CPU was 10 % higher (BENCHMARKS.md). */
 	uint64_t rate = o->use_freq ? o->freq : 1000;
-	uint64_t bytes = rate * (o->stack_size + 256) * 4 / 10;
+	uint64_t bytes = rate * (o->stack_size + 256) * 8 / 10;
 	unsigned pages = 16;
 
 	if (o->ring_pages)
@@ -148,6 +156,14 @@ static unsigned ring_pages_for(const struct sampler_opts *o)
 	while ((uint64_t)pages * 4096 < bytes && pages < 512)
 		pages *= 2;
 	return pages;
+}
+
+/* Bytes of a ring of map_len (the header page and the data) at which the kernel wakes
+ * its poller: 3/4 of the data (kernel/events/ring_buffer.c ring_buffer_init takes the
+ * smaller of it and the data size). */
+static uint32_t ring_watermark(size_t map_len)
+{
+	return (uint32_t)((map_len - 4096) / 4 * 3);
 }
 
 static void fill_attr(struct perf_event_attr *a, const struct sampler_opts *o,
@@ -180,9 +196,10 @@ static void fill_attr(struct perf_event_attr *a, const struct sampler_opts *o,
 	a->mmap2 = 1;
 	a->task = 1;
 	a->sample_id_all = 1;
-	/* Woken at half a ring (the kernel's default for wakeup_watermark 0); the
-	 * drain interval (poll timeout) bounds the delay between a sample and the
-	 * hook's read, whatever the number of threads and the rate. */
+	/* Woken at 3/4 of the ring (wakeup_watermark, set by evset_open for the ring
+	 * size; the kernel's default is half); the drain interval (poll timeout) bounds
+	 * the delay between a sample and the hook's read, whatever the number of
+	 * threads and the rate. */
 	a->watermark = 1;
 	a->wakeup_watermark = 0;
 	a->use_clockid = 1;
@@ -344,6 +361,7 @@ static struct evset *evset_open(struct sampler *s, const struct event_spec *ev, 
 	es->layout.regs_user_mask = es->attr.sample_regs_user;
 	es->layout.sample_id_all = 1;
 	es->map_len = (size_t)(pages + 1) * 4096;
+	es->attr.wakeup_watermark = ring_watermark(es->map_len);
 	es->owner = xmalloc(s->ncpus * sizeof(int));
 	es->maps = xcalloc(s->ncpus, sizeof(void *));
 	es->rings = xcalloc(s->ncpus, sizeof(struct ring));
@@ -382,6 +400,7 @@ static struct evset *evset_open(struct sampler *s, const struct event_spec *ev, 
 					 * not about the rings: no retry. */
 					evset_unmap(s, es);
 					es->map_len = (es->map_len - 4096) / 2 + 4096;
+					es->attr.wakeup_watermark = ring_watermark(es->map_len);
 					i--;
 					r = 0;
 					continue;
@@ -660,12 +679,13 @@ static void drain(struct sampler *s, struct evset *es)
 
 /* Threads the inheritance could not cover (created while we attached): a thread
  * seen by two rescans in a row that is neither ours nor announced by a FORK
- * record gets its own events. Called with s->lock held, after a drain. */
+ * record gets its own events. Called with s->lock held, after a drain. Sets the
+ * interval to the next rescan. */
 static void rescan(struct sampler *s, struct evset *es)
 {
 	pid_t *tids = NULL, *newcand = NULL;
 	size_t nnew = 0, capnew = 0;
-	long n, i;
+	long n, i, added = 0;
 
 	n = procinfo_tasks(s->o.pid, &tids);
 	if (n < 0)
@@ -677,6 +697,7 @@ static void rescan(struct sampler *s, struct evset *es)
 		if (evset_find(es, t) || pid_in(s->forked, s->nforked, t))
 			continue;
 		if (pid_in(s->cand, s->ncand, t)) {
+			added++;
 			if (evset_add_thread(s, es, t) == 0 && !s->paused) {
 				size_t c;
 				struct tev *tv = evset_find(es, t);
@@ -693,6 +714,10 @@ static void rescan(struct sampler *s, struct evset *es)
 	s->cand = newcand;
 	s->ncand = nnew;
 	s->capcand = capnew;
+	if (added || nnew)
+		s->rescan_ns = RESCAN_NS;
+	else if (s->rescan_ns < RESCAN_MAX_NS)
+		s->rescan_ns *= 2;
 	/* Keep the fork list bounded to live threads. */
 	{
 		size_t k = 0, j;
@@ -801,7 +826,7 @@ static void *sampler_main(void *arg)
 		if (!s->o.ntids && !gone) {
 			uint64_t now = util_now_ns();
 
-			if (now - s->last_scan >= RESCAN_NS) {
+			if (now - s->last_scan >= s->rescan_ns) {
 				rescan(s, s->cur);
 				s->last_scan = now;
 			}
@@ -883,6 +908,7 @@ struct sampler *sampler_new(const struct sampler_opts *o, char *err, size_t errl
 	}
 	s->st.threads = (uint32_t)s->cur->ntevs;
 	s->last_scan = util_now_ns();
+	s->rescan_ns = RESCAN_NS;
 	return s;
 fail:
 	sampler_free(s);
@@ -901,6 +927,7 @@ int sampler_start(struct sampler *s)
 		s->running = 0;
 		return -r;
 	}
+	pthread_setname_np(s->thread, "gotop-sampler"); /* as top -H and perf show threads */
 	return 0;
 }
 
@@ -1006,6 +1033,7 @@ int sampler_set_event(struct sampler *s, const struct event_spec *ev, int use_fr
 	if (!s->paused)
 		evset_enable(s, es, 1);
 	s->cur = es;
+	s->rescan_ns = RESCAN_NS; /* the new set was opened on the threads listed now */
 	free(s->forked);
 	s->forked = NULL;
 	s->nforked = s->capforked = 0;
