@@ -63,7 +63,7 @@ static uint64_t regs_mask(void)
 #define RESCAN_NS (200 * 1000000ULL)
 #define RESCAN_MAX_NS (1600 * 1000000ULL)
 /* Without a hook nothing needs the samples soon: the consumer flushes when it wants them
- * (sampler_flush) and a ring half full wakes the thread. Every wakeup costs: a timer
+ * (sampler_flush) and a ring 3/4 full wakes the thread. Every wakeup costs: a timer
  * wakeup is 33 us of CPU on the 2-CPU VM of BENCHMARKS.md, so at 1 kHz 10 to 20 of them a
  * second were most of the CPU of `record` (issue 6). */
 #define DRAIN_DEFAULT_MS 250

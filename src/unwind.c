@@ -363,8 +363,8 @@ static int from_pcsp(struct unwinder *u, unw_addr_space_t as, struct gopcln *g, 
 
 /* A module libunwind-ptrace finds no unwind information for although it has some: the
  * [vdso], which has no file to open (libunwind 1.6.2 _UPT_find_proc_info maps the
- * mapping's path), or a file deleted or replaced since. Its .eh_frame_hdr is read where
- * the target has it mapped. LSB Core 5.0, "Exception Frame Header Format": version (1),
+ * mapping's path), or a file deleted since (the symbolizer opened the very file mapped,
+ * through /proc/PID/map_files). Its .eh_frame_hdr is read where the target has it mapped. LSB Core 5.0, "Exception Frame Header Format": version (1),
  * eh_frame_ptr_enc, fde_count_enc, table_enc, then the encoded eh_frame_ptr and
  * fde_count, then fde_count (initial location, FDE address) pairs sorted by location,
  * both relative to the header's start (DW_EH_PE_datarel | DW_EH_PE_sdata4). */
@@ -605,10 +605,11 @@ int unwinder_unwind(struct unwinder *u, const struct thread_snapshot *ts, uint64
 		}
 		u->noinfo = 0;
 		rc = unw_step(&c);
-		if (rc > 0 && u->noinfo) {
+		if (rc >= 0 && u->noinfo) {
 			/* libunwind found no unwind information for this frame and guessed
-			 * the caller from RBP (libunwind 1.6.2 src/x86_64/Gstep.c): not a
-			 * truth. A second guess in a row may also read a local it never set. */
+			 * the caller, or the end, from RBP (libunwind 1.6.2
+			 * src/x86_64/Gstep.c): not a truth. A second guess in a row may also
+			 * read a local it never set. */
 			*end = UNWIND_END_NOINFO;
 			u->st.no_info++;
 			break;
