@@ -67,6 +67,7 @@ static uint64_t regs_mask(void)
  * wakeup is 33 us of CPU on the 2-CPU VM of BENCHMARKS.md, so at 1 kHz 10 to 20 of them a
  * second were most of the CPU of `record` (issue 6). */
 #define DRAIN_DEFAULT_MS 250
+#define FIRST_WINDOW_NS (1000 * 1000000ULL)
 #define PUBLISH_NS (1000 * 1000000ULL)
 
 /* One thread we opened events on: fds[i] is the event on cpus[i]. */
@@ -766,8 +767,12 @@ static void *sampler_main(void *arg)
 	struct timespec sleep_ts = { 0, 0 };
 
 	/* Until the first sample is delivered, drain every few ms whatever the interval:
-	 * the first data (attach to first refresh, issue 6) need not wait for a long one. */
+	 * the first data (attach to first refresh, issue 6) need not wait for a long one.
+	 * Only in the first second: attached to an idle process (`sleep`), the thread woke
+	 * 18 to 19 times a second (4 ms, plus the slack of the interval) and took 1.1 to
+	 * 1.2 ms of CPU a second, 0.3 ms since (BENCHMARKS.md). */
 	const struct timespec first_ts = { 0, 4000000L };
+	const uint64_t first_until = util_now_ns() + FIRST_WINDOW_NS;
 
 	for (;;) {
 		size_t c;
@@ -786,7 +791,8 @@ static void *sampler_main(void *arg)
 			prctl(PR_SET_TIMERSLACK, (unsigned long)(interval_ns / 4), 0, 0, 0);
 		}
 		pthread_mutex_lock(&s->lock);
-		first = s->st.samples == 0 && interval_ns > 4000000ULL; /* drains may run elsewhere too */
+		first = s->st.samples == 0 && interval_ns > 4000000ULL && /* drains may run elsewhere too */
+			util_now_ns() < first_until;
 		if (s->cur->gen != pgen) {
 			pgen = s->cur->gen;
 			np = 0;
