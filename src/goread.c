@@ -57,19 +57,26 @@ struct goread {
 	size_t nin, capin;
 	uint32_t dedup[DEDUP_SLOTS]; /* item + 1 by hash of (tid, greg, sp); 0: empty */
 	/* The BPF program's records (gobpf): read at each drain's end, kept in the order
-	 * they came, and found through keys sorted by (tid, time): sorting the records
-	 * themselves (592 bytes each then) moved more memory than the copy out of the ring
-	 * (issue 6: qsort was 4 % of gotop-perf's CPU on a Go target at 1 kHz). */
+	 * they came, and found through a hash table of (tid, registers) built at each
+	 * drain's end (index_recs). Keys sorted by (tid, time) did it before: the hook
+	 * took 2,530 instructions per sample with them, 2,045 with the table (callgrind,
+	 * labels.go at 1 kHz; issue 6). Sorting the records themselves moved more memory
+	 * than the copy out of the ring. */
 	int use_snap;
 	struct gobpf_rec *recs;
-	size_t nrecs, caprecs;
-	struct rec_key *keys; /* nrecs of them, once sorted (sort_keys) */
-	size_t capkeys;
+	struct rec_meta *meta; /* meta[i]: what matching needs of recs[i] */
+	size_t nrecs, caprecs, capmeta;
+	uint32_t *head;        /* hash of (tid, registers) -> first meta index + 1 (0: none) */
+	size_t nhead;          /* a power of two, at least twice nrecs */
 };
 
-struct rec_key {
-	uint64_t time;
-	uint32_t tid, i; /* recs[i] */
+/* Matching and dropping records read only these, never the records (about 900 bytes,
+ * cold by then: issue 6, the reads of gobpf_rec.time and .matched in the match and the
+ * compaction were over half of flush's own CPU on labels.go at 4 kHz). */
+struct rec_meta {
+	uint64_t time, ip, sp, greg;
+	uint32_t tid, matched;
+	uint32_t next; /* the next record in the same hash chain + 1 (0: none) */
 };
 
 struct goread_slot {
@@ -97,7 +104,8 @@ void goread_slot_free(struct goread_slot *slot)
 		free(slot->gr->pend);
 		free(slot->gr->item);
 		free(slot->gr->recs);
-		free(slot->gr->keys);
+		free(slot->gr->meta);
+		free(slot->gr->head);
 		free(slot->gr->in);
 		free(slot->gr->res);
 		free(slot->gr->rcs);
@@ -233,6 +241,8 @@ static void add_rec(void *arg, const struct gobpf_rec *r)
 	uint32_t k, used = 0;
 
 	xgrow((void **)&gr->recs, &gr->caprecs, gr->nrecs + 1, sizeof(*gr->recs));
+	xgrow((void **)&gr->meta, &gr->capmeta, gr->nrecs + 1, sizeof(*gr->meta));
+	gr->meta[gr->nrecs] = (struct rec_meta){ r->time, r->ip, r->sp, r->greg, r->tid, 0, 0 };
 	d = &gr->recs[gr->nrecs++];
 	memcpy(d, r, offsetof(struct gobpf_rec, lbl));
 	if (r->flags & GOBPF_REC_LBL)
@@ -240,65 +250,72 @@ static void add_rec(void *arg, const struct gobpf_rec *r)
 			if (gobpf_piece_ok(&r->piece[k]))
 				used = GP_MAX(used, r->piece[k].off + r->piece[k].len);
 	memcpy(d->lbl, r->lbl, used);
-	d->matched = 0;
 }
 
-static int cmp_key(const void *a, const void *b)
+static uint64_t rec_hash(uint32_t tid, uint64_t ip, uint64_t sp, uint64_t greg)
 {
-	const struct rec_key *x = a, *y = b;
-
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	return x->time < y->time ? -1 : x->time > y->time;
+	return util_mix64(ip ^ util_mix64(sp ^ ((uint64_t)tid << 32)) ^ (greg * 0x9e3779b97f4a7c15ULL));
 }
 
-static void sort_keys(struct goread *gr)
+/* The hash table of the records (after the drain's records were added). A chain holds
+ * its records oldest first: those of one thread come in the order of their samples (the
+ * program runs in the sampled thread), the kept ones of earlier drains before them. */
+static void index_recs(struct goread *gr)
 {
-	size_t i;
+	size_t i, want = 64;
 
-	if (!gr->nrecs)
-		return;
-	xgrow((void **)&gr->keys, &gr->capkeys, gr->nrecs, sizeof(*gr->keys));
-	for (i = 0; i < gr->nrecs; i++)
-		gr->keys[i] = (struct rec_key){ gr->recs[i].time, gr->recs[i].tid, (uint32_t)i };
-	qsort(gr->keys, gr->nrecs, sizeof(*gr->keys), cmp_key);
+	while (want < 2 * gr->nrecs)
+		want *= 2;
+	if (want > gr->nhead) {
+		free(gr->head);
+		gr->head = xmalloc(want * sizeof(*gr->head));
+		gr->nhead = want;
+	}
+	memset(gr->head, 0, gr->nhead * sizeof(*gr->head));
+	for (i = gr->nrecs; i-- > 0;) {
+		struct rec_meta *m = &gr->meta[i];
+		uint32_t *h = &gr->head[rec_hash(m->tid, m->ip, m->sp, m->greg) & (gr->nhead - 1)];
+
+		m->next = *h;
+		*h = (uint32_t)i + 1;
+	}
 }
 
 /* The BPF record of sample p: of the same thread, with the same registers, the
- * closest in time within the window and not taken by another sample. Which of the
- * two times comes first depends on the kernel (the sample's time is taken in
+ * closest in time within the window and not taken by another sample (more than one
+ * event may sample a thread at the same moment); it leaves its chain, so that the
+ * samples of a hot loop (one pc, one stack pointer) find theirs first. Which of the two
+ * times comes first depends on the kernel (the sample's time is taken in
  * perf_prepare_sample, which some versions run before the program). NULL when none
  * (ring full, no g register, the program not attached to the sample's event). */
 static struct gobpf_rec *match(struct goread *gr, const struct pend *p)
 {
-	size_t lo = 0, hi = gr->nrecs, i;
-	struct gobpf_rec *best = NULL;
+	uint32_t *link, *bestlink = NULL, i;
 	uint64_t bestd = MATCH_WINDOW_NS + 1;
 
-	while (lo < hi) { /* the first record after (tid, time) */
-		size_t mid = lo + (hi - lo) / 2;
-		const struct rec_key *m = &gr->keys[mid];
+	if (!gr->nhead)
+		return NULL;
+	for (link = &gr->head[rec_hash(p->tid, p->ip, p->sp, p->greg) & (gr->nhead - 1)]; (i = *link);
+	     link = &gr->meta[i - 1].next) {
+		const struct rec_meta *m = &gr->meta[i - 1];
+		uint64_t d = m->time > p->time ? m->time - p->time : p->time - m->time;
 
-		if (m->tid < p->tid || (m->tid == p->tid && m->time <= p->time))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	/* Two on each side: more than one event may sample a thread at the same moment. */
-	for (i = lo >= 2 ? lo - 2 : 0; i < lo + 2 && i < gr->nrecs; i++) {
-		const struct rec_key *k = &gr->keys[i];
-		uint64_t d = k->time > p->time ? k->time - p->time : p->time - k->time;
-		struct gobpf_rec *r = &gr->recs[k->i];
-
-		if (k->tid == p->tid && d < bestd && !r->matched && r->greg == p->greg && r->sp == p->sp &&
-		    r->ip == p->ip) {
-			best = r;
-			bestd = d;
+		if (m->tid != p->tid || m->greg != p->greg || m->sp != p->sp || m->ip != p->ip)
+			continue;
+		if (d >= bestd) {
+			if (m->time > p->time)
+				break; /* later ones are further still */
+			continue;  /* too old, or an older one of a duplicate pair */
 		}
+		bestd = d;
+		bestlink = link;
 	}
-	if (best)
-		best->matched = 1;
-	return best;
+	if (!bestlink)
+		return NULL;
+	i = *bestlink - 1;
+	*bestlink = gr->meta[i].next;
+	gr->meta[i].matched = 1;
+	return &gr->recs[i];
 }
 
 /* Drops matched records and those too old to find their sample. */
@@ -307,10 +324,16 @@ static void recs_compact(struct goread *gr, uint64_t now)
 	size_t i, k = 0;
 
 	for (i = 0; i < gr->nrecs; i++)
-		if (!gr->recs[i].matched && gr->recs[i].time + RECS_KEEP_NS > now)
-			gr->recs[k++] = gr->recs[i];
+		if (!gr->meta[i].matched && gr->meta[i].time + RECS_KEEP_NS > now) {
+			if (k != i) {
+				gr->recs[k] = gr->recs[i];
+				gr->meta[k] = gr->meta[i];
+			}
+			k++;
+		}
 	if (k > RECS_MAX) { /* the newest (the last to come) are the ones still to match */
 		memmove(gr->recs, gr->recs + (k - RECS_MAX), RECS_MAX * sizeof(*gr->recs));
+		memmove(gr->meta, gr->meta + (k - RECS_MAX), RECS_MAX * sizeof(*gr->meta));
 		k = RECS_MAX;
 	}
 	gr->nrecs = k;
@@ -361,7 +384,7 @@ static size_t flush(struct goread_slot *slot, struct goread *gr)
 	 * drained so far has its record in the ring by now. */
 	if (gr->use_snap) {
 		gobpf_consume(slot->bpf, add_rec, gr);
-		sort_keys(gr);
+		index_recs(gr);
 	}
 	xgrow((void **)&gr->item, &gr->capitem, gr->npend, sizeof(*gr->item));
 	for (i = 0; i < gr->npend; i++) {

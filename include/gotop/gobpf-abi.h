@@ -69,7 +69,6 @@ struct gobpf_rec {
 	__u64 maddr;
 	__u64 m[GOBPF_M_NFIELDS];
 	__u64 curg[GOBPF_G_NFIELDS];
-	__u64 matched; /* 0 from the program; the reader marks records it used */
 	__u32 npieces, pad;
 	struct gobpf_piece piece[GOBPF_LBL_PIECES];
 	__u8 lbl[GOBPF_LBL_BYTES];
