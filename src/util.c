@@ -62,7 +62,7 @@ void *xrealloc(void *p, size_t n)
 	return q;
 }
 
-void xgrow(void **p, size_t *cap, size_t need, size_t elsize)
+void xgrow_slow(void **p, size_t *cap, size_t need, size_t elsize)
 {
 	size_t n = *cap ? *cap : 8;
 
