@@ -197,9 +197,23 @@ struct fcache_ent {
 	struct repair_frame f;
 };
 
+/* The cut at the outermost frame (top_cut) of chains seen before: each cut looks up
+ * every frame of the chain, 300 instructions per sample on labels.go (callgrind), a
+ * hit 60. Keyed by the whole chain, which is compared, not only hashed: a wrong cut
+ * would be a wrong stack. */
+#define TCACHE 512
+#define TCACHE_FRAMES 32
+
+struct tcache_ent {
+	uint64_t hash;
+	uint32_t n, keep;
+	uint64_t pc[TCACHE_FRAMES];
+};
+
 struct repair {
 	struct symbolizer *sym;
 	struct fcache_ent cache[FCACHE];
+	struct tcache_ent tcache[TCACHE];
 	struct repair_stats st;
 	int arch_ok;
 };
@@ -290,6 +304,44 @@ static void live_frame(void *ctx, uint64_t pc, int innermost, struct repair_fram
 	e->f = *out;
 }
 
+/* How many frames of chain pc[0..n) to keep: the outermost Go frames (runtime.goexit,
+ * runtime.mstart: the TopFrame flag, go1.24 internal/abi/symtab.go) end the stack; the
+ * kernel's walk goes on into whatever the frame pointer slot above them holds. Only Go
+ * stacks have them. */
+static size_t top_cut(struct repair *r, const uint64_t *pc, size_t n)
+{
+	struct tcache_ent *e = NULL;
+	struct repair_frame f0;
+	uint64_t h = n;
+	size_t i, keep = n;
+
+	if (n <= TCACHE_FRAMES) {
+		for (i = 0; i < n; i++)
+			h = (h ^ pc[i]) * 0x9e3779b97f4a7c15ULL;
+		h ^= h >> 29;
+		e = &r->tcache[h & (TCACHE - 1)];
+		if (e->hash == h && e->n == n && memcmp(e->pc, pc, n * sizeof(*pc)) == 0)
+			return e->keep;
+	}
+	live_frame(r, pc[0], 1, &f0);
+	for (i = 1; f0.go && i < n; i++) {
+		struct repair_frame f;
+
+		live_frame(r, pc[i], 0, &f);
+		if (f.known && f.top) {
+			keep = i + 1;
+			break;
+		}
+	}
+	if (e) {
+		e->hash = h;
+		e->n = (uint32_t)n;
+		e->keep = (uint32_t)keep;
+		memcpy(e->pc, pc, n * sizeof(*pc));
+	}
+	return keep;
+}
+
 int repair_chain(struct repair *r, const struct perf_sample *s, uint64_t *chain, size_t *n,
 		 size_t max)
 {
@@ -298,7 +350,7 @@ int repair_chain(struct repair *r, const struct perf_sample *s, uint64_t *chain,
 	size_t nout = 0;
 	int ip = sampler_reg(SREG_IP), sp = sampler_reg(SREG_SP), fp = sampler_reg(SREG_FP);
 	int lr = sampler_reg(SREG_LR), res;
-	struct repair_frame f0;
+	size_t keep;
 
 	if (*n == 0 || ip < 0 || sp < 0 || fp < 0 || !(s->regs_mask & (1ULL << sp)))
 		return 0;
@@ -337,21 +389,10 @@ int repair_chain(struct repair *r, const struct perf_sample *s, uint64_t *chain,
 		memcpy(out, chain, *n * sizeof(*chain));
 		nout = *n;
 	}
-	/* The outermost Go frames (runtime.goexit, runtime.mstart: the TopFrame flag,
-	 * go1.24 internal/abi/symtab.go) end the stack; the kernel's walk goes on into
-	 * whatever the frame pointer slot above them holds. Only Go stacks have them. */
-	live_frame(r, chain[0], 1, &f0);
-	for (size_t i = 1; f0.go && i < nout; i++) {
-		struct repair_frame f;
-
-		live_frame(r, out[i], 0, &f);
-		if (f.known && f.top) {
-			if (i + 1 < nout) {
-				nout = i + 1;
-				res |= REPAIR_DROPPED;
-			}
-			break;
-		}
+	keep = nout ? top_cut(r, out, nout) : 0;
+	if (keep < nout) {
+		nout = keep;
+		res |= REPAIR_DROPPED;
 	}
 	if (!(res & (REPAIR_INSERTED | REPAIR_DROPPED)))
 		return 0;
