@@ -117,6 +117,7 @@ struct sampler {
 	pthread_cond_t qcond;
 	struct sample_batch *qhead, *qtail, *pool;
 	size_t qbytes;
+	size_t wake_bytes;  /* sampler_set_wake_bytes: a wait in sampler_take ends at this many */
 	int kicked; /* sampler_kick: the next wait in sampler_take returns at once */
 	unsigned drain_req; /* sampler_set_drain_ms, taken by the thread (atomic) */
 	int hook_idle;      /* the hook's last end-of-drain call said the next drain may wait
@@ -502,7 +503,8 @@ static void batch_queue(struct sampler *s, struct sample_batch *b)
 		s->qhead = b;
 	s->qtail = b;
 	s->qbytes += b->len;
-	pthread_cond_signal(&s->qcond);
+	if (s->qbytes >= s->wake_bytes)
+		pthread_cond_signal(&s->qcond);
 	pthread_mutex_unlock(&s->qlock);
 }
 
@@ -951,7 +953,7 @@ struct sample_batch *sampler_take(struct sampler *s, int timeout_ms)
 	struct sample_batch *b;
 
 	pthread_mutex_lock(&s->qlock);
-	if (!s->qhead && timeout_ms > 0 && s->running && !s->kicked) {
+	if ((!s->qhead || s->qbytes < s->wake_bytes) && timeout_ms > 0 && s->running && !s->kicked) {
 		struct timespec ts;
 
 		clock_gettime(CLOCK_REALTIME, &ts);
@@ -961,7 +963,7 @@ struct sample_batch *sampler_take(struct sampler *s, int timeout_ms)
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000L;
 		}
-		while (!s->qhead && s->running && !s->kicked)
+		while ((!s->qhead || s->qbytes < s->wake_bytes) && s->running && !s->kicked)
 			if (pthread_cond_timedwait(&s->qcond, &s->qlock, &ts) == ETIMEDOUT)
 				break;
 	}
@@ -977,6 +979,13 @@ struct sample_batch *sampler_take(struct sampler *s, int timeout_ms)
 	}
 	pthread_mutex_unlock(&s->qlock);
 	return b;
+}
+
+void sampler_set_wake_bytes(struct sampler *s, size_t bytes)
+{
+	pthread_mutex_lock(&s->qlock);
+	s->wake_bytes = GP_MIN(bytes, (size_t)QUEUE_MAX_BYTES / 2);
+	pthread_mutex_unlock(&s->qlock);
 }
 
 void sampler_kick(struct sampler *s)

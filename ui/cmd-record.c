@@ -291,6 +291,9 @@ int cmd_record(int argc, char **argv)
 			rc = EXIT_FAIL;
 			goto out;
 		}
+		/* Nothing is shown before the end: the loop below takes the batches when
+		 * it wakes for Ctrl-C anyway, rather than waking for each (issue 6). */
+		sampler_set_wake_bytes(samplers[e], SAMPLER_LAZY_WAKE_BYTES);
 	}
 	started = e == o.s.nevents;
 	if (target.spawned && started) {
@@ -311,9 +314,9 @@ int cmd_record(int argc, char **argv)
 	nev = (int)o.s.nevents;
 	while (!cli_stop_signal) {
 		int all_exited = 1;
-		/* Each wait ends with a batch (the sampling threads hand them on every second,
-		 * or full), at the end of -d, or after 250 ms for Ctrl-C: waking more often
-		 * costs CPU (issue 6). */
+		/* Each wait ends after 250 ms for Ctrl-C, at the end of -d, or when 2 MiB of
+		 * batches wait (the sampling threads hand them on every second, or full);
+		 * then every waiting batch is taken. Waking more often costs CPU (issue 6). */
 		int wait_ms = GP_MAX(250 / nev, 20);
 
 		if (o.duration > 0) {
@@ -324,7 +327,7 @@ int cmd_record(int argc, char **argv)
 		for (i = 0; i < nev; i++) {
 			struct sample_batch *b = sampler_take(samplers[i], wait_ms);
 
-			if (b) {
+			for (; b; b = sampler_take(samplers[i], 0)) {
 				agg_feed(agg, b);
 				sampler_batch_free(samplers[i], b);
 			}

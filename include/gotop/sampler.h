@@ -93,6 +93,14 @@ int sampler_start(struct sampler *s);
 /* Takes the oldest batch, waiting up to timeout_ms (0: do not wait). NULL when none.
  * The caller returns it with sampler_batch_free. */
 struct sample_batch *sampler_take(struct sampler *s, int timeout_ms);
+/* From now on a wait in sampler_take lasts its timeout unless at least `bytes` are queued
+ * (0, the default: until any batch is): for a consumer that takes its batches at its own
+ * pace (a refresh), so that it does not wake for each (issue 6). Kicks, the end of the
+ * sampling and the timeout still end the wait. Any thread. */
+void sampler_set_wake_bytes(struct sampler *s, size_t bytes);
+/* What the live UI's worker and record use: 2 MiB, about a second of a Go target's
+ * samples at 1 kHz on 3 busy threads; more would only hold more memory. */
+#define SAMPLER_LAZY_WAKE_BYTES (2u << 20)
 /* Makes a wait in sampler_take (now or the next one) return at once, e.g. for a request
  * to the consumer thread. */
 void sampler_kick(struct sampler *s);
