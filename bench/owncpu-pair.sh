@@ -1,0 +1,75 @@
+#!/bin/bash
+# owncpu-pair.sh: issue 6, benchmark 2, for comparing two builds: both attached at once to
+# the same busy workload, so that they see the same samples and the same machine. Rounds
+# run one after the other (owncpu.sh) differ by up to 20 % on this VM for one build; run
+# side by side, two copies of one build differed by at most 6 % (A/A check below).
+#
+# Usage: bench/owncpu-pair.sh MODE KIND BINARY RATE ROUNDS GOTOP_A GOTOP_B
+#   MODE   record or live (the live UI with --batch, refreshing every second)
+#   KIND   c (BINARY is bench/spin.c built) or go (BINARY is labels.go built, 2 workers)
+#   Each round: the workload starts, A and B attach (A first in odd rounds, B first in
+#   even ones), 3 s are skipped, 12 s measured.
+#   OWNCPU_THREADS (environment): a pattern of thread names (/proc/PID/task/TID/comm);
+#   only those threads are counted, e.g. "gotop-sampler".
+# Prints one line per round: "A a_ms_per_1000 B b_ms_per_1000 B/A ratio", each figure the
+# profiler's CPU (its threads' schedstat) per 1000 samples of the workload (its CPU time
+# times the rate; both sample the same cpu-clock of the same threads), then the median
+# of the ratios.
+
+set -u
+mode=$1 kind=$2 bin=$3 rate=$4 rounds=$5 A=$6 B=$7
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# cpu_ns PID [PATTERN]: summed CPU (ns) of the threads of PID, those named PATTERN only.
+cpu_ns() {
+	local s=0 a f
+	for f in /proc/"$1"/task/*; do
+		if [ -n "${2:-}" ] && ! grep -q -- "$2" "$f/comm" 2>/dev/null; then
+			continue
+		fi
+		read -r a _ <"$f/schedstat" 2>/dev/null && s=$((s + a))
+	done
+	echo $s
+}
+
+ratios=()
+for r in $(seq 1 "$rounds"); do
+	case $kind in
+	c) "$bin" -n 100000000 >/dev/null 2>&1 & ;;
+	go) "$bin" -workers 2 -d 20s >/dev/null 2>&1 & ;;
+	esac
+	w=$!
+	sleep 0.3
+	order="A B"
+	[ $((r % 2)) = 0 ] && order="B A"
+	declare -A pid=()
+	for who in $order; do
+		[ $who = A ] && g=$A || g=$B
+		case $mode in
+		record) "$g" record -p $w -e cpu-clock -F "$rate" -o "$work/$who.pb.gz" -d 17 \
+			>/dev/null 2>&1 & ;;
+		live) "$g" -p $w -e cpu-clock -F "$rate" --batch -d 1 -n 17 >/dev/null 2>&1 & ;;
+		esac
+		pid[$who]=$!
+	done
+	sleep 3
+	a0=$(cpu_ns ${pid[A]} "${OWNCPU_THREADS:-}")
+	b0=$(cpu_ns ${pid[B]} "${OWNCPU_THREADS:-}")
+	w0=$(cpu_ns $w)
+	sleep 12
+	a1=$(cpu_ns ${pid[A]} "${OWNCPU_THREADS:-}")
+	b1=$(cpu_ns ${pid[B]} "${OWNCPU_THREADS:-}")
+	w1=$(cpu_ns $w)
+	kill -INT ${pid[A]} ${pid[B]} 2>/dev/null
+	kill $w 2>/dev/null
+	wait ${pid[A]} ${pid[B]} $w 2>/dev/null
+	line=$(awk -v a=$((a1 - a0)) -v b=$((b1 - b0)) -v w=$((w1 - w0)) -v hz="$rate" 'BEGIN {
+		n = w / 1e9 * hz
+		if (n <= 0 || a <= 0) { print "no samples"; exit }
+		printf "A %.3f B %.3f B/A %.3f\n", a / 1e6 / n * 1000, b / 1e6 / n * 1000, b / a }')
+	echo "$line"
+	ratios+=("$(echo "$line" | awk '{print $6}')")
+done
+printf '%s\n' "${ratios[@]}" | sort -g | awk '{v[NR] = $1} END {
+	if (NR) printf "median B/A %.3f over %d rounds\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, NR }'
