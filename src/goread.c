@@ -238,18 +238,13 @@ static void add_rec(void *arg, const struct gobpf_rec *r)
 {
 	struct goread *gr = arg;
 	struct gobpf_rec *d;
-	uint32_t k, used = 0;
 
 	xgrow((void **)&gr->recs, &gr->caprecs, gr->nrecs + 1, sizeof(*gr->recs));
 	xgrow((void **)&gr->meta, &gr->capmeta, gr->nrecs + 1, sizeof(*gr->meta));
 	gr->meta[gr->nrecs] = (struct rec_meta){ r->time, r->ip, r->sp, r->greg, r->tid, 0, 0 };
 	d = &gr->recs[gr->nrecs++];
 	memcpy(d, r, offsetof(struct gobpf_rec, lbl));
-	if (r->flags & GOBPF_REC_LBL)
-		for (k = 0; k < r->npieces && k < GOBPF_LBL_PIECES; k++)
-			if (gobpf_piece_ok(&r->piece[k]))
-				used = GP_MAX(used, r->piece[k].off + r->piece[k].len);
-	memcpy(d->lbl, r->lbl, used);
+	memcpy(d->lbl, r->lbl, gobpf_lbl_used(r));
 }
 
 static uint64_t rec_hash(uint32_t tid, uint64_t ip, uint64_t sp, uint64_t greg)

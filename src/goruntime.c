@@ -2043,17 +2043,6 @@ static int labels_cached(struct gort *g, const struct gp_mem *mem, const struct 
 	return labels_decode(g, mem, ptr, epoch, sweepgen, out, flags);
 }
 
-/* The bytes of the snapshot's label pieces (up to the end of the last). */
-static uint32_t raw_used(const struct gobpf_rec *r)
-{
-	uint32_t k, used = 0;
-
-	for (k = 0; k < r->npieces && k < GOBPF_LBL_PIECES; k++)
-		if (gobpf_piece_ok(&r->piece[k]))
-			used = GP_MAX(used, r->piece[k].off + r->piece[k].len);
-	return used;
-}
-
 /* The raw entry of set ptr: its slot, whether or not it holds ptr. */
 static struct raw_ent *raw_slot(struct gort *g, uint64_t ptr)
 {
@@ -2093,7 +2082,7 @@ static int labels_of(struct gort *g, const struct gp_mem *mem, const struct gvie
 		const struct gobpf_rec *r = g->snap;
 
 		re = raw_slot(g, gv->labels);
-		used = raw_used(r);
+		used = gobpf_lbl_used(r);
 		if (re->ptr == gv->labels && re->npieces == GP_MIN(r->npieces, (uint32_t)GOBPF_LBL_PIECES) &&
 		    re->used == used && memcmp(re->piece, r->piece, re->npieces * sizeof(*r->piece)) == 0 &&
 		    memcmp(re->lbl, r->lbl, used) == 0) {

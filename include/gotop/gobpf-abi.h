@@ -74,6 +74,20 @@ struct gobpf_rec {
 	__u8 lbl[GOBPF_LBL_BYTES];
 };
 
+/* The bytes of lbl the record's label pieces cover (0 without GOBPF_REC_LBL): all that
+ * the reader reads of them. */
+static inline __u32 gobpf_lbl_used(const struct gobpf_rec *r)
+{
+	__u32 k, used = 0;
+
+	if (!(r->flags & GOBPF_REC_LBL))
+		return 0;
+	for (k = 0; k < r->npieces && k < GOBPF_LBL_PIECES; k++)
+		if (gobpf_piece_ok(&r->piece[k]) && r->piece[k].off + r->piece[k].len > used)
+			used = r->piece[k].off + r->piece[k].len;
+	return used;
+}
+
 /* Set before the program is loaded (read-only then: the verifier sees constants). The
  * status word is 4 bytes; the rest are 8. */
 struct gobpf_cfg {
