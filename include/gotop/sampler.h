@@ -98,8 +98,8 @@ struct sample_batch *sampler_take(struct sampler *s, int timeout_ms);
  * pace (a refresh), so that it does not wake for each (issue 6). Kicks, the end of the
  * sampling and the timeout still end the wait. Any thread. */
 void sampler_set_wake_bytes(struct sampler *s, size_t bytes);
-/* What the live UI's worker and record use: 2 MiB, about a second of a Go target's
- * samples at 1 kHz on 3 busy threads; more would only hold more memory. */
+/* What the live UI's worker uses: 2 MiB, about a second of a Go target's samples at
+ * 1 kHz on 3 busy threads; more would only hold more memory. */
 #define SAMPLER_LAZY_WAKE_BYTES (2u << 20)
 /* Makes a wait in sampler_take (now or the next one) return at once, e.g. for a request
  * to the consumer thread. */
