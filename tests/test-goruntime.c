@@ -1490,6 +1490,67 @@ static void test_batch_label_copy(void **state)
 	label_copy("go1.24.2", false);
 }
 
+/* The copies of one set address in four batches: the same bytes twice, then another set
+ * at the same address (the first freed; its heap string's memory reused, and for a map a
+ * new hash0, as makemap draws one), then the first bytes again. A copy equal to the last
+ * one of its address gives the same set without its key (src/goruntime.c labels_of); any
+ * other byte gives the labels the bytes say, never the remembered set. */
+static void label_copy_same_address(const char *version, bool map)
+{
+	static const char *const tenant[4] = { "acme", "acme", "acne", "acme" };
+	struct fake *f = fake_new(version);
+	struct fthread t;
+	struct gobpf_rec rec;
+	struct gort_sample in;
+	struct gort_result out;
+	struct gort_stats st;
+	uint64_t addr[3], set, str, decodes[4], hits[4];
+	uint32_t len[3], n;
+	int rc, k;
+
+	gort_set_runtime_vars(f->gr, 0, MHEAP_BASE);
+	gort_add_static_range(f->gr, RO_BASE, RO_BASE + RO_SIZE);
+	make_thread(f, &t, 42, 7);
+	n = copied_set(f, map, false, 0, &set, addr, len);
+	set_labels(f, t.g, set);
+	str = map ? r64(f, r64(f, r64(f, set) + f->o->hmap_buckets) + f->o->bucket_values + 16 * 6)
+		  : r64(f, r64(f, set) + 32 + 16);
+	for (k = 0; k < 4; k++) {
+		char want[64];
+
+		memcpy(where(f, str, 4), tenant[k], 4);
+		if (map)
+			w32(f, addr[1] + f->o->hmap_hash0, k == 2 ? 77 : 76);
+		snap_of(f, &t, t.g, t.sp, true, &rec);
+		copy_label_set(f, &rec, addr, len, n);
+		copy_heap_strings(f, &rec, map, set);
+		in = (struct gort_sample){ t.tid, t.g, t.sp, &rec };
+		gort_read_batch(f->gr, &f->cmem, &in, 1, &out, &rc);
+		assert_int_equal(rc, 0);
+		snprintf(want, sizeof(want), "handler=alpha,tenant=%s", tenant[k]);
+		assert_labels(out.labels, want);
+		gort_get_stats(f->gr, &st);
+		decodes[k] = st.label_decodes;
+		hits[k] = st.label_hits_content;
+	}
+	/* Decoded in batches 0 and 2 only; known by content in 1 (the last copy) and 3 (the
+	 * key of batch 0's set). */
+	assert_int_equal(decodes[1], decodes[0]);
+	assert_true(decodes[2] > decodes[1]);
+	assert_int_equal(decodes[3], decodes[2]);
+	assert_int_equal(hits[1], hits[0] + 1);
+	assert_int_equal(hits[2], hits[1]);
+	assert_int_equal(hits[3], hits[2] + 1);
+	fake_free(f);
+}
+
+static void test_batch_label_copy_same_address(void **state)
+{
+	(void)state;
+	label_copy_same_address("go1.23.5", true);
+	label_copy_same_address("go1.24.2", false);
+}
+
 static uint64_t xorshift(uint64_t *s);
 
 /* New label sets decoded by a batch: every sample's label set is read one level deeper
@@ -1846,6 +1907,7 @@ int main(void)
 		cmocka_unit_test(test_batch),
 		cmocka_unit_test(test_batch_snapshot),
 		cmocka_unit_test(test_batch_label_copy),
+		cmocka_unit_test(test_batch_label_copy_same_address),
 		cmocka_unit_test(test_batch_decode),
 		cmocka_unit_test(test_batch_garbage),
 		cmocka_unit_test(test_mem_readv_pid),
