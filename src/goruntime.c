@@ -2066,8 +2066,9 @@ static void raw_put(struct raw_ent *e, uint64_t ptr, const struct gobpf_rec *r, 
 /* Labels of goroutine gv (whose g.labels is != 0): by their content when the sample's
  * copy of the set holds it, else by the label cache. The content is first compared, byte
  * for byte, with the last copy of the same set (raw_ent): equal copies are the same set,
- * found in 100 instructions instead of 800 for its key (set_key, util_hash, hc_slot;
- * callgrind, labels.go at 1 kHz, issue 6). */
+ * found without building its key (set_key, util_hash, hc_slot). On labels.go at 1 kHz,
+ * whose sets live 2 ms, 45 % of copies equal the last, and labels_of went from 777 to
+ * 648 instructions per sample (callgrind; issue 6). */
 static int labels_of(struct gort *g, const struct gp_mem *mem, const struct gview *gv,
 		     bool have_sg, bool sg_before, uint32_t sg, const struct gort_labels **out,
 		     int *flags)
