@@ -703,13 +703,9 @@ static void fold_sample(struct agg *a, struct evprof *e, const struct perf_sampl
 	}
 	/* A frame's is_return is (position > 0): agg_flush relies on it. */
 	if (!defer && nk + nu <= MEMO_FRAMES && nk + nu > 0) {
-		uint64_t h = nk << 8 | nu;
+		uint64_t h = util_hash_words(util_hash_words(nk << 8 | nu, kern, nk), user, nu);
 		struct memo *m;
 
-		for (i = 0; i < nk; i++)
-			h = (h ^ kern[i]) * 0x9e3779b97f4a7c15ULL;
-		for (i = 0; i < nu; i++)
-			h = (h ^ user[i]) * 0x9e3779b97f4a7c15ULL;
 		h ^= h >> 31;
 		if (!e->memo)
 			e->memo = xcalloc(MEMO_SLOTS, sizeof(*e->memo));

@@ -312,12 +312,11 @@ static size_t top_cut(struct repair *r, const uint64_t *pc, size_t n)
 {
 	struct tcache_ent *e = NULL;
 	struct repair_frame f0;
-	uint64_t h = n;
+	uint64_t h = 0;
 	size_t i, keep = n;
 
 	if (n <= TCACHE_FRAMES) {
-		for (i = 0; i < n; i++)
-			h = (h ^ pc[i]) * 0x9e3779b97f4a7c15ULL;
+		h = util_hash_words(n, pc, n);
 		h ^= h >> 29;
 		e = &r->tcache[h & (TCACHE - 1)];
 		if (e->hash == h && e->n == n && memcmp(e->pc, pc, n * sizeof(*pc)) == 0)

@@ -46,6 +46,16 @@ static inline uint64_t util_mix64(uint64_t x)
 	x ^= x >> 33;
 	return x;
 }
+/* Folds the n words at v into h, a word at a time (for the caches keyed by a stack's
+ * addresses; the caller mixes the low bits it indexes with, e.g. h ^ h >> 31). */
+static inline uint64_t util_hash_words(uint64_t h, const uint64_t *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ v[i]) * 0x9e3779b97f4a7c15ULL;
+	return h;
+}
 
 /* Copies src[0..srclen) into dst (NUL-terminated, at most dstsz bytes) so that it is
  * safe to print on a terminal: control characters (C0, DEL, C1) become \xNN or \n,
