@@ -948,12 +948,19 @@ static void wake(struct sampler *s)
 	}
 }
 
+/* Whether a wait in sampler_take goes on: too little queued, sampling on, no kick.
+ * Called with qlock held. */
+static int take_waits(const struct sampler *s)
+{
+	return (!s->qhead || s->qbytes < s->wake_bytes) && s->running && !s->kicked;
+}
+
 struct sample_batch *sampler_take(struct sampler *s, int timeout_ms)
 {
 	struct sample_batch *b;
 
 	pthread_mutex_lock(&s->qlock);
-	if ((!s->qhead || s->qbytes < s->wake_bytes) && timeout_ms > 0 && s->running && !s->kicked) {
+	if (timeout_ms > 0 && take_waits(s)) {
 		struct timespec ts;
 
 		clock_gettime(CLOCK_REALTIME, &ts);
@@ -963,7 +970,7 @@ struct sample_batch *sampler_take(struct sampler *s, int timeout_ms)
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000L;
 		}
-		while ((!s->qhead || s->qbytes < s->wake_bytes) && s->running && !s->kicked)
+		while (take_waits(s))
 			if (pthread_cond_timedwait(&s->qcond, &s->qlock, &ts) == ETIMEDOUT)
 				break;
 	}
