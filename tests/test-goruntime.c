@@ -1317,6 +1317,13 @@ static void bucket_cell_ro(struct fake *f, uint64_t b, int cell)
 	}
 }
 
+/* The address of the bytes of the tenant value in set (made by copied_set). */
+static uint64_t tenant_bytes(struct fake *f, bool map, uint64_t set)
+{
+	return map ? r64(f, r64(f, r64(f, set) + f->o->hmap_buckets) + f->o->bucket_values + 16 * 6)
+		   : r64(f, r64(f, set) + 32 + 16);
+}
+
 /* A label set of two pairs at a new address, with the strings of set `like` (0: new
  * strings, constants when ro); its copy's pieces into addr and len, their count returned. */
 static uint32_t copied_set(struct fake *f, bool map, bool ro, uint64_t like, uint64_t *set,
@@ -1444,8 +1451,7 @@ static void label_copy(const char *version, bool map)
 	assert_labels(out.labels, "handler=alpha,tenant=acme");
 	/* Heap strings are never known by their headers: a new set with the same headers,
 	 * whose bytes are another string by now (memory freed and reused), is read again. */
-	acme = map ? r64(f, r64(f, r64(f, heap) + f->o->hmap_buckets) + f->o->bucket_values + 16 * 6)
-		   : r64(f, r64(f, heap) + 32 + 16);
+	acme = tenant_bytes(f, map, heap);
 	memcpy(where(f, acme, 4), "emca", 4);
 	n = copied_set(f, map, false, heap, &set2, addr, len);
 	set_labels(f, t.g, set2);
@@ -1460,9 +1466,7 @@ static void label_copy(const char *version, bool map)
 	for (i = 0; i < 3; i++) {
 		n = copied_set(f, map, false, 0, &set2, addr, len);
 		if (i == 2)
-			memcpy(where(f, map ? r64(f, r64(f, r64(f, set2) + f->o->hmap_buckets) +
-						  f->o->bucket_values + 16 * 6)
-					    : r64(f, r64(f, set2) + 32 + 16), 4), "acne", 4);
+			memcpy(where(f, tenant_bytes(f, map, set2), 4), "acne", 4);
 		set_labels(f, t.g, set2);
 		snap_of(f, &t, t.g, t.sp, true, &rec);
 		copy_label_set(f, &rec, addr, len, n);
@@ -1513,8 +1517,7 @@ static void label_copy_same_address(const char *version, bool map)
 	make_thread(f, &t, 42, 7);
 	n = copied_set(f, map, false, 0, &set, addr, len);
 	set_labels(f, t.g, set);
-	str = map ? r64(f, r64(f, r64(f, set) + f->o->hmap_buckets) + f->o->bucket_values + 16 * 6)
-		  : r64(f, r64(f, set) + 32 + 16);
+	str = tenant_bytes(f, map, set);
 	for (k = 0; k < 4; k++) {
 		char want[64];
 
