@@ -669,6 +669,12 @@ static void drain(struct sampler *s, struct evset *es)
 		__atomic_store_n(&s->hook_idle, idle, __ATOMIC_RELAXED);
 		s->st.hook_drains++;
 		s->st.hook_idle += (uint64_t)idle;
+	} else if (s->o.hook) {
+		/* No sample, so nothing for the hook to complete: the next drain may wait as
+		 * after one whose hook read nothing. Attached to an idle Go process (labels.go
+		 * -workers 0), the thread woke 20 times a second and took 1.4 ms of CPU a
+		 * second; now 4 times and 0.3 ms (issue 6). */
+		__atomic_store_n(&s->hook_idle, 1, __ATOMIC_RELAXED);
 	}
 	s->holding = 0;
 	while (s->hhead) {

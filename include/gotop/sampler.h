@@ -44,8 +44,8 @@ struct sampler_opts {
 	                          full); short intervals keep the hook's reads close to the
 	                          samples, at a wakeup each */
 	unsigned drain_idle_ms; /* when larger than drain_ms: the interval after a drain whose
-	                          hook said it may wait (see above); every wakeup costs, and
-	                          the hook had nothing to read late */
+	                          hook said it may wait (see above) or that found no sample;
+	                          every wakeup costs, and the hook had nothing to read late */
 	int bpf;               /* 1: attach the BPF_PROG_TYPE_PERF_EVENT program bpf_prog_fd to
 	                          every event opened (PERF_EVENT_IOC_SET_BPF) */
 	int bpf_prog_fd;
