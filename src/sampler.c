@@ -118,6 +118,7 @@ struct sampler {
 	struct sample_batch *qhead, *qtail, *pool;
 	size_t qbytes;
 	size_t wake_bytes;  /* sampler_set_wake_bytes: a wait in sampler_take ends at this many */
+	int notify_fd;      /* sampler_set_notify_fd, or -1 */
 	int kicked; /* sampler_kick: the next wait in sampler_take returns at once */
 	unsigned drain_req; /* sampler_set_drain_ms, taken by the thread (atomic) */
 	int hook_idle;      /* the hook's last end-of-drain call said the next drain may wait
@@ -484,6 +485,18 @@ static uint64_t count_samples(const struct sample_batch *b)
 }
 
 /* Hands a batch to the consumer. Called with s->lock held. */
+/* Ends the consumer's wait, in sampler_take and on the notify fd. Called with qlock held. */
+static void wake_consumer(struct sampler *s)
+{
+	const uint64_t one = 1;
+
+	pthread_cond_broadcast(&s->qcond);
+	/* An eventfd refuses a write (EAGAIN) only when its count is at the maximum, and
+	 * it is readable then anyway (eventfd(2)). */
+	if (s->notify_fd >= 0 && write(s->notify_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		s->notify_fd = -1;
+}
+
 static void batch_queue(struct sampler *s, struct sample_batch *b)
 {
 	b->next = NULL; /* a held batch (drain) still points at the next one held */
@@ -504,7 +517,7 @@ static void batch_queue(struct sampler *s, struct sample_batch *b)
 	s->qtail = b;
 	s->qbytes += b->len;
 	if (s->qbytes >= s->wake_bytes)
-		pthread_cond_signal(&s->qcond);
+		wake_consumer(s);
 	pthread_mutex_unlock(&s->qlock);
 }
 
@@ -875,7 +888,7 @@ static void *sampler_main(void *arg)
 	free(pfd);
 	pthread_mutex_lock(&s->qlock);
 	s->running = 0;
-	pthread_cond_broadcast(&s->qcond);
+	wake_consumer(s);
 	pthread_mutex_unlock(&s->qlock);
 	return NULL;
 }
@@ -901,6 +914,7 @@ struct sampler *sampler_new(const struct sampler_opts *o, char *err, size_t errl
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->qlock, NULL);
 	pthread_cond_init(&s->qcond, NULL);
+	s->notify_fd = -1;
 	s->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	s->pidfd = (int)syscall(SYS_pidfd_open, o->pid, 0);
 	/* One event per thread and CPU: raise the fd limit as far as allowed. */
@@ -1005,7 +1019,14 @@ void sampler_kick(struct sampler *s)
 {
 	pthread_mutex_lock(&s->qlock);
 	s->kicked = 1;
-	pthread_cond_broadcast(&s->qcond);
+	wake_consumer(s);
+	pthread_mutex_unlock(&s->qlock);
+}
+
+void sampler_set_notify_fd(struct sampler *s, int fd)
+{
+	pthread_mutex_lock(&s->qlock);
+	s->notify_fd = fd;
 	pthread_mutex_unlock(&s->qlock);
 }
 

@@ -4,9 +4,12 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "gotop/agg.h"
@@ -175,6 +178,8 @@ int cmd_record(int argc, char **argv)
 	uint64_t start_ns, start_wall;
 	uint32_t stack_bytes;
 	int rc, kernel, exited = 0, i, nev, is_go, go_target, started = 0, go_late = 0;
+	int efd = -1; /* the samplers' notify fd */
+	sigset_t stopsigs, oldmask, waitmask;
 	size_t e;
 
 	rc = parse_args(argc, argv, &o);
@@ -242,6 +247,8 @@ int cmd_record(int argc, char **argv)
 				bpf_why);
 	}
 
+	/* Before the events take what the fd limit allows. */
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	for (e = 0; e < o.s.nevents; e++) {
 		struct sampler_opts so;
 
@@ -276,6 +283,7 @@ int cmd_record(int argc, char **argv)
 			   : (err == ESRCH) ? EXIT_TARGET : EXIT_EVENT;
 			goto out;
 		}
+		sampler_set_notify_fd(samplers[e], efd);
 	}
 
 	/* Symbol tables and kallsyms are loaded now, not inside the profiled time. */
@@ -309,23 +317,47 @@ int cmd_record(int argc, char **argv)
 			cmdline ? cmdline : "?", o.duration > 0 ? "" : ": Ctrl-C to stop");
 
 	nev = (int)o.s.nevents;
+	/* The stop signals are taken only inside the wait (ppoll's mask): one that comes
+	 * while batches are fed ends the next wait at once instead of after its timeout
+	 * (the other threads block every signal). */
+	sigemptyset(&stopsigs);
+	sigaddset(&stopsigs, SIGINT);
+	sigaddset(&stopsigs, SIGTERM);
+	sigaddset(&stopsigs, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &stopsigs, &oldmask);
+	waitmask = oldmask;
+	sigdelset(&waitmask, SIGINT);
+	sigdelset(&waitmask, SIGTERM);
+	sigdelset(&waitmask, SIGHUP);
 	while (!cli_stop_signal) {
 		int all_exited = 1;
-		/* Each wait ends with a batch (the sampling threads hand them on every second,
-		 * or full), at the end of -d, or after 250 ms for Ctrl-C; then every waiting
-		 * batch is taken. Waking more often costs CPU (issue 6). Not waiting for the
-		 * 250 ms as the live UI's worker does (sampler_set_wake_bytes): a batch taken
-		 * as soon as it is full is still in the cache; taken later, the main thread's
-		 * CPU on the C workload (1 KiB stacks) at 1 kHz was 25 to 32 % higher. */
-		int wait_ms = GP_MAX(250 / nev, 20);
+		/* A wait ends with a batch (the sampling threads hand them on every second, or
+		 * full: sampler_set_notify_fd), a signal, the end of the sampling or of -d, and
+		 * after 1 s at most (a command's exit, a Go runtime found after an exec). The
+		 * main thread woke 4 times a second before, for Ctrl-C, at about 50 us of CPU
+		 * each (issue 6). A batch is taken as soon as it is full, still in the cache:
+		 * taken up to 250 ms later, the main thread's CPU on the C workload (1 KiB
+		 * stacks) at 1 kHz was 25 to 32 % higher. Without the eventfd (no fd left),
+		 * every 250 ms. */
+		int wait_ms = efd >= 0 ? 1000 : 250;
+		struct pollfd p = { efd, POLLIN, 0 };
+		struct timespec ts;
 
 		if (o.duration > 0) {
 			double left = o.duration - (double)(util_now_ns() - start_ns) / 1e9;
 
 			wait_ms = left <= 0 ? 0 : (int)GP_MIN((double)wait_ms, left * 1000 + 1);
 		}
+		ts.tv_sec = wait_ms / 1000;
+		ts.tv_nsec = (long)(wait_ms % 1000) * 1000000L;
+		if (ppoll(efd >= 0 ? &p : NULL, efd >= 0, &ts, &waitmask) > 0) {
+			uint64_t v;
+
+			if (read(efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+				break;
+		}
 		for (i = 0; i < nev; i++) {
-			struct sample_batch *b = sampler_take(samplers[i], wait_ms);
+			struct sample_batch *b = sampler_take(samplers[i], 0);
 
 			for (; b; b = sampler_take(samplers[i], 0)) {
 				agg_feed(agg, b);
@@ -348,6 +380,8 @@ int cmd_record(int argc, char **argv)
 				sampler_set_drain_ms(samplers[i], o.s.label_latency_ms);
 		}
 	}
+	/* A stop signal that came after the last wait is delivered here. */
+	pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
 	for (i = 0; i < nev; i++) {
 		struct sample_batch *b;
 
@@ -458,6 +492,8 @@ int cmd_record(int argc, char **argv)
 out:
 	for (e = 0; e < o.s.nevents; e++)
 		sampler_free(samplers[e]);
+	if (efd >= 0)
+		close(efd);
 	agg_free(agg);
 	free(cmdline);
 	/* A command still running when recording ends (-d, a signal) is stopped. */

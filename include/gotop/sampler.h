@@ -104,6 +104,11 @@ void sampler_set_wake_bytes(struct sampler *s, size_t bytes);
 /* Makes a wait in sampler_take (now or the next one) return at once, e.g. for a request
  * to the consumer thread. */
 void sampler_kick(struct sampler *s);
+/* From now on the sampler also writes to the eventfd `fd` (-1: none; borrowed) whenever a
+ * wait in sampler_take would end (a batch queued as sampler_set_wake_bytes says, a kick,
+ * the end of the sampling): for a consumer that waits in poll(2), for several samplers
+ * at once and for signals. The consumer reads the fd to clear it. Any thread. */
+void sampler_set_notify_fd(struct sampler *s, int fd);
 /* Drains the rings on the calling thread and queues what they held, for a consumer
  * that wants every sample up to now (a refresh) without the thread waking often. */
 void sampler_flush(struct sampler *s);
