@@ -266,14 +266,22 @@ static void live_frame(void *ctx, uint64_t pc, int innermost, struct repair_fram
 {
 	struct repair *r = ctx;
 	uint64_t key = (pc << 1) | (innermost ? 1 : 0), look = innermost ? pc : pc - 1, vaddr;
-	struct fcache_ent *e = &r->cache[util_mix64(key) & (FCACHE - 1)];
+	/* Two ways per set, the newest first: direct-mapped, two hot pcs of one slot
+	 * evicted each other, and 5,440 of 232,000 lookups missed on labels.go (a miss,
+	 * about 2,000 instructions, cost 195 per sample; issue 6). */
+	struct fcache_ent *e = &r->cache[util_mix64(key) & (FCACHE - 2)];
 	const struct sym_module *mod = NULL;
 	struct gopcln *g;
 
-	if (e->key == key && key) {
-		*out = e->f;
+	if (e[0].key == key && key) {
+		*out = e[0].f;
 		return;
 	}
+	if (e[1].key == key && key) {
+		*out = e[1].f;
+		return;
+	}
+	e[1] = e[0];
 	memset(out, 0, sizeof(*out));
 	symbolizer_lookup(r->sym, look, 0, &mod, NULL, 0);
 	if (mod && mod->sf && symfile_file_vaddr(mod->sf, mod->start, mod->pgoff, look, &vaddr) == 0) {
