@@ -58,6 +58,8 @@ static void test_escape_truncation(void **state)
 	n = util_escape(out, sizeof(out), "ab\x1b\x1b\x1b\x1b", 6, 1);
 	assert_string_equal(out, "ab\\e...");
 	esc("abc", 3, 1, "abc", 4); /* exactly fits */
+	esc("abcd", 4, 1, "...", 4); /* one byte too many: the plain-ASCII copy must not take it */
+	esc("abc\x01", 4, 1, "...", 4); /* the escape does not fit either */
 }
 
 static void test_hash(void **state)

@@ -92,8 +92,34 @@ const char *ui_esc(struct ui *ui, char *buf, size_t bufsz, const char *s, size_t
 void ui_pct(char *buf, size_t n, int64_t part, int64_t total)
 {
 	double p = total > 0 ? 100.0 * (double)part / (double)total : 0.0;
+	char tmp[8];
+	int64_t tenths;
+	size_t k = sizeof(tmp);
 
-	snprintf(buf, n, "%5.1f%%", p);
+	if (!n)
+		return;
+	if (total <= 0 || p < 0 || p > 100) {
+		snprintf(buf, n, "%5.1f%%", p);
+		return;
+	}
+	/* "%5.1f%%" without printf, which took 1,770 instructions a call (two per row of
+	 * every view at each refresh; issue 6). Rounded from the exact ratio, halves up
+	 * (printf rounds the double: 1/16 is 6.2 there, 6.3 here). */
+	tenths = (int64_t)(((unsigned __int128)part * 2000 + (uint64_t)total) /
+			   ((unsigned __int128)total * 2));
+	tmp[--k] = '%';
+	tmp[--k] = (char)('0' + tenths % 10);
+	tmp[--k] = '.';
+	tenths /= 10;
+	do {
+		tmp[--k] = (char)('0' + tenths % 10);
+		tenths /= 10;
+	} while (tenths);
+	while (k > 2)
+		tmp[--k] = ' ';
+	k = GP_MIN(sizeof(tmp) - 2, n - 1);
+	memcpy(buf, tmp + 2, k);
+	buf[k] = 0;
 }
 
 int ui_pct_attr(int64_t part, int64_t total)
