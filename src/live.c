@@ -696,7 +696,7 @@ static void handle(struct live *l, const struct request *r)
 }
 
 /* Every sample up to now, from the rings at once, for a refresh: the sampling thread
- * itself drains only every 250 ms (or at half a ring) and hands batches on every second,
+ * itself drains only every 500 ms (or at 3/4 of a ring) and hands batches on every second,
  * so that it wakes seldom (issue 6). */
 static void take_all(struct live *l)
 {

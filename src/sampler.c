@@ -65,8 +65,10 @@ static uint64_t regs_mask(void)
 /* Without a hook nothing needs the samples soon: the consumer flushes when it wants them
  * (sampler_flush) and a ring 3/4 full wakes the thread. Every wakeup costs: a timer
  * wakeup is 33 us of CPU on the 2-CPU VM of BENCHMARKS.md, so at 1 kHz 10 to 20 of them a
- * second were most of the CPU of `record` (issue 6). */
-#define DRAIN_DEFAULT_MS 250
+ * second were most of the CPU of `record` (issue 6). 500 ms rather than 250: on the C
+ * workload at 1 kHz `record` took 0.75 of the CPU (paired, 5 rounds), the live UI 0.88;
+ * the rings have room for 800 ms at the rate (ring_pages_for), or wake the thread. */
+#define DRAIN_DEFAULT_MS 500
 #define FIRST_WINDOW_NS (1000 * 1000000ULL)
 #define PUBLISH_NS (1000 * 1000000ULL)
 

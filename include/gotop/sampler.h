@@ -40,7 +40,7 @@ struct sampler_opts {
 	int enable_on_exec;    /* the target has not exec'd yet: start counting at exec */
 	sampler_hook_fn hook;  /* optional, see above */
 	void *hook_arg;
-	unsigned drain_ms;     /* drain the rings at least this often (0: 250 ms, and a ring half
+	unsigned drain_ms;     /* drain the rings at least this often (0: 500 ms, and a ring 3/4
 	                          full); short intervals keep the hook's reads close to the
 	                          samples, at a wakeup each */
 	unsigned drain_idle_ms; /* when larger than drain_ms: the interval after a drain whose
