@@ -318,6 +318,12 @@ static void go_init(struct agg *a)
 	go_look(a);
 }
 
+void agg_kernel_prefetch(struct agg *a)
+{
+	if (a->o.kernel)
+		symbolizer_load_kernel_async(a->sym);
+}
+
 void agg_preload(struct agg *a, int main)
 {
 	symbolizer_preload(a->sym, main, a->o.kernel);

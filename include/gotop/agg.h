@@ -85,6 +85,11 @@ int agg_go_bpf(struct agg *a, const char *go_version, size_t ring_bytes, char *w
  * main must be 0 while a command has not exec'd yet. */
 void agg_preload(struct agg *a, int main);
 
+/* Starts loading kernel symbols on their own thread now (with agg_opts.kernel), rather than
+ * at the first sample with a kernel frame: for a caller that loads lazily, once its first
+ * data is out. Does nothing once they are loaded or loading. */
+void agg_kernel_prefetch(struct agg *a);
+
 /* Folds every record of the batch into the profile of the batch's event. */
 void agg_feed(struct agg *a, const struct sample_batch *b);
 
