@@ -802,11 +802,11 @@ static void *worker(void *arg)
 			if (now >= next && !l->exited)
 				take_all(l);
 			publish(l, now >= next);
-			if (now >= next)
-				agg_kernel_prefetch(l->agg); /* as above; once */
-			if (now >= next)
+			if (now >= next) {
+				agg_kernel_prefetch(l->agg); /* as above (then a no-op) */
 				next = (next && now - next < l->o.refresh_ns) ? next + l->o.refresh_ns
 									    : now + l->o.refresh_ns;
+			}
 		}
 	}
 	return NULL;

@@ -486,7 +486,6 @@ static uint64_t count_samples(const struct sample_batch *b)
 	return n;
 }
 
-/* Hands a batch to the consumer. Called with s->lock held. */
 /* Ends the consumer's wait, in sampler_take and on the notify fd. Called with qlock held. */
 static void wake_consumer(struct sampler *s)
 {
@@ -499,6 +498,7 @@ static void wake_consumer(struct sampler *s)
 		s->notify_fd = -1;
 }
 
+/* Hands a batch to the consumer. Called with s->lock held. */
 static void batch_queue(struct sampler *s, struct sample_batch *b)
 {
 	b->next = NULL; /* a held batch (drain) still points at the next one held */
