@@ -1369,6 +1369,21 @@ static uint32_t copied_set(struct fake *f, bool map, bool ro, uint64_t like, uin
 	return 2;
 }
 
+/* The label-copy tests' start: the heap and the read-only range known, a thread whose g
+ * holds a set made by copied_set (ro: its strings constants). Returns its piece count. */
+static uint32_t copied_thread(struct fake *f, struct fthread *t, bool map, bool ro, uint64_t *set,
+			      uint64_t *addr, uint32_t *len)
+{
+	uint32_t n;
+
+	gort_set_runtime_vars(f->gr, 0, MHEAP_BASE);
+	gort_add_static_range(f->gr, RO_BASE, RO_BASE + RO_SIZE);
+	make_thread(f, t, 42, 7);
+	n = copied_set(f, map, ro, 0, set, addr, len);
+	set_labels(f, t->g, *set);
+	return n;
+}
+
 /* Samples whose label sets the BPF program copied are answered from the copies: with
  * string constants, a batch reads nothing at all once the constants are known (and
  * gort_read_batch says so, so that the sampler's next drain may wait), even when the set
@@ -1386,11 +1401,7 @@ static void label_copy(const char *version, bool map)
 	uint32_t len[3], n;
 	int rc, i;
 
-	gort_set_runtime_vars(f->gr, 0, MHEAP_BASE);
-	gort_add_static_range(f->gr, RO_BASE, RO_BASE + RO_SIZE);
-	make_thread(f, &t, 42, 7);
-	n = copied_set(f, map, true, 0, &set, addr, len);
-	set_labels(f, t.g, set);
+	n = copied_thread(f, &t, map, true, &set, addr, len);
 	snap_of(f, &t, t.g, t.sp, true, &rec);
 	copy_label_set(f, &rec, addr, len, n);
 	in = (struct gort_sample){ t.tid, t.g, t.sp, &rec };
@@ -1512,11 +1523,7 @@ static void label_copy_same_address(const char *version, bool map)
 	uint32_t len[3], n;
 	int rc, k;
 
-	gort_set_runtime_vars(f->gr, 0, MHEAP_BASE);
-	gort_add_static_range(f->gr, RO_BASE, RO_BASE + RO_SIZE);
-	make_thread(f, &t, 42, 7);
-	n = copied_set(f, map, false, 0, &set, addr, len);
-	set_labels(f, t.g, set);
+	n = copied_thread(f, &t, map, false, &set, addr, len);
 	str = tenant_bytes(f, map, set);
 	for (k = 0; k < 4; k++) {
 		char want[64];
