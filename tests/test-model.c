@@ -220,6 +220,118 @@ static void test_values_under_filters(void **state)
 	prof_free(p);
 }
 
+/* A sample of `count` samples on the stack of functions fns (leaf first). */
+static void add_stack(struct fixture *fx, const int *fns, size_t n, int64_t count)
+{
+	uint64_t stack[8];
+	int64_t v[2] = {count, count * 1000};
+
+	for (size_t i = 0; i < n; i++)
+		stack[i] = fx->loc[fns[i]];
+	prof_add_sample(fx->p, stack, n, v, NULL, 0);
+}
+
+/* The node reached from the root through the functions path (outermost first), with
+ * the given total and self counts; its values are 1000 ns a sample. */
+static const struct model_node *tree_path(const struct model *m, const struct model_tree *t,
+					  const char *path, uint64_t total, uint64_t self)
+{
+	const struct model_node *n = &t->nodes[0];
+	char buf[64], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+		const struct model_node *next = NULL;
+
+		for (uint32_t k = 0; k < n->nkids && !next; k++)
+			if (!strcmp(model_fn(m, t->nodes[n->kids[k]].fn)->name, tok))
+				next = &t->nodes[n->kids[k]];
+		assert_non_null(next);
+		assert_int_equal(next->depth, n->depth + 1);
+		assert_int_equal(next->parent, (uint32_t)(n - t->nodes));
+		n = next;
+	}
+	assert_int_equal(n->total_n, total);
+	assert_int_equal(n->self_n, self);
+	assert_int_equal(n->total, (int64_t)total * 1000);
+	assert_int_equal(n->self, (int64_t)self * 1000);
+	return n;
+}
+
+/* The top-down tree: a node per path from the root (a recursive function has one per
+ * depth), totals counted once per sample, children by total. Then the profile grows and
+ * the model is updated: the tree it extends must hold the new stacks and sums. */
+static void test_tree_topdown(void **state)
+{
+	struct fixture fx;
+	struct prof *s1, *s2;
+	struct model *m;
+	struct model_tree *t;
+	const struct model_node *n, *f0a, *f0b;
+	(void)state;
+
+	fixture_init(&fx);
+	add_stack(&fx, (const int[]){2, 1, 0}, 3, 3);
+	add_stack(&fx, (const int[]){3, 1, 0}, 3, 1);
+	add_stack(&fx, (const int[]){3, 0}, 2, 2);
+	add_stack(&fx, (const int[]){1, 2, 1, 0}, 4, 1);
+	s1 = prof_snapshot(fx.p);
+	m = model_new(s1, 0);
+	t = model_tree_topdown(m);
+	assert_int_equal(t->n, 7); /* root f0 f0>f1 f0>f1>f2 f0>f1>f2>f1 f0>f1>f3 f0>f3 */
+	assert_int_equal(t->nodes[0].total_n, 7);
+	assert_int_equal(t->nodes[0].self_n, 0);
+	f0a = tree_path(m, t, "f0", 7, 0);
+	tree_path(m, t, "f0 f1", 5, 0);
+	tree_path(m, t, "f0 f1 f2", 4, 3);
+	tree_path(m, t, "f0 f1 f2 f1", 1, 1);
+	tree_path(m, t, "f0 f1 f3", 1, 1);
+	tree_path(m, t, "f0 f3", 2, 2);
+	n = &t->nodes[f0a->kids[0]]; /* by total: f1 (5) before f3 (2) */
+	assert_string_equal(model_fn(m, n->fn)->name, "f1");
+	uint64_t id_f0 = f0a->id;
+	model_tree_free(t);
+
+	add_stack(&fx, (const int[]){2, 1, 0}, 3, 2);
+	add_stack(&fx, (const int[]){1, 0}, 2, 4);
+	add_stack(&fx, (const int[]){2, 3, 0}, 3, 6);
+	s2 = prof_snapshot(fx.p);
+	assert_int_equal(model_update(m, s2, 0), 0);
+	prof_free(s1);
+	t = model_tree_topdown(m);
+	assert_int_equal(t->n, 8);
+	assert_int_equal(t->nodes[0].total_n, 19);
+	f0b = tree_path(m, t, "f0", 19, 0);
+	assert_int_equal(f0b->id, id_f0);
+	tree_path(m, t, "f0 f1", 11, 4);
+	tree_path(m, t, "f0 f1 f2", 6, 5);
+	tree_path(m, t, "f0 f1 f2 f1", 1, 1);
+	tree_path(m, t, "f0 f1 f3", 1, 1);
+	tree_path(m, t, "f0 f3", 8, 2);
+	tree_path(m, t, "f0 f3 f2", 6, 6);
+	n = &t->nodes[f0b->kids[0]]; /* now f1 (11) before f3 (8) */
+	assert_string_equal(model_fn(m, n->fn)->name, "f1");
+	model_tree_free(t);
+
+	/* Under a filter, fewer stacks: the tree is built for them alone. */
+	struct model_filter f = {.kind = MODEL_IGNORE, .str = "f3", .exact = 1};
+
+	model_set_filters(m, &f, 1);
+	t = model_tree_topdown(m);
+	assert_int_equal(t->n, 5);
+	assert_int_equal(t->nodes[0].total_n, 10);
+	tree_path(m, t, "f0 f1 f2", 6, 5);
+	model_tree_free(t);
+	model_set_filters(m, NULL, 0);
+	t = model_tree_topdown(m);
+	assert_int_equal(t->n, 8);
+	tree_path(m, t, "f0 f3 f2", 6, 6);
+	model_tree_free(t);
+	model_free(m);
+	prof_free(s2);
+	prof_free(fx.p);
+}
+
 /* Keys and values are bytes: two keys that differ only after a NUL are two keys, and a
  * filter on a value holding NUL bytes selects exactly that value. */
 static void test_nul_bytes(void **state)
@@ -470,6 +582,9 @@ static void test_update_equals_rebuild(void **state)
 	assert_int_not_equal(model_label_values(m, "handler", 0, &vals, &t), 0);
 	free(vals);
 
+	/* And the top-down tree's shape, which the update extends. */
+	model_tree_free(model_tree_topdown(m));
+
 	add_locations(p, locs, &nlocs, 60);
 	add_random(p, locs, nlocs, 600);
 	s2 = prof_snapshot(p);
@@ -512,6 +627,7 @@ int main(void)
 		cmocka_unit_test(test_values_under_filters),
 		cmocka_unit_test(test_nul_bytes),
 		cmocka_unit_test(test_update_equals_rebuild),
+		cmocka_unit_test(test_tree_topdown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
