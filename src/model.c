@@ -775,20 +775,27 @@ struct tree_impl {
 	const struct model *m;
 };
 
-static uint32_t tree_add(struct tree_impl *t, uint32_t parent, uint32_t fn)
+/* Node nodes[i] (i > 0) for function fn under nodes[parent], its values zero. */
+static void node_init(const struct model *m, struct model_node *nodes, size_t i, uint32_t parent,
+		      uint32_t fn)
 {
-	struct model_node *n;
+	struct model_node *n = &nodes[i];
 
-	xgrow((void **)&t->pub.nodes, &t->cap, t->pub.n + 1, sizeof(*t->pub.nodes));
-	n = &t->pub.nodes[t->pub.n];
 	memset(n, 0, sizeof(*n));
 	n->fn = fn;
 	n->parent = parent;
-	if (t->pub.n) {
-		const struct model_node *p = &t->pub.nodes[parent];
+	n->depth = nodes[parent].depth + 1;
+	n->id = util_mix64(nodes[parent].id * 0x100000001b3ULL ^ m->fns[fn].hash);
+}
 
-		n->depth = p->depth + 1;
-		n->id = util_mix64(p->id * 0x100000001b3ULL ^ t->m->fns[fn].hash);
+static uint32_t tree_add(struct tree_impl *t, uint32_t parent, uint32_t fn)
+{
+	xgrow((void **)&t->pub.nodes, &t->cap, t->pub.n + 1, sizeof(*t->pub.nodes));
+	if (t->pub.n) {
+		node_init(t->m, t->pub.nodes, t->pub.n, parent, fn);
+	} else {
+		memset(&t->pub.nodes[0], 0, sizeof(t->pub.nodes[0]));
+		t->pub.nodes[0].fn = fn;
 	}
 	return (uint32_t)t->pub.n++;
 }
@@ -867,19 +874,13 @@ static uint32_t tc_child(struct model *m, uint32_t parent, uint32_t fn)
 {
 	int created;
 	uint64_t *slot = hmap_get(&m->tc_kids, (uint64_t)parent << 32 | fn, 1, &created);
-	struct model_node *n;
 
 	if (!created)
 		return (uint32_t)*slot;
 	if (m->tc_n >= UINT32_MAX)
 		fatal("profile too large");
 	xgrow((void **)&m->tc_nodes, &m->tc_cap, m->tc_n + 1, sizeof(*m->tc_nodes));
-	n = &m->tc_nodes[m->tc_n];
-	memset(n, 0, sizeof(*n));
-	n->fn = fn;
-	n->parent = parent;
-	n->depth = m->tc_nodes[parent].depth + 1;
-	n->id = util_mix64(m->tc_nodes[parent].id * 0x100000001b3ULL ^ m->fns[fn].hash);
+	node_init(m, m->tc_nodes, m->tc_n, parent, fn);
 	*slot = m->tc_n;
 	return (uint32_t)m->tc_n++;
 }
