@@ -894,7 +894,8 @@ struct model_tree *model_tree_topdown(struct model *m)
 	/* Nodes are made in the order of m->act, so when it extends the stacks covered,
 	 * the cached nodes are those a tree built anew would make first, at the same
 	 * indexes. Otherwise (other filters, a decaying window) it starts again. */
-	if (m->tc_nact > m->nact || memcmp(m->tc_act, m->act, m->tc_nact * sizeof(*m->act))) {
+	if (m->tc_nact > m->nact ||
+	    (m->tc_nact && memcmp(m->tc_act, m->act, m->tc_nact * sizeof(*m->act)))) {
 		hmap_free(&m->tc_kids);
 		m->tc_n = 0;
 		m->tc_nact = 0;
