@@ -85,9 +85,9 @@ static long kernel_match(const struct repair_input *in, const uint64_t *k_slot, 
 
 int repair_core(const struct repair_input *in, uint64_t *out, size_t *nout, size_t max)
 {
-	/* The exact unwind: t_slot[j] is where frame j's return address lives (0: in
-	 * the link register), t_ra[j] its value when the stack copy holds it. */
-	uint64_t t_slot[UNWIND_MAX], t_ra[UNWIND_MAX], k_slot[UNWIND_MAX + 2];
+	/* The exact unwind: t_ra[j] is frame j's return address when the stack copy holds
+	 * it (t_have[j]). */
+	uint64_t t_ra[UNWIND_MAX], k_slot[UNWIND_MAX + 2];
 	int t_have[UNWIND_MAX];
 	size_t nt = 0, nk = 0, i, j, n = 0;
 	struct repair_frame f;
@@ -126,8 +126,9 @@ int repair_core(const struct repair_input *in, uint64_t *out, size_t *nout, size
 	 * repair_chain took 1,203 instructions a sample of labels.go, now 845, with the
 	 * same profile (issue 6; callgrind, bench/ingest.c replay of 5,894 samples). */
 	for (j = 0; j < UNWIND_MAX; j++) {
-		uint64_t slot, ra = 0, next_sp;
-		int have;
+		/* slot: where the return address lives (0: in the link register) */
+		uint64_t slot = 0, ra = 0, next_sp = 0;
+		int have = 0, last = 0;
 
 		if (j > 0) {
 			in->frame(in->ctx, pc, 0, &f);
@@ -136,20 +137,18 @@ int repair_core(const struct repair_input *in, uint64_t *out, size_t *nout, size
 				 * frames below it computed their CFA from SP and left the
 				 * frame pointer alone, so it is still this caller's, and its
 				 * return address is at FP+8, where the kernel's walk starts. */
-				t_slot[nt] = in->fp + 8;
-				t_have[nt] = stack_word(in, t_slot[nt], &t_ra[nt]) == 0;
-				nt++;
-				m = kernel_match(in, k_slot, nk, t_slot[nt - 1], t_have[nt - 1], t_ra[nt - 1]);
-				if (m >= 0)
-					return splice(in, t_ra, nt - 1, (size_t)m, out, nout, max);
+				slot = in->fp + 8;
+				have = stack_word(in, slot, &ra) == 0;
+				last = 1;
+			} else if (!f.known || f.fp_based || f.top) {
 				break;
 			}
-			if (!f.known || f.fp_based || f.top)
-				break;
 		}
-		if (f.sp_delta < 0)
+		if (last) {
+			/* slot, ra and have set above */
+		} else if (f.sp_delta < 0) {
 			break;
-		if (in->arch == REPAIR_AMD64) {
+		} else if (in->arch == REPAIR_AMD64) {
 			/* RA at SP+pcsp; the caller's SP is just above it (go1.24
 			 * runtime/traceback.go: fp = sp + spdelta + 8 on x86). */
 			slot = sp + (uint64_t)f.sp_delta;
@@ -170,14 +169,13 @@ int repair_core(const struct repair_input *in, uint64_t *out, size_t *nout, size
 			have = stack_word(in, slot, &ra) == 0;
 			next_sp = sp + (uint64_t)f.sp_delta;
 		}
-		t_slot[nt] = slot;
 		t_ra[nt] = ra;
 		t_have[nt] = have;
 		nt++;
 		m = kernel_match(in, k_slot, nk, slot, have, ra);
 		if (m >= 0)
 			return splice(in, t_ra, nt - 1, (size_t)m, out, nout, max);
-		if (!have || ra == 0)
+		if (last || !have || ra == 0)
 			break;
 		pc = ra;
 		sp = next_sp;
