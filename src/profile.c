@@ -1017,11 +1017,18 @@ void prof_merge(struct prof *dst, const struct prof *src)
 			dst->time_nanos = src->time_nanos;
 			dst->duration_nanos = src->duration_nanos;
 		} else {
-			int64_t start = GP_MIN(dst->time_nanos, src->time_nanos);
-			int64_t end = GP_MAX(dst->time_nanos + dst->duration_nanos,
-					     src->time_nanos + src->duration_nanos);
+			/* Held at the int64 range: both may come from a decoded file (the pprof
+			 * fuzzer found INT64_MAX + a duration). */
+			int64_t start = GP_MIN(dst->time_nanos, src->time_nanos), end, d;
+
+			if (__builtin_add_overflow(dst->time_nanos, dst->duration_nanos, &end))
+				end = dst->duration_nanos > 0 ? INT64_MAX : INT64_MIN;
+			if (__builtin_add_overflow(src->time_nanos, src->duration_nanos, &d))
+				d = src->duration_nanos > 0 ? INT64_MAX : INT64_MIN;
+			end = GP_MAX(end, d);
 			dst->time_nanos = start;
-			dst->duration_nanos = end - start;
+			if (__builtin_sub_overflow(end, start, &dst->duration_nanos))
+				dst->duration_nanos = INT64_MAX; /* only upwards: start <= both times */
 		}
 	}
 

@@ -552,6 +552,26 @@ static void test_merge(void **state)
 	prof_get_time(a, &t, &d);
 	assert_int_equal(t, 1000);
 	assert_int_equal(d, 1500);
+	/* Times from a decoded file may be anything: the span is held at the int64 range
+	 * (the pprof fuzzer found INT64_MAX + a duration overflowing). */
+	{
+		struct prof *x = prof_new(), *y = prof_new();
+
+		prof_set_time(x, INT64_MAX, 17444044798);
+		prof_set_time(y, 5, 10);
+		prof_merge(x, y);
+		prof_get_time(x, &t, &d);
+		assert_int_equal(t, 5);
+		assert_int_equal(d, INT64_MAX - 5);
+		prof_set_time(x, INT64_MIN, 1);
+		prof_set_time(y, INT64_MAX, INT64_MAX);
+		prof_merge(x, y);
+		prof_get_time(x, &t, &d);
+		assert_int_equal(t, INT64_MIN);
+		assert_int_equal(d, INT64_MAX); /* INT64_MAX - INT64_MIN does not fit */
+		prof_free(x);
+		prof_free(y);
+	}
 	/* Comments: "run A", "shared", "run B" (shared once). */
 	const uint32_t *c;
 	assert_int_equal(prof_comments(a, &c), 3);
