@@ -476,23 +476,51 @@ static void sync_dir_of(const char *path)
 	free(dir);
 }
 
-static int path_is_dir(const char *path)
+/* Where a file for path goes. A path that exists and is not a regular file (a device
+ * such as /dev/null, a FIFO, /dev/stdout's pipe) is written in place (*direct): the
+ * rename would replace it with a file, and as root `record -o /dev/null` did that to
+ * /dev/null. A symbolic link to a file stays a link: *dest is its target, where the
+ * temporary file and the rename go. Otherwise *dest is path. 0 or -errno (-EISDIR for a
+ * directory); *dest is the caller's to free. */
+static int resolve_dest(const char *path, char **dest, int *direct)
 {
-	struct stat st;
+	struct stat st, lst;
 
-	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+	*dest = NULL;
+	*direct = 0;
+	if (!path || !*path)
+		return -ENOENT;
+	if (stat(path, &st) < 0) {
+		if (errno != ENOENT)
+			return -errno;
+		*dest = xstrdup(path); /* new (a dangling link is replaced, as before) */
+		return 0;
+	}
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(st.st_mode)) {
+		*direct = 1;
+		return 0;
+	}
+	if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+		*dest = realpath(path, NULL);
+		return *dest ? 0 : -errno;
+	}
+	*dest = xstrdup(path);
+	return 0;
 }
 
 int pprof_check_writable(const char *path)
 {
-	char *tmp;
-	int fd;
+	char *dest, *tmp;
+	int fd, direct, err = resolve_dest(path, &dest, &direct);
 
-	if (!path || !*path)
-		return -ENOENT;
-	if (path_is_dir(path))
-		return -EISDIR;
-	fd = create_temp(path, &tmp);
+	if (err)
+		return err;
+	if (direct)
+		return access(path, W_OK) < 0 ? -errno : 0;
+	fd = create_temp(dest, &tmp);
+	free(dest);
 	if (fd < 0)
 		return fd;
 	close(fd);
@@ -501,21 +529,38 @@ int pprof_check_writable(const char *path)
 	return 0;
 }
 
+/* Writes in place (see resolve_dest): no temporary file, no fsync (a device or a pipe
+ * has nothing to sync, and /dev/null refuses it). */
+static int write_direct(const char *path, const uint8_t *buf, size_t len)
+{
+	int err, fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0)
+		return -errno;
+	err = gzip_to_fd(fd, buf, len);
+	if (close(fd) < 0 && !err)
+		err = -errno;
+	return err;
+}
+
 int pprof_write_file(const struct prof *p, const char *path)
 {
 	uint8_t *buf;
 	size_t len;
-	char *tmp;
-	int err, fd;
+	char *dest, *tmp;
+	int err, fd, direct;
 
-	if (!path || !*path)
-		return -ENOENT;
-	if (path_is_dir(path))
-		return -EISDIR;
-	err = pprof_encode(p, &buf, &len);
+	err = resolve_dest(path, &dest, &direct);
 	if (err)
 		return err;
-	fd = create_temp(path, &tmp);
+	err = pprof_encode(p, &buf, &len);
+	if (err)
+		goto out_dest;
+	if (direct) {
+		err = write_direct(path, buf, len);
+		goto out_buf;
+	}
+	fd = create_temp(dest, &tmp);
 	if (fd < 0) {
 		err = fd;
 		goto out_buf;
@@ -525,15 +570,17 @@ int pprof_write_file(const struct prof *p, const char *path)
 		err = -errno;
 	if (close(fd) < 0 && !err)
 		err = -errno;
-	if (!err && rename(tmp, path) < 0)
+	if (!err && rename(tmp, dest) < 0)
 		err = -errno;
 	if (err)
 		unlink(tmp);
 	else
-		sync_dir_of(path);
+		sync_dir_of(dest);
 	free(tmp);
 out_buf:
 	free(buf);
+out_dest:
+	free(dest);
 	return err;
 }
 

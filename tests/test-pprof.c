@@ -894,6 +894,49 @@ static void test_write_file(void **state)
 	prof_free(q);
 	assert_int_equal(count_entries(dir, ".tmp."), 2);
 
+	/* A symbolic link to a file stays a link; its target gets the profile. */
+	char link[600], target[600];
+	snprintf(target, sizeof(target), "%s/target.pb.gz", dir);
+	snprintf(link, sizeof(link), "%s/link.pb.gz", dir);
+	assert_int_equal(pprof_write_file(p, target), 0);
+	assert_int_equal(symlink("target.pb.gz", link), 0);
+	prof_add_sample(p, NULL, 0, (const int64_t[]){5, 6}, NULL, 0);
+	assert_int_equal(pprof_check_writable(link), 0);
+	assert_int_equal(pprof_write_file(p, link), 0);
+	assert_int_equal(lstat(link, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	q = pprof_read_file(target);
+	assert_non_null(q);
+	assert_int_equal(prof_nsamples(q), 1);
+	prof_free(q);
+
+	/* A path that is not a file (/dev/null, a FIFO) is written in place, never replaced
+	 * by one: renaming over /dev/null as root turned it into a file. */
+	char fifo[600];
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	int rfd = open(fifo, O_RDONLY | O_NONBLOCK); /* a reader, so that the writer's open returns */
+	assert_true(rfd >= 0);
+	assert_int_equal(pprof_check_writable(fifo), 0);
+	assert_int_equal(pprof_write_file(p, fifo), 0); /* a small profile: fits the pipe */
+	assert_int_equal(stat(fifo, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	uint8_t pipebuf[4096];
+	ssize_t got = read(rfd, pipebuf, sizeof(pipebuf));
+	assert_true(got > 18);
+	assert_int_equal(pipebuf[0], 0x1f);
+	assert_int_equal(pipebuf[1], 0x8b);
+	close(rfd);
+	assert_int_equal(count_entries(dir, ".tmp."), 5); /* no temporary file beside the FIFO */
+	struct stat nst;
+	assert_int_equal(stat("/dev/null", &nst), 0);
+	if (S_ISCHR(nst.st_mode)) {
+		assert_int_equal(pprof_check_writable("/dev/null"), 0);
+		assert_int_equal(pprof_write_file(p, "/dev/null"), 0);
+		assert_int_equal(stat("/dev/null", &nst), 0);
+		assert_true(S_ISCHR(nst.st_mode));
+	}
+
 	umask(old);
 	prof_free(p);
 	rm_rf(dir);

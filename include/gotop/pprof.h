@@ -14,12 +14,14 @@ int pprof_encode(const struct prof *p, uint8_t **buf, size_t *len);
 
 /* Writes p as gzipped profile.proto to path atomically: to "path.tmp.XXXXXX" in the
  * same directory, fsync, rename. Never leaves a partial file at path nor a temporary
- * one behind. 0 or -errno (e.g. -EACCES, -ENOENT, -ENOSPC, -EISDIR). */
+ * one behind. A symbolic link to a file stays: its target is replaced. A path that is
+ * neither a file nor a directory (/dev/null, a FIFO) is written in place, not replaced.
+ * 0 or -errno (e.g. -EACCES, -ENOENT, -ENOSPC, -EISDIR). */
 int pprof_write_file(const struct prof *p, const char *path);
 
 /* Checks up front that a file can be created in path's directory by creating and
- * removing a temporary file there (used before sampling starts). 0 or -errno;
- * -EISDIR when path names a directory. */
+ * removing a temporary file there (used before sampling starts); for a path written in
+ * place, that it is writable. 0 or -errno; -EISDIR when path names a directory. */
 int pprof_check_writable(const char *path);
 
 /* Decodes a profile (gzipped or not) into a new prof; caller frees with prof_free.
