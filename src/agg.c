@@ -791,16 +791,10 @@ located:
 	/* The labels follow from (tid, goroutine, label set, flags): with the same stack,
 	 * the same sample. */
 	if (ms && ms->stack) {
-		struct prof_sample ps;
-
 		sm = smemo_slot(e, ms->stack, s->tid, goid, lset, flags);
 		if (sm->stack == ms->stack && sm->tid == s->tid && sm->goid == goid &&
 		    sm->lset == lset && sm->flags == flags &&
-		    prof_sample_at(e->prof, sm->idx, &ps) == 0 && ps.locs == ms->stack &&
-		    ps.nlocs == nl) {
-			ps.values[0] += values[0];
-			ps.values[1] += values[1];
-			prof_set_sample_values(e->prof, sm->idx, ps.values);
+		    prof_sample_add(e->prof, sm->idx, ms->stack, nl, values, 2) == 0) {
 			count_sample(a, flags, sm->dropped);
 			return;
 		}

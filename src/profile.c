@@ -915,6 +915,23 @@ int prof_set_sample_values(struct prof *p, size_t i, const int64_t *values)
 	return 0;
 }
 
+int prof_sample_add(struct prof *p, size_t i, const uint64_t *locs, size_t nlocs,
+		    const int64_t *add, size_t n)
+{
+	const struct skey *k;
+	int64_t *v;
+
+	if (i >= p->nsamples || n > p->stride)
+		return -1;
+	k = key_at(p->t, i);
+	if (k->locs != locs || k->nlocs != nlocs)
+		return -1;
+	v = p->vals + i * p->stride;
+	for (size_t c = 0; c < n; c++)
+		v[c] = (int64_t)((uint64_t)v[c] + (uint64_t)add[c]);
+	return 0;
+}
+
 int64_t prof_total(const struct prof *p, size_t col)
 {
 	uint64_t sum = 0; /* unsigned: wraps instead of overflowing */

@@ -68,18 +68,49 @@ static int splice(const struct repair_input *in, const uint64_t *t_ra, size_t j,
 	return i < j ? REPAIR_INSERTED : REPAIR_DROPPED;
 }
 
-/* The first kernel slot (k_slot[i], which gave chain[i + 1]) that is the true frame's
- * return address slot, with the same value when the stack copy holds it; -1: none. */
-static long kernel_match(const struct repair_input *in, const uint64_t *k_slot, size_t nk,
-			 uint64_t slot, int have, uint64_t ra)
+/* The kernel's chain: chain[i] (i >= 1) was read from slot[i-1] = fp_i + 8 (amd64
+ * frame: saved BP at fp, RA at fp+8; arm64 frame record {x29, x30}). Only the part
+ * where the slots go up the stack is kept: the frames of one stack lie above each
+ * other, and so do the exact unwind's slots, so a frame pointer that points down the
+ * stack (a loop, or garbage) begins a part where no true frame's slot can be met
+ * except by a loop back into frames already passed. Increasing, the slots are walked
+ * only as far as the one being matched: the frameless leaf's own slot lies below the
+ * first, which walking the whole chain to rule out cost spin.c 160 instructions a
+ * sample (issue 6). */
+struct kwalk {
+	uint64_t slot[UNWIND_MAX + 2];
+	size_t n;
+	uint64_t fp;
+	int done;
+};
+
+/* Adds the next slot; 0 when there is none (the chain's end, the bound, a frame pointer
+ * outside the stack copy or not above the last). */
+static int kwalk_next(const struct repair_input *in, struct kwalk *k)
+{
+	uint64_t up = 0;
+
+	if (k->done || k->n + 1 >= in->n || k->n >= UNWIND_MAX + 2)
+		return 0;
+	k->slot[k->n++] = k->fp + 8;
+	if (stack_word(in, k->fp, &up) || up <= k->fp)
+		k->done = 1;
+	k->fp = up;
+	return 1;
+}
+
+/* The kernel slot (slot[i], which gave chain[i + 1]) that is the true frame's return
+ * address slot, with the same value when the stack copy holds it; -1: none. */
+static long kernel_match(const struct repair_input *in, struct kwalk *k, uint64_t slot, int have,
+			 uint64_t ra)
 {
 	size_t i;
 
 	if (!slot)
 		return -1;
-	for (i = 0; i < nk; i++)
-		if (k_slot[i] == slot && (!have || in->chain[i + 1] == ra))
-			return (long)i;
+	for (i = 0; i < k->n || kwalk_next(in, k); i++)
+		if (k->slot[i] >= slot)
+			return k->slot[i] == slot && (!have || in->chain[i + 1] == ra) ? (long)i : -1;
 	return -1;
 }
 
@@ -87,18 +118,22 @@ int repair_core(const struct repair_input *in, uint64_t *out, size_t *nout, size
 {
 	/* The exact unwind: t_ra[j] is frame j's return address when the stack copy holds
 	 * it (t_have[j]). */
-	uint64_t t_ra[UNWIND_MAX], k_slot[UNWIND_MAX + 2];
+	uint64_t t_ra[UNWIND_MAX];
 	int t_have[UNWIND_MAX];
-	size_t nt = 0, nk = 0, i, j, n = 0;
+	size_t nt = 0, i, j, n = 0;
 	struct repair_frame f;
-	uint64_t pc = in->pc, sp = in->sp, fpv;
+	struct kwalk kw;
+	uint64_t pc = in->pc, sp = in->sp, fp = in->fp;
 	int garbage_fp;
 	long m;
 
 	*nout = 0;
 	if (in->n == 0 || max == 0)
 		return REPAIR_UNCHANGED;
-	in->frame(in->ctx, in->pc, 1, &f);
+	if (in->leaf)
+		f = *in->leaf;
+	else
+		in->frame(in->ctx, in->pc, 1, &f);
 	if (!f.known || f.fp_based || f.top) {
 		for (i = 0; i < in->n && i < max; i++)
 			out[i] = in->chain[i];
@@ -106,18 +141,11 @@ int repair_core(const struct repair_input *in, uint64_t *out, size_t *nout, size
 		return f.known ? REPAIR_UNCHANGED : REPAIR_UNKNOWN;
 	}
 
-	fpv = in->fp;
-	garbage_fp = fpv == 0 || (fpv & 7) || fpv + FP_RANGE < in->sp || fpv > in->sp + FP_RANGE;
+	garbage_fp = fp == 0 || (fp & 7) || fp + FP_RANGE < in->sp || fp > in->sp + FP_RANGE;
 
-	/* The kernel's chain: chain[i] (i >= 1) was read from k_slot[i-1] = fp_i + 8
-	 * (amd64 frame: saved BP at fp, RA at fp+8; arm64 frame record {x29, x30}). */
-	if (!garbage_fp) {
-		for (i = 1; i < in->n && nk < UNWIND_MAX + 2; i++) {
-			k_slot[nk++] = fpv + 8;
-			if (stack_word(in, fpv, &fpv))
-				break;
-		}
-	}
+	kw.n = 0;
+	kw.fp = fp;
+	kw.done = garbage_fp;
 
 	/* Unwind exactly, frame by frame, and splice at the first true frame whose slot the
 	 * kernel also read. A frame's entry does not depend on the frames after it, so
@@ -172,7 +200,7 @@ int repair_core(const struct repair_input *in, uint64_t *out, size_t *nout, size
 		t_ra[nt] = ra;
 		t_have[nt] = have;
 		nt++;
-		m = kernel_match(in, k_slot, nk, slot, have, ra);
+		m = kernel_match(in, &kw, slot, have, ra);
 		if (m >= 0)
 			return splice(in, t_ra, nt - 1, (size_t)m, out, nout, max);
 		if (last || !have || ra == 0)
@@ -339,14 +367,17 @@ static void live_frame(void *ctx, uint64_t pc, int innermost, struct repair_fram
 /* How many frames of chain pc[0..n) to keep: the outermost Go frames (runtime.goexit,
  * runtime.mstart: the TopFrame flag, go1.24 internal/abi/symtab.go) end the stack; the
  * kernel's walk goes on into whatever the frame pointer slot above them holds. Only Go
- * stacks have them. */
-static size_t top_cut(struct repair *r, const uint64_t *pc, size_t n)
+ * stacks have them: a chain whose leaf (leaf, the frame at pc[0]) is not Go is kept
+ * whole without hashing it (on spin.c 110 instructions a sample; issue 6). */
+static size_t top_cut(struct repair *r, const struct repair_frame *leaf, const uint64_t *pc,
+		      size_t n)
 {
 	struct tcache_ent *e = NULL;
-	struct repair_frame f0;
 	uint64_t h = 0;
 	size_t i, keep = n;
 
+	if (!leaf->go)
+		return n;
 	if (n <= TCACHE_FRAMES) {
 		h = util_hash_words(n, pc, n);
 		h ^= h >> 29;
@@ -354,8 +385,7 @@ static size_t top_cut(struct repair *r, const uint64_t *pc, size_t n)
 		if (e->hash == h && e->n == n && memcmp(e->pc, pc, n * sizeof(*pc)) == 0)
 			return e->keep;
 	}
-	live_frame(r, pc[0], 1, &f0);
-	for (i = 1; f0.go && i < n; i++) {
+	for (i = 1; i < n; i++) {
 		struct repair_frame f;
 
 		live_frame(r, pc[i], 0, &f);
@@ -377,6 +407,7 @@ int repair_chain(struct repair *r, const struct perf_sample *s, uint64_t *chain,
 		 size_t max)
 {
 	struct repair_input in;
+	struct repair_frame leaf;
 	uint64_t out[256];
 	size_t nout = 0;
 	int ip = sampler_reg(SREG_IP), sp = sampler_reg(SREG_SP), fp = sampler_reg(SREG_FP);
@@ -404,6 +435,9 @@ int repair_chain(struct repair *r, const struct perf_sample *s, uint64_t *chain,
 	in.n = *n;
 	in.frame = live_frame;
 	in.ctx = r;
+	/* Looked up here once for the repair and the top cut. */
+	live_frame(r, in.pc, 1, &leaf);
+	in.leaf = &leaf;
 	r->st.chains++;
 	if (*n > GP_ARRAY_SIZE(out))
 		*n = GP_ARRAY_SIZE(out);
@@ -420,7 +454,7 @@ int repair_chain(struct repair *r, const struct perf_sample *s, uint64_t *chain,
 		memcpy(out, chain, *n * sizeof(*chain));
 		nout = *n;
 	}
-	keep = nout ? top_cut(r, out, nout) : 0;
+	keep = nout ? top_cut(r, &leaf, out, nout) : 0;
 	if (keep < nout) {
 		nout = keep;
 		res |= REPAIR_DROPPED;

@@ -24,33 +24,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#if defined(__x86_64__)
-/* linux arch/x86/include/uapi/asm/perf_regs.h */
-#define PREG_BP 6
-#define PREG_SP 7
-#define PREG_IP 8
-#define PREG_R14 22
-static const int reg_roles[SREG_COUNT] = { PREG_IP, PREG_SP, PREG_BP, PREG_R14, -1 };
-#elif defined(__aarch64__)
-/* linux arch/arm64/include/uapi/asm/perf_regs.h: x0..x30, sp 31, pc 32 */
-static const int reg_roles[SREG_COUNT] = { 32, 31, 29, 28, 30 };
-#else
-static const int reg_roles[SREG_COUNT] = { -1, -1, -1, -1, -1 };
-#endif
-
-int sampler_reg(enum sampler_reg role)
-{
-	return (unsigned)role < SREG_COUNT ? reg_roles[role] : -1;
-}
-
 static uint64_t regs_mask(void)
 {
 	uint64_t m = 0;
 	int i;
 
 	for (i = 0; i < SREG_COUNT; i++)
-		if (reg_roles[i] >= 0)
-			m |= 1ULL << reg_roles[i];
+		if (sampler_reg((enum sampler_reg)i) >= 0)
+			m |= 1ULL << sampler_reg((enum sampler_reg)i);
 	return m;
 }
 

@@ -275,6 +275,24 @@ static void test_samples(void **state)
 	assert_int_equal(prof_total(p, 2), 0);
 	assert_int_equal(prof_total(p, 99), 0);
 	assert_int_equal(prof_sample_at(p, 12, &s), -ERANGE);
+
+	/* prof_sample_add: only with the sample's own interned stack. */
+	int64_t add[2] = {3, 700};
+	const uint64_t *locs0;
+	assert_int_equal(prof_sample_at(p, 0, &s), 0);
+	locs0 = s.locs;
+	assert_int_equal(prof_sample_add(p, 0, locs0, 2, add, 2), 0);
+	assert_int_equal(prof_sample_add(p, 0, locs0, 1, add, 2), -1);   /* other length */
+	assert_int_equal(prof_sample_add(p, 0, stack1, 2, add, 2), -1);  /* equal, not interned */
+	assert_int_equal(prof_sample_at(p, 1, &s), 0);
+	assert_int_equal(prof_sample_add(p, 1, locs0, 2, add, 2), -1);   /* another sample's */
+	assert_int_equal(prof_sample_add(p, 0, locs0, 2, add, 3), -1);   /* more than the types */
+	assert_int_equal(prof_sample_add(p, 12, locs0, 2, add, 2), -1);
+	assert_int_equal(prof_sample_add(p, 0, locs0, 2, add, 1), 0);    /* the count only */
+	assert_int_equal(prof_sample_at(p, 0, &s), 0);
+	assert_int_equal(s.values[0], 4 + 3 + 3);
+	assert_int_equal(s.values[1], 5000 + 700);
+	assert_int_equal(prof_total(p, 0), 4 + 11 * 1 + 6);
 	prof_free(p);
 }
 

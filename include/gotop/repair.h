@@ -67,6 +67,7 @@ struct repair_input {
 	size_t n;
 	repair_frame_fn frame;
 	void *ctx;
+	const struct repair_frame *leaf; /* frame(ctx, pc, 1) when already looked up, or NULL */
 };
 
 enum repair_outcome {

@@ -135,7 +135,20 @@ void sampler_free(struct sampler *s);
 /* The perf register numbers sampled (per architecture) and their meaning, for
  * consumers of perf_sample.regs. */
 enum sampler_reg { SREG_IP, SREG_SP, SREG_FP, SREG_G, SREG_LR, SREG_COUNT };
-/* perf register number for a role on this build's architecture, or -1. */
-int sampler_reg(enum sampler_reg role);
+/* perf register number for a role on this build's architecture, or -1. Inline: the
+ * repair and the Go reader ask for four of them at every sample (issue 6). */
+static inline int sampler_reg(enum sampler_reg role)
+{
+#if defined(__x86_64__)
+	/* linux arch/x86/include/uapi/asm/perf_regs.h: bp 6, sp 7, ip 8, r14 22 */
+	static const int8_t roles[SREG_COUNT] = { 8, 7, 6, 22, -1 };
+#elif defined(__aarch64__)
+	/* linux arch/arm64/include/uapi/asm/perf_regs.h: x0..x30, sp 31, pc 32 */
+	static const int8_t roles[SREG_COUNT] = { 32, 31, 29, 28, 30 };
+#else
+	static const int8_t roles[SREG_COUNT] = { -1, -1, -1, -1, -1 };
+#endif
+	return (unsigned)role < SREG_COUNT ? roles[role] : -1;
+}
 
 #endif
