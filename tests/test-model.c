@@ -332,6 +332,104 @@ static void test_tree_topdown(void **state)
 	prof_free(fx.p);
 }
 
+static size_t same_models(struct model *a, struct model *b);
+
+/* The flat row of function name, checked against the expected counts and line. */
+static void flat_row(struct model *m, const char *name, uint64_t total, uint64_t self, int64_t line)
+{
+	struct model_flat *rows;
+	size_t n = model_flat(m, &rows), i;
+
+	for (i = 0; i < n && strcmp(model_fn(m, rows[i].fn)->name, name); i++)
+		;
+	assert_true(i < n);
+	assert_int_equal(rows[i].total_n, total);
+	assert_int_equal(rows[i].self_n, self);
+	assert_int_equal(rows[i].total, (int64_t)total * 1000);
+	assert_int_equal(rows[i].self, (int64_t)self * 1000);
+	if (line)
+		assert_int_equal(rows[i].line, line);
+	free(rows);
+}
+
+/* The flat profile and the top-down tree are kept between refreshes and gain what the
+ * stacks gained (or lost, in a window): they must equal those built anew at every step
+ * (same_models compares the trees), the line of a function (the one with the most self,
+ * the lowest on a tie) included. */
+static void test_flat_incremental(void **state)
+{
+	struct fixture fx;
+	struct prof *s1, *s2, *s3, *s4;
+	struct model *m, *fresh;
+	(void)state;
+
+	fixture_init(&fx);
+	uint64_t g = prof_add_function(fx.p, prof_str(fx.p, "g"), 0, 0, 0);
+	struct prof_line l20 = {g, 20}, l10 = {g, 10};
+	uint64_t loc20 = prof_add_location(fx.p, 0, 0x2000, &l20, 1);
+	uint64_t loc10 = prof_add_location(fx.p, 0, 0x2010, &l10, 1);
+	int64_t v5[2] = {5, 5000}, v1[2] = {1, 1000}, v2[2] = {2, 2000};
+
+	prof_add_sample(fx.p, (const uint64_t[]){loc20, fx.loc[0]}, 2, v5, NULL, 0);
+	prof_add_sample(fx.p, (const uint64_t[]){loc10, fx.loc[0]}, 2, v5, NULL, 0);
+	s1 = prof_snapshot(fx.p);
+	m = model_new(s1, 0);
+	flat_row(m, "g", 10, 10, 10); /* 5 and 5: the lower line */
+	flat_row(m, "f0", 10, 0, 0);
+
+	/* More on a stack it has: line 20 leads. */
+	prof_add_sample(fx.p, (const uint64_t[]){loc20, fx.loc[0]}, 2, v1, NULL, 0);
+	s2 = prof_snapshot(fx.p);
+	assert_int_equal(model_update(m, s2, 0), 0);
+	prof_free(s1);
+	flat_row(m, "g", 11, 11, 20);
+	flat_row(m, "f0", 11, 0, 0);
+	flat_row(m, "g", 11, 11, 20); /* asked twice, nothing new: the same */
+	fresh = model_new(s2, 0);
+	flat_row(fresh, "g", 11, 11, 20);
+	model_free(fresh);
+
+	/* A new stack, recursion in it: counted once per stack. */
+	prof_add_sample(fx.p, (const uint64_t[]){loc10, fx.loc[1], fx.loc[0], fx.loc[1], fx.loc[0]}, 5,
+			v2, NULL, 0);
+	s3 = prof_snapshot(fx.p);
+	assert_int_equal(model_update(m, s3, 0), 0);
+	prof_free(s2);
+	flat_row(m, "g", 13, 13, 10); /* line 10: 7, line 20: 6 */
+	flat_row(m, "f0", 13, 0, 0);
+	flat_row(m, "f1", 2, 0, 0);
+	fresh = model_new(s3, 0);
+	same_models(m, fresh);
+	model_free(fresh);
+
+	/* Under a filter, then without: other stacks, so it starts again. */
+	struct model_filter f = {.kind = MODEL_FOCUS, .str = "f1", .exact = 1};
+
+	model_set_filters(m, &f, 1);
+	flat_row(m, "g", 2, 2, 10);
+	model_set_filters(m, NULL, 0);
+	flat_row(m, "g", 13, 13, 10);
+
+	/* A window: the same stacks, values down, so it starts again too (adding the
+	 * differences would keep line 10, which led before). */
+	s4 = prof_snapshot(fx.p);
+	prof_reset_samples(s4);
+	prof_set_sample_values(s4, 0, (const int64_t[]){3, 3000}); /* line 20 */
+	prof_set_sample_values(s4, 1, v1);                         /* line 10 */
+	prof_set_sample_values(s4, 2, v1);                         /* line 10, under f1 */
+	assert_int_equal(model_update(m, s4, 0), 0);
+	prof_free(s3);
+	flat_row(m, "g", 5, 5, 20);
+	flat_row(m, "f0", 5, 0, 0);
+	flat_row(m, "f1", 1, 0, 0);
+	fresh = model_new(s4, 0);
+	same_models(m, fresh);
+	model_free(fresh);
+	model_free(m);
+	prof_free(s4);
+	prof_free(fx.p);
+}
+
 /* Keys and values are bytes: two keys that differ only after a NUL are two keys, and a
  * filter on a value holding NUL bytes selects exactly that value. */
 static void test_nul_bytes(void **state)
@@ -582,8 +680,11 @@ static void test_update_equals_rebuild(void **state)
 	assert_int_not_equal(model_label_values(m, "handler", 0, &vals, &t), 0);
 	free(vals);
 
-	/* And the top-down tree's shape, which the update extends. */
+	/* And the top-down tree's shape and the flat profile, which the update extends. */
 	model_tree_free(model_tree_topdown(m));
+	struct model_flat *rows;
+	model_flat(m, &rows);
+	free(rows);
 
 	add_locations(p, locs, &nlocs, 60);
 	add_random(p, locs, nlocs, 600);
@@ -628,6 +729,7 @@ int main(void)
 		cmocka_unit_test(test_nul_bytes),
 		cmocka_unit_test(test_update_equals_rebuild),
 		cmocka_unit_test(test_tree_topdown),
+		cmocka_unit_test(test_flat_incremental),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
