@@ -72,7 +72,7 @@ void model_totals(const struct model *m, struct model_totals *t);
 
 struct model_flat {
 	uint32_t fn;
-	int64_t line;          /* by_line: the row's line; else the line with the most self */
+	int64_t line;          /* by_line: the row's line; else the line with the most self (the lowest of equals) */
 	int64_t self, total;
 	uint64_t self_n, total_n;
 };
