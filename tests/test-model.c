@@ -296,7 +296,7 @@ static void test_tree_topdown(void **state)
 	add_stack(&fx, (const int[]){1, 0}, 2, 4);
 	add_stack(&fx, (const int[]){2, 3, 0}, 3, 6);
 	s2 = prof_snapshot(fx.p);
-	assert_int_equal(model_update(m, s2, 0), 0);
+	assert_int_equal(model_update(m, s2, 0, NULL, 0), 0);
 	prof_free(s1);
 	t = model_tree_topdown(m);
 	assert_int_equal(t->n, 8);
@@ -380,7 +380,7 @@ static void test_flat_incremental(void **state)
 	/* More on a stack it has: line 20 leads. */
 	prof_add_sample(fx.p, (const uint64_t[]){loc20, fx.loc[0]}, 2, v1, NULL, 0);
 	s2 = prof_snapshot(fx.p);
-	assert_int_equal(model_update(m, s2, 0), 0);
+	assert_int_equal(model_update(m, s2, 0, NULL, 0), 0);
 	prof_free(s1);
 	flat_row(m, "g", 11, 11, 20);
 	flat_row(m, "f0", 11, 0, 0);
@@ -393,7 +393,7 @@ static void test_flat_incremental(void **state)
 	prof_add_sample(fx.p, (const uint64_t[]){loc10, fx.loc[1], fx.loc[0], fx.loc[1], fx.loc[0]}, 5,
 			v2, NULL, 0);
 	s3 = prof_snapshot(fx.p);
-	assert_int_equal(model_update(m, s3, 0), 0);
+	assert_int_equal(model_update(m, s3, 0, NULL, 0), 0);
 	prof_free(s2);
 	flat_row(m, "g", 13, 13, 10); /* line 10: 7, line 20: 6 */
 	flat_row(m, "f0", 13, 0, 0);
@@ -417,8 +417,10 @@ static void test_flat_incremental(void **state)
 	prof_set_sample_values(s4, 0, (const int64_t[]){3, 3000}); /* line 20 */
 	prof_set_sample_values(s4, 1, v1);                         /* line 10 */
 	prof_set_sample_values(s4, 2, v1);                         /* line 10, under f1 */
-	assert_int_equal(model_update(m, s4, 0), 0);
+	assert_int_equal(model_update(m, s4, 0, &f, 1), 0); /* under the f1 filter */
 	prof_free(s3);
+	flat_row(m, "g", 1, 1, 10);
+	model_set_filters(m, NULL, 0);
 	flat_row(m, "g", 5, 5, 20);
 	flat_row(m, "f0", 5, 0, 0);
 	flat_row(m, "f1", 1, 0, 0);
@@ -689,7 +691,7 @@ static void test_update_equals_rebuild(void **state)
 	add_locations(p, locs, &nlocs, 60);
 	add_random(p, locs, nlocs, 600);
 	s2 = prof_snapshot(p);
-	assert_int_equal(model_update(m, s2, 0), 0);
+	assert_int_equal(model_update(m, s2, 0, NULL, 0), 0);
 	prof_free(s1); /* the model must hold nothing of it any more */
 	fresh = model_new(s2, 0);
 	same_under_filters(m, fresh, &rows1);
@@ -704,7 +706,7 @@ static void test_update_equals_rebuild(void **state)
 
 		prof_set_sample_values(s3, i, v);
 	}
-	assert_int_equal(model_update(m, s3, 0), 0);
+	assert_int_equal(model_update(m, s3, 0, NULL, 0), 0);
 	prof_free(s2);
 	fresh = model_new(s3, 0);
 	same_under_filters(m, fresh, &rows2);
@@ -713,8 +715,8 @@ static void test_update_equals_rebuild(void **state)
 
 	/* Not a snapshot of the same profile, or by line: a new model is needed. */
 	other = prof_clone(s3);
-	assert_int_equal(model_update(m, other, 0), -1);
-	assert_int_equal(model_update(m, s3, 1), -1);
+	assert_int_equal(model_update(m, other, 0, NULL, 0), -1);
+	assert_int_equal(model_update(m, s3, 1, NULL, 0), -1);
 	prof_free(other);
 	model_free(m);
 	prof_free(s3);

@@ -131,13 +131,11 @@ int ui_pct_attr(int64_t part, int64_t total)
 
 /* --- model and views --- */
 
-static void apply_filters(struct ui *ui)
+/* The UI's filters as the model takes them; returns how many. */
+static size_t model_filters(const struct ui *ui, struct model_filter *f)
 {
-	struct model_filter f[UI_MAX_FILTERS];
 	size_t i;
 
-	if (!ui->model)
-		return;
 	for (i = 0; i < ui->nfilters; i++) {
 		f[i].kind = ui->filters[i].kind;
 		f[i].exact = ui->filters[i].exact;
@@ -147,21 +145,24 @@ static void apply_filters(struct ui *ui)
 		f[i].str_len = ui->filters[i].str_len;
 		f[i].num = ui->filters[i].num;
 	}
-	model_set_filters(ui->model, f, ui->nfilters);
+	return ui->nfilters;
 }
 
 void ui_rebuild(struct ui *ui)
 {
+	struct model_filter f[UI_MAX_FILTERS];
+	size_t nf = model_filters(ui, f);
 	int i;
 
 	/* A later snapshot of the same event's profile extends the model: its cost follows
 	 * what is new, not the whole profile (src/model.c). */
-	if (!ui->ev || !ui->model || model_update(ui->model, ui->ev->prof, ui->by_line)) {
+	if (!ui->ev || !ui->model || model_update(ui->model, ui->ev->prof, ui->by_line, f, nf)) {
 		model_free(ui->model);
 		ui->model = ui->ev ? model_new(ui->ev->prof, ui->by_line) : NULL;
+		if (ui->model)
+			model_set_filters(ui->model, f, nf);
 	}
 	ui->model_prof = ui->ev ? ui->ev->prof : NULL;
-	apply_filters(ui);
 	for (i = 0; i < VIEW_COUNT; i++)
 		ui->views[i].stale = 1;
 }

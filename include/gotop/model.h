@@ -52,10 +52,12 @@ struct model_totals {
 struct model *model_new(const struct prof *p, int by_line);
 /* Brings m up to p, a later snapshot of the profile m was built from (prof_same_tables,
  * with at least as many entries): only the new locations and samples are worked out, and
- * every sample's values are taken from p. p replaces the profile m borrows. Returns 0, or
- * -1 when p is not such a snapshot or by_line differs: then build a new model. The
- * filters are dropped: set them again. Function indexes stay valid. */
-int model_update(struct model *m, const struct prof *p, int by_line);
+ * every sample's values are taken from p. p replaces the profile m borrows. The filters
+ * become f[0..nf), as model_set_filters sets them (NULL, 0: none). Returns 0, or -1 when
+ * p is not such a snapshot or by_line differs (m is left as it was): then build a new
+ * model. Function indexes stay valid. */
+int model_update(struct model *m, const struct prof *p, int by_line, const struct model_filter *f,
+		 size_t nf);
 void model_free(struct model *m);
 const struct prof *model_prof(const struct model *m);
 
