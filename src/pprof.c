@@ -530,13 +530,20 @@ int pprof_check_writable(const char *path)
 }
 
 /* Writes in place (see resolve_dest): no temporary file, no fsync (a device or a pipe
- * has nothing to sync, and /dev/null refuses it). */
+ * has nothing to sync, and /dev/null refuses it). A FIFO nobody reads gives -ENXIO at
+ * once instead of blocking the open: the live UI's save must not hang. */
 static int write_direct(const char *path, const uint8_t *buf, size_t len)
 {
-	int err, fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	int err, fl, fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 
 	if (fd < 0)
 		return -errno;
+	/* Then the writes wait for a slow reader like any pipe's. */
+	if ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
 	err = gzip_to_fd(fd, buf, len);
 	if (close(fd) < 0 && !err)
 		err = -errno;

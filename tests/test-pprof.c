@@ -915,7 +915,11 @@ static void test_write_file(void **state)
 	char fifo[600];
 	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
 	assert_int_equal(mkfifo(fifo, 0600), 0);
-	int rfd = open(fifo, O_RDONLY | O_NONBLOCK); /* a reader, so that the writer's open returns */
+	/* Nobody reading: an error at once (the UI's save must not hang), the FIFO kept. */
+	assert_int_equal(pprof_write_file(p, fifo), -ENXIO);
+	assert_int_equal(stat(fifo, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	int rfd = open(fifo, O_RDONLY | O_NONBLOCK); /* a reader */
 	assert_true(rfd >= 0);
 	assert_int_equal(pprof_check_writable(fifo), 0);
 	assert_int_equal(pprof_write_file(p, fifo), 0); /* a small profile: fits the pipe */
