@@ -359,7 +359,7 @@ static void flat_row(struct model *m, const char *name, uint64_t total, uint64_t
 static void test_flat_incremental(void **state)
 {
 	struct fixture fx;
-	struct prof *s1, *s2, *s3, *s4;
+	struct prof *s1, *s2, *s3, *s4, *s5;
 	struct model *m, *fresh;
 	(void)state;
 
@@ -417,18 +417,24 @@ static void test_flat_incremental(void **state)
 	prof_set_sample_values(s4, 0, (const int64_t[]){3, 3000}); /* line 20 */
 	prof_set_sample_values(s4, 1, v1);                         /* line 10 */
 	prof_set_sample_values(s4, 2, v1);                         /* line 10, under f1 */
-	assert_int_equal(model_update(m, s4, 0, &f, 1), 0); /* under the f1 filter */
+	assert_int_equal(model_update(m, s4, 0, NULL, 0), 0);
 	prof_free(s3);
-	flat_row(m, "g", 1, 1, 10);
-	model_set_filters(m, NULL, 0);
 	flat_row(m, "g", 5, 5, 20);
 	flat_row(m, "f0", 5, 0, 0);
 	flat_row(m, "f1", 1, 0, 0);
 	fresh = model_new(s4, 0);
 	same_models(m, fresh);
 	model_free(fresh);
-	model_free(m);
+
+	/* An update under a filter: the filter holds at once. */
+	s5 = prof_snapshot(fx.p);
+	assert_int_equal(model_update(m, s5, 0, &f, 1), 0); /* under the f1 filter */
 	prof_free(s4);
+	flat_row(m, "g", 2, 2, 10);
+	model_set_filters(m, NULL, 0);
+	flat_row(m, "g", 13, 13, 10);
+	model_free(m);
+	prof_free(s5);
 	prof_free(fx.p);
 }
 
