@@ -107,6 +107,16 @@ struct kcache {
 #define KCACHE_IDLE 30 /* updates (about seconds in the live UI) a key's cache outlives its use */
 #define NONE UINT32_MAX
 
+/* The stacks a kept view (the flat list, the top-down tree) covers, a prefix of m->act,
+ * and the value and count it took of each: a refresh adds only what each stack gained,
+ * so it walks only the stacks that got samples (issue 6). */
+struct kept {
+	uint32_t *act;
+	int64_t *sval;
+	uint64_t *scnt;
+	size_t n, capact, capsval, capscnt;
+};
+
 struct model {
 	const struct prof *p;
 	int by_line;
@@ -181,11 +191,9 @@ struct model {
 	struct model_node *tc_nodes;
 	size_t tc_n, tc_cap;
 	struct hmap tc_kids;     /* parent << 32 | fn -> node */
-	uint32_t *tc_act;        /* the stacks covered, in m->act's order */
+	struct kept tc_kept;
 	uint32_t *tc_leaf;       /* per covered stack: its last frame's node (0: the root) */
-	int64_t *tc_sval;        /* per covered stack: its value and count so far */
-	uint64_t *tc_scnt;
-	size_t tc_nact, tc_capact, tc_capleaf, tc_capsval, tc_capscnt;
+	size_t tc_capleaf;
 
 	/* The last flat profile (model_flat), kept with its values: the stacks it covers
 	 * (a prefix of m->act) and the values it took of each. A refresh adds what each
@@ -202,10 +210,7 @@ struct model {
 	uint32_t *fl_stamp;      /* per row: the walk (fl_gen) that last counted it */
 	size_t fl_capbest, fl_capstamp;
 	uint32_t fl_gen;
-	uint32_t *fl_act;        /* the stacks covered, in m->act's order */
-	int64_t *fl_sval;        /* per covered stack: its value and count so far */
-	uint64_t *fl_scnt;
-	size_t fl_nact, fl_capact, fl_capsval, fl_capscnt;
+	struct kept fl_kept;
 };
 
 /* The function of frame j. */
@@ -411,6 +416,7 @@ static void extend(struct model *m)
 
 static void kcache_free(struct kcache *c);
 static void flat_reset(struct model *m);
+static void kept_free(struct kept *k);
 
 struct model *model_new(const struct prof *p, int by_line)
 {
@@ -522,18 +528,14 @@ void model_free(struct model *m)
 	free(m->act);
 	free(m->tc_nodes);
 	hmap_free(&m->tc_kids);
-	free(m->tc_act);
 	free(m->tc_leaf);
-	free(m->tc_sval);
-	free(m->tc_scnt);
+	kept_free(&m->tc_kept);
 	flat_reset(m);
 	free(m->fl_rows);
 	free(m->fl_byfn);
 	free(m->fl_best);
 	free(m->fl_stamp);
-	free(m->fl_act);
-	free(m->fl_sval);
-	free(m->fl_scnt);
+	kept_free(&m->fl_kept);
 	free(m);
 }
 
@@ -727,13 +729,60 @@ void model_totals(const struct model *m, struct model_totals *t)
  * stack with passing samples once, with the sum of their values (m->act, m->sval,
  * m->scnt), in the order the stacks first got a passing sample. */
 
+/* --- kept views --- */
+
+static void kept_free(struct kept *k)
+{
+	free(k->act);
+	free(k->sval);
+	free(k->scnt);
+}
+
+/* Whether k still covers a prefix of m->act and, with no_loss, none of its stacks lost
+ * value; then k has room for all of m->act. Otherwise k covers nothing, and the view
+ * starts again. */
+static int kept_extends(const struct model *m, struct kept *k, int no_loss)
+{
+	size_t a;
+	int ok = k->n <= m->nact && (!k->n || !memcmp(k->act, m->act, k->n * sizeof(*m->act)));
+
+	for (a = 0; ok && no_loss && a < k->n; a++)
+		ok = m->sval[m->act[a]] >= k->sval[a] && m->scnt[m->act[a]] >= k->scnt[a];
+	if (!ok)
+		k->n = 0;
+	xgrow((void **)&k->act, &k->capact, m->nact + 1, sizeof(*k->act));
+	xgrow((void **)&k->sval, &k->capsval, m->nact + 1, sizeof(*k->sval));
+	xgrow((void **)&k->scnt, &k->capscnt, m->nact + 1, sizeof(*k->scnt));
+	return ok;
+}
+
+/* What stack m->act[a] gained since k took its values (all of them for a stack k does
+ * not cover yet) into *v and *c, and k takes them. 0: a covered stack that did not
+ * change. The caller sets k->n = m->nact after its pass. */
+static int kept_gain(const struct model *m, struct kept *k, size_t a, int64_t *v, uint64_t *c)
+{
+	uint32_t st = m->act[a];
+
+	if (a >= k->n) {
+		k->act[a] = st;
+		k->sval[a] = 0;
+		k->scnt[a] = 0;
+	} else if (m->sval[st] == k->sval[a] && m->scnt[st] == k->scnt[a]) {
+		return 0;
+	}
+	*v = m->sval[st] - k->sval[a];
+	*c = m->scnt[st] - k->scnt[a];
+	k->sval[a] = m->sval[st];
+	k->scnt[a] = m->scnt[st];
+	return 1;
+}
+
 /* --- flat --- */
 
 /* Forgets the kept flat profile (its arrays stay allocated). */
 static void flat_reset(struct model *m)
 {
 	m->fl_n = 0;
-	m->fl_nact = 0;
 	if (m->fl_byfn)
 		memset(m->fl_byfn, 0, m->fl_nbyfn * sizeof(*m->fl_byfn));
 	hmap_free(&m->fl_idx);
@@ -808,42 +857,25 @@ static void flat_add(struct model *m, uint32_t st, int64_t v, uint64_t c)
 size_t model_flat(struct model *m, struct model_flat **rowsp)
 {
 	size_t a;
-	int reset;
 
 	/* The kept rows extend when the stacks covered are a prefix of m->act's and none
-	 * lost value (the cumulative profile; a filter that only adds samples). Anything
-	 * else (other stacks, a decaying window) starts again. */
-	reset = m->fl_nact > m->nact ||
-		(m->fl_nact && memcmp(m->fl_act, m->act, m->fl_nact * sizeof(*m->act)));
-	for (a = 0; !reset && a < m->fl_nact; a++)
-		reset = m->sval[m->act[a]] < m->fl_sval[a] || m->scnt[m->act[a]] < m->fl_scnt[a];
-	if (reset)
+	 * lost value (the cumulative profile; a filter that only adds samples): a row's
+	 * line is not a sum. Anything else (other stacks, a decaying window) starts again. */
+	if (!kept_extends(m, &m->fl_kept, 1))
 		flat_reset(m);
 	if (!m->by_line && m->fl_nbyfn < m->nfns + 1) {
 		xgrow((void **)&m->fl_byfn, &m->fl_capbyfn, m->nfns + 1, sizeof(*m->fl_byfn));
 		memset(m->fl_byfn + m->fl_nbyfn, 0, (m->nfns + 1 - m->fl_nbyfn) * sizeof(*m->fl_byfn));
 		m->fl_nbyfn = m->nfns + 1;
 	}
-	xgrow((void **)&m->fl_act, &m->fl_capact, m->nact + 1, sizeof(*m->fl_act));
-	xgrow((void **)&m->fl_sval, &m->fl_capsval, m->nact + 1, sizeof(*m->fl_sval));
-	xgrow((void **)&m->fl_scnt, &m->fl_capscnt, m->nact + 1, sizeof(*m->fl_scnt));
 	for (a = 0; a < m->nact; a++) {
-		uint32_t st = m->act[a];
-		int64_t v = m->sval[st];
-		uint64_t c = m->scnt[st];
+		int64_t v;
+		uint64_t c;
 
-		if (a >= m->fl_nact) {
-			m->fl_act[a] = st;
-			flat_add(m, st, v, c);
-		} else if (v != m->fl_sval[a] || c != m->fl_scnt[a]) {
-			flat_add(m, st, v - m->fl_sval[a], c - m->fl_scnt[a]);
-		} else {
-			continue;
-		}
-		m->fl_sval[a] = v;
-		m->fl_scnt[a] = c;
+		if (kept_gain(m, &m->fl_kept, a, &v, &c))
+			flat_add(m, m->act[a], v, c);
 	}
-	m->fl_nact = m->nact;
+	m->fl_kept.n = m->nact;
 	*rowsp = NULL;
 	if (m->fl_n) {
 		*rowsp = xmalloc(m->fl_n * sizeof(**rowsp));
@@ -982,11 +1014,9 @@ struct model_tree *model_tree_topdown(struct model *m)
 	 * indexes, and a node's values are sums: adding each stack's difference, lost
 	 * value too (a decaying window), gives the tree built anew. Other stacks (other
 	 * filters, a window's stacks without value) start again. */
-	if (m->tc_nact > m->nact ||
-	    (m->tc_nact && memcmp(m->tc_act, m->act, m->tc_nact * sizeof(*m->act)))) {
+	if (!kept_extends(m, &m->tc_kept, 0)) {
 		hmap_free(&m->tc_kids);
 		m->tc_n = 0;
-		m->tc_nact = 0;
 	}
 	if (!m->tc_n) {
 		xgrow((void **)&m->tc_nodes, &m->tc_cap, 1, sizeof(*m->tc_nodes));
@@ -994,30 +1024,20 @@ struct model_tree *model_tree_topdown(struct model *m)
 		m->tc_nodes[0].id = 0x746f70646f776eULL;
 		m->tc_n = 1;
 	}
-	xgrow((void **)&m->tc_act, &m->tc_capact, m->nact + 1, sizeof(*m->tc_act));
 	xgrow((void **)&m->tc_leaf, &m->tc_capleaf, m->nact + 1, sizeof(*m->tc_leaf));
-	xgrow((void **)&m->tc_sval, &m->tc_capsval, m->nact + 1, sizeof(*m->tc_sval));
-	xgrow((void **)&m->tc_scnt, &m->tc_capscnt, m->nact + 1, sizeof(*m->tc_scnt));
 	/* What each stack gained on every node of its path, the root's included. */
 	for (a = 0; a < m->nact; a++) {
 		uint32_t st = m->act[a], cur;
-		int64_t v = m->sval[st];
-		uint64_t c = m->scnt[st];
+		int64_t v;
+		uint64_t c;
 
-		if (a >= m->tc_nact) {
+		if (a >= m->tc_kept.n) {
 			for (cur = 0, j = ST_BEGIN(m, st); j < ST_END(m, st); j++)
 				cur = tc_child(m, cur, FR_FN(m, j));
-			m->tc_act[a] = st;
 			m->tc_leaf[a] = cur;
-			m->tc_sval[a] = 0;
-			m->tc_scnt[a] = 0;
-		} else if (v == m->tc_sval[a] && c == m->tc_scnt[a]) {
-			continue;
 		}
-		v -= m->tc_sval[a];
-		c -= m->tc_scnt[a];
-		m->tc_sval[a] = m->sval[st];
-		m->tc_scnt[a] = m->scnt[st];
+		if (!kept_gain(m, &m->tc_kept, a, &v, &c))
+			continue;
 		cur = m->tc_leaf[a];
 		m->tc_nodes[cur].self += v;
 		m->tc_nodes[cur].self_n += c;
@@ -1029,7 +1049,7 @@ struct model_tree *model_tree_topdown(struct model *m)
 			cur = m->tc_nodes[cur].parent;
 		}
 	}
-	m->tc_nact = m->nact;
+	m->tc_kept.n = m->nact;
 
 	t->pub.n = t->cap = m->tc_n;
 	nodes = t->pub.nodes = xmalloc(m->tc_n * sizeof(*nodes));
