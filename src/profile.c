@@ -972,6 +972,17 @@ struct prof *prof_snapshot(const struct prof *p)
 	return c;
 }
 
+/* Where p's time span ends, held at the int64 range: both times may come from a decoded
+ * file (the pprof fuzzer found INT64_MAX + a duration). */
+static int64_t span_end(const struct prof *p)
+{
+	int64_t end;
+
+	if (__builtin_add_overflow(p->time_nanos, p->duration_nanos, &end))
+		end = p->duration_nanos > 0 ? INT64_MAX : INT64_MIN;
+	return end;
+}
+
 void prof_merge(struct prof *dst, const struct prof *src)
 {
 	const struct prof_tables *st = src->t;
@@ -1034,15 +1045,9 @@ void prof_merge(struct prof *dst, const struct prof *src)
 			dst->time_nanos = src->time_nanos;
 			dst->duration_nanos = src->duration_nanos;
 		} else {
-			/* Held at the int64 range: both may come from a decoded file (the pprof
-			 * fuzzer found INT64_MAX + a duration). */
-			int64_t start = GP_MIN(dst->time_nanos, src->time_nanos), end, d;
+			int64_t start = GP_MIN(dst->time_nanos, src->time_nanos);
+			int64_t end = GP_MAX(span_end(dst), span_end(src));
 
-			if (__builtin_add_overflow(dst->time_nanos, dst->duration_nanos, &end))
-				end = dst->duration_nanos > 0 ? INT64_MAX : INT64_MIN;
-			if (__builtin_add_overflow(src->time_nanos, src->duration_nanos, &d))
-				d = src->duration_nanos > 0 ? INT64_MAX : INT64_MIN;
-			end = GP_MAX(end, d);
 			dst->time_nanos = start;
 			if (__builtin_sub_overflow(end, start, &dst->duration_nanos))
 				dst->duration_nanos = INT64_MAX; /* only upwards: start <= both times */
