@@ -476,7 +476,7 @@ struct hc_ent {
 #define RAW_SLOTS 64 /* a power of two */
 struct raw_ent {
 	uint64_t ptr; /* g.labels; 0: empty slot */
-	uint32_t npieces, used;
+	uint32_t npieces, used; /* npieces 0: the set was seen once, its bytes are not kept */
 	const struct gort_labels *set;
 	struct gobpf_piece piece[GOBPF_LBL_PIECES];
 	uint8_t lbl[GOBPF_LBL_BYTES];
@@ -769,9 +769,22 @@ void gort_set_runtime_vars(struct gort *g, uint64_t allm, uint64_t mheap)
 	g->mheap = mheap;
 }
 
+/* Ranges that touch or overlap are kept as one: a Go executable's text and read-only data
+ * are two adjacent mappings, and is_static runs for every string of every label set
+ * known by its content (set_key). */
 void gort_add_static_range(struct gort *g, uint64_t lo, uint64_t hi)
 {
-	if (g->nstatic >= MAX_STATIC || lo >= hi)
+	int i;
+
+	if (lo >= hi)
+		return;
+	for (i = 0; i < g->nstatic; i++)
+		if (lo <= g->statics[i][1] && hi >= g->statics[i][0]) {
+			g->statics[i][0] = GP_MIN(lo, g->statics[i][0]);
+			g->statics[i][1] = GP_MAX(hi, g->statics[i][1]);
+			return;
+		}
+	if (g->nstatic >= MAX_STATIC)
 		return;
 	g->statics[g->nstatic][0] = lo;
 	g->statics[g->nstatic][1] = hi;
@@ -1574,6 +1587,8 @@ static const struct gort_labels *intern(struct gort *g, uint32_t n)
 /* ---------------------------------------------------------------- label cache */
 
 static const uint8_t *snap_piece(const struct gort *g, uint64_t addr, size_t len);
+static inline const uint8_t *snap_piece_at(const struct gort *g, uint32_t hint, uint64_t addr,
+					   size_t len);
 
 static struct lc_entry *lc_find(struct gort *g, uint64_t ptr)
 {
@@ -1814,28 +1829,52 @@ static bool copied_at_sample(const struct gort *g, uint64_t ptr)
  */
 _Static_assert(BUCKET_CNT <= GOBPF_LBL_PAIRS, "set_key: a bucket's pairs fit in the key");
 
-/* Appends string {p, len} to key k (at *n): 16 bytes (address, length) for a constant,
- * else the length with the top bit set and the bytes of the sample's copy. False when
- * neither (garbage, or not copied). */
-static bool key_str(const struct gort *g, uint64_t p, uint64_t len, uint8_t *k, uint32_t *n)
+/* A set's key as it is built: its bytes and their running hash, folded word by word as
+ * they are appended (util_hash's step), so that the key is not read again to be hashed. */
+struct skey {
+	uint8_t *k; /* HC_KEY_MAX bytes */
+	uint32_t n;
+	uint32_t piece; /* where the next copied string's piece should be (snap_piece_at) */
+	uint64_t h;
+};
+
+static inline void skey_word(struct skey *s, uint64_t w)
+{
+	memcpy(s->k + s->n, &w, 8);
+	s->n += 8;
+	s->h = (s->h ^ w) * 0x100000001b3ULL;
+	s->h ^= s->h >> 29;
+}
+
+/* key_str for a string made at run time: the length with the top bit set and the bytes
+ * of the sample's copy. False when the program did not copy them. */
+static bool key_str_copied(const struct gort *g, uint64_t p, uint64_t len, struct skey *s)
 {
 	const uint8_t *b;
-	uint64_t tagged;
+	uint64_t bh;
 
+	if (len > GOBPF_LBL_STR_MAX || !(b = snap_piece_at(g, s->piece, p, len)))
+		return false;
+	s->piece++;
+	bh = util_hash(b, len, 0);
+	skey_word(s, len | (1ULL << 63));
+	memcpy(s->k + s->n, b, len);
+	s->n += (uint32_t)len;
+	s->h = (s->h ^ bh) * 0x100000001b3ULL;
+	return true;
+}
+
+/* Appends string {p, len} to key s: 16 bytes (address, length) for a constant, else its
+ * copy (key_str_copied). False when neither (garbage, or not copied). Inline: the
+ * constant is the usual case, four times per sample on a set of two pairs. */
+static inline bool key_str(const struct gort *g, uint64_t p, uint64_t len, struct skey *s)
+{
 	if (len >= STRLEN_GARBAGE)
 		return false;
-	if (!len || is_static(g, p, GP_MIN(len, (uint64_t)GORT_MAX_STRLEN))) {
-		memcpy(k + *n, &p, 8);
-		memcpy(k + *n + 8, &len, 8);
-		*n += 16;
-		return true;
-	}
-	if (len > GOBPF_LBL_STR_MAX || !(b = snap_piece(g, p, len)))
-		return false;
-	tagged = len | (1ULL << 63);
-	memcpy(k + *n, &tagged, 8);
-	memcpy(k + *n + 8, b, len);
-	*n += 8 + (uint32_t)len;
+	if (len && !is_static(g, p, GP_MIN(len, (uint64_t)GORT_MAX_STRLEN)))
+		return key_str_copied(g, p, len, s);
+	skey_word(s, p);
+	skey_word(s, len);
 	return true;
 }
 
@@ -1843,30 +1882,31 @@ static bool key_str(const struct gort *g, uint64_t p, uint64_t len, uint8_t *k, 
  * the copy holds the whole set (one bucket of a go1.19 to go1.23 map, not growing; a
  * go1.24+ slice of up to GOBPF_LBL_PAIRS pairs) and every string is a constant or was
  * copied, else 0. Map cells are taken in bucket order, slices in list order. */
-static uint32_t set_key(const struct gort *g, uint64_t ptr, uint8_t *k)
+static uint32_t set_key(const struct gort *g, uint64_t ptr, uint8_t *k, uint64_t *hash)
 {
 	const struct gort_offsets *o = &g->off;
 	const uint8_t *c, *hm, *b, *a;
-	uint32_t n = 0, pairs = 0, i;
+	struct skey s = { k, 0, 0, 0xcbf29ce484222325ULL };
+	uint32_t pairs = 0, i;
 
 	if (o->labels_kind == GORT_LABELS_MAP) {
+		const uint32_t bkeys = o->bucket_keys, bvals = o->bucket_values;
 		uint64_t h;
 
-		if (!(c = snap_piece(g, ptr, 8)) || !ptr_ok(h = ld64(c, 0)) ||
-		    !(hm = snap_piece(g, h, gort_hmap_read_size(o))))
+		if (!(c = snap_piece_at(g, 0, ptr, 8)) || !ptr_ok(h = ld64(c, 0)) ||
+		    !(hm = snap_piece_at(g, 1, h, gort_hmap_read_size(o))))
 			return 0;
 		if (hm[o->hmap_b] != 0 || ld64(hm, o->hmap_oldbuckets) ||
 		    ld64(hm, o->hmap_count) > BUCKET_CNT ||
-		    !(b = snap_piece(g, ld64(hm, o->hmap_buckets), o->bucket_size)) ||
+		    !(b = snap_piece_at(g, 2, ld64(hm, o->hmap_buckets), o->bucket_size)) ||
 		    ld64(b, o->bucket_overflow))
 			return 0;
+		s.piece = 3;
 		for (i = 0; i < BUCKET_CNT; i++) {
-			const uint8_t *kh = b + o->bucket_keys + 16 * i, *vh = b + o->bucket_values + 16 * i;
-
 			if (b[i] < TOPHASH_MIN)
 				continue;
-			if (!key_str(g, ld64(kh, 0), ld64(kh, 8), k, &n) ||
-			    !key_str(g, ld64(vh, 0), ld64(vh, 8), k, &n))
+			if (!key_str(g, ld64(b, bkeys + 16 * i), ld64(b, bkeys + 16 * i + 8), &s) ||
+			    !key_str(g, ld64(b, bvals + 16 * i), ld64(b, bvals + 16 * i + 8), &s))
 				return 0;
 			pairs++;
 		}
@@ -1875,19 +1915,21 @@ static uint32_t set_key(const struct gort *g, uint64_t ptr, uint8_t *k)
 	} else {
 		uint64_t len;
 
-		if (!(c = snap_piece(g, ptr, 24)))
+		if (!(c = snap_piece_at(g, 0, ptr, 24)))
 			return 0;
 		len = ld64(c, 8);
 		if (len == 0 || len > GOBPF_LBL_PAIRS || len > ld64(c, 16) ||
-		    !(a = snap_piece(g, ld64(c, 0), 32 * len)))
+		    !(a = snap_piece_at(g, 1, ld64(c, 0), 32 * len)))
 			return 0;
+		s.piece = 2;
 		for (i = 0; i < len; i++)
-			if (!key_str(g, ld64(a, 32 * i), ld64(a, 32 * i + 8), k, &n) ||
-			    !key_str(g, ld64(a, 32 * i + 16), ld64(a, 32 * i + 24), k, &n))
+			if (!key_str(g, ld64(a, 32 * i), ld64(a, 32 * i + 8), &s) ||
+			    !key_str(g, ld64(a, 32 * i + 16), ld64(a, 32 * i + 24), &s))
 				return 0;
 		pairs = (uint32_t)len;
 	}
-	return pairs ? n : 0;
+	*hash = util_mix64(s.h ^ s.n);
+	return pairs ? s.n : 0;
 }
 
 /* The entry for key k of n bytes (hash h), or the empty slot where it goes. */
@@ -2066,9 +2108,12 @@ static void raw_put(struct raw_ent *e, uint64_t ptr, const struct gobpf_rec *r, 
 /* Labels of goroutine gv (whose g.labels is != 0): by their content when the sample's
  * copy of the set holds it, else by the label cache. The content is first compared, byte
  * for byte, with the last copy of the same set (raw_ent): equal copies are the same set,
- * found without building its key (set_key, util_hash, hc_slot). On labels.go at 1 kHz,
- * whose sets live 2 ms, 45 % of copies equal the last, and labels_of went from 777 to
- * 648 instructions per sample (callgrind; issue 6). */
+ * found without building its key (set_key, hc_slot). A set's bytes are kept from its
+ * second copy on: a set seen once only leaves its address, which costs a store where
+ * keeping its bytes cost a copy of them and a pass over the pieces (gobpf_lbl_used). On
+ * labels.go at 1 kHz, whose sets live about 1 ms of CPU, 7 % of copies equal the last
+ * one, and keeping every set's bytes took 210 of labels_of's 790 instructions per
+ * sample (callgrind; issue 6). */
 static int labels_of(struct gort *g, const struct gp_mem *mem, const struct gview *gv,
 		     bool have_sg, bool sg_before, uint32_t sg, const struct gort_labels **out,
 		     int *flags)
@@ -2083,25 +2128,33 @@ static int labels_of(struct gort *g, const struct gp_mem *mem, const struct gvie
 		const struct gobpf_rec *r = g->snap;
 
 		re = raw_slot(g, gv->labels);
-		used = gobpf_lbl_used(r);
-		if (re->ptr == gv->labels && re->npieces == GP_MIN(r->npieces, (uint32_t)GOBPF_LBL_PIECES) &&
-		    re->used == used && memcmp(re->piece, r->piece, re->npieces * sizeof(*r->piece)) == 0 &&
-		    memcmp(re->lbl, r->lbl, used) == 0) {
-			g->st.label_lookups++;
-			g->st.label_hits_content++;
-			*out = re->set;
-			return 0;
+		if (re->ptr != gv->labels) {
+			/* First seen: only its address is kept, and no bytes (npieces 0). */
+			re->ptr = gv->labels;
+			re->npieces = 0;
+			re = NULL;
+		} else {
+			used = gobpf_lbl_used(r);
+			if (re->npieces == GP_MIN(r->npieces, (uint32_t)GOBPF_LBL_PIECES) &&
+			    re->used == used &&
+			    memcmp(re->piece, r->piece, re->npieces * sizeof(*r->piece)) == 0 &&
+			    memcmp(re->lbl, r->lbl, used) == 0) {
+				g->st.label_lookups++;
+				g->st.label_hits_content++;
+				*out = re->set;
+				return 0;
+			}
 		}
-		if ((n = set_key(g, gv->labels, key))) {
+		if ((n = set_key(g, gv->labels, key, &h))) {
 			const struct hc_ent *e;
 
-			h = util_hash(key, n, 0);
 			e = hc_slot(g, key, n, h);
 			if (e->len) {
 				g->st.label_lookups++;
 				g->st.label_hits_content++;
 				*out = e->set;
-				raw_put(re, gv->labels, r, used, e->set);
+				if (re)
+					raw_put(re, gv->labels, r, used, e->set);
 				return 0;
 			}
 		}
@@ -2112,7 +2165,8 @@ static int labels_of(struct gort *g, const struct gp_mem *mem, const struct gvie
 	if (n && rc == 0 && !g->pf_missed && *out &&
 	    !(*flags & (GORT_LABELS_BAD | GORT_LABELS_DROPPED))) {
 		hc_add(g, key, n, h, *out);
-		raw_put(re, gv->labels, g->snap, used, *out);
+		if (re)
+			raw_put(re, gv->labels, g->snap, used, *out);
 	}
 	return rc;
 }
@@ -2274,6 +2328,24 @@ static const uint8_t *snap_piece(const struct gort *g, uint64_t addr, size_t len
 			return r->lbl + pc->off;
 	}
 	return NULL;
+}
+
+/* snap_piece, trying piece hint first: the program copies a set's pieces in the order
+ * set_key reads them (src/bpf/gobpf.bpf.c read_labels: a map's cell, hmap and bucket, a
+ * slice's header and array, then the strings it copied, in pair order), so that each is
+ * found without a scan. */
+static inline const uint8_t *snap_piece_at(const struct gort *g, uint32_t hint, uint64_t addr,
+					   size_t len)
+{
+	const struct gobpf_rec *r = g->snap;
+
+	if (r && hint < r->npieces && hint < GOBPF_LBL_PIECES && (r->flags & GOBPF_REC_LBL)) {
+		const struct gobpf_piece *pc = &r->piece[hint];
+
+		if (pc->addr == addr && pc->len == len && gobpf_piece_ok(pc))
+			return r->lbl + pc->off;
+	}
+	return snap_piece(g, addr, len);
 }
 
 /* Reads every request with one vectored read. */

@@ -1507,9 +1507,10 @@ static void test_batch_label_copy(void **state)
 
 /* The copies of one set address in four batches: the same bytes twice, then another set
  * at the same address (the first freed; its heap string's memory reused, and for a map a
- * new hash0, as makemap draws one), then the first bytes again. A copy equal to the last
- * one of its address gives the same set without its key (src/goruntime.c labels_of); any
- * other byte gives the labels the bytes say, never the remembered set. */
+ * new hash0, as makemap draws one), then the first bytes again. The second copy is known
+ * by its key, and its bytes are kept: a copy equal to them gives the same set without
+ * its key (src/goruntime.c labels_of); any other byte (batch 2) gives the labels the
+ * bytes say, never the remembered set. */
 static void label_copy_same_address(const char *version, bool map)
 {
 	static const char *const tenant[4] = { "acme", "acme", "acne", "acme" };
@@ -1543,8 +1544,8 @@ static void label_copy_same_address(const char *version, bool map)
 		decodes[k] = st.label_decodes;
 		hits[k] = st.label_hits_content;
 	}
-	/* Decoded in batches 0 and 2 only; known by content in 1 (the last copy) and 3 (the
-	 * key of batch 0's set). */
+	/* Decoded in batches 0 and 2 only; known by content in 1 and 3 (the key of batch 0's
+	 * set). */
 	assert_int_equal(decodes[1], decodes[0]);
 	assert_true(decodes[2] > decodes[1]);
 	assert_int_equal(decodes[3], decodes[2]);
