@@ -11,6 +11,10 @@
 #   even ones), 3 s are skipped, 12 s measured.
 #   OWNCPU_THREADS (environment): a pattern of thread names (/proc/PID/task/TID/comm);
 #   only those threads are counted, e.g. "gotop-sampler".
+#   GOTOP_B may be the word perftop: `perf top -g --stdio` at the same event and rate (MODE
+#   live), run under script(1) for a terminal as in owncpu.sh; perf's own threads are
+#   counted, not script's. Side by side, both see the same seconds of a VM whose speed
+#   drifts by 20 % and more between the rounds owncpu.sh runs one after the other.
 # Prints one line per round: "A a_ms_per_1000 B b_ms_per_1000 B/A ratio", each figure the
 # profiler's CPU (its threads' schedstat) per 1000 samples of the workload (its CPU time
 # times the rate; both sample the same cpu-clock of the same threads), then the median
@@ -46,14 +50,24 @@ for r in $(seq 1 "$rounds"); do
 	declare -A pid=()
 	for who in $order; do
 		[ $who = A ] && g=$A || g=$B
-		case $mode in
-		record) "$g" record -p $w -e cpu-clock -F "$rate" -o "$work/$who.pb.gz" -d 17 \
+		case $g:$mode in
+		perftop:live) script -qfc "perf top -g --stdio -e cpu-clock -F $rate -p $w -d 1" \
+			"$work/$who.top" </dev/null >/dev/null 2>&1 & ;;
+		*:record) "$g" record -p $w -e cpu-clock -F "$rate" -o "$work/$who.pb.gz" -d 17 \
 			>/dev/null 2>&1 & ;;
-		live) "$g" -p $w -e cpu-clock -F "$rate" --batch -d 1 -n 17 >/dev/null 2>&1 & ;;
+		*:live) "$g" -p $w -e cpu-clock -F "$rate" --batch -d 1 -n 17 >/dev/null 2>&1 & ;;
 		esac
 		pid[$who]=$!
 	done
 	sleep 3
+	# perf top: perf, the child of script(1), is the one measured and signalled.
+	for who in A B; do
+		[ $who = A ] && g=$A || g=$B
+		if [ "$g" = perftop ]; then
+			kid=$(cat /proc/${pid[$who]}/task/*/children 2>/dev/null | awk '{print $1}')
+			[ -n "$kid" ] && pid[$who]=$kid
+		fi
+	done
 	a0=$(cpu_ns ${pid[A]} "${OWNCPU_THREADS:-}")
 	b0=$(cpu_ns ${pid[B]} "${OWNCPU_THREADS:-}")
 	w0=$(cpu_ns $w)
@@ -63,7 +77,7 @@ for r in $(seq 1 "$rounds"); do
 	w1=$(cpu_ns $w)
 	kill -INT ${pid[A]} ${pid[B]} 2>/dev/null
 	kill $w 2>/dev/null
-	wait ${pid[A]} ${pid[B]} $w 2>/dev/null
+	wait 2>/dev/null
 	line=$(awk -v a=$((a1 - a0)) -v b=$((b1 - b0)) -v w=$((w1 - w0)) -v hz="$rate" 'BEGIN {
 		n = w / 1e9 * hz
 		if (n <= 0 || a <= 0) { print "no samples"; exit }
