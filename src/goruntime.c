@@ -496,6 +496,7 @@ struct gort {
 	const char *source;
 	int arch;
 	uint32_t gsz, msz; /* bytes read from a g, from an m */
+	uint32_t hsz;      /* bytes read from an hmap (gort_hmap_read_size), once */
 	const struct gobpf_rec *snap; /* the current sample's snapshot (gort_read_batch) */
 	uint64_t allm, mheap;
 	uint64_t last_allm_walk;
@@ -678,6 +679,7 @@ struct gort *gort_new(const char *go_version, Dwarf *dwarf, int arch)
 
 		g->gsz = GP_MAX(max_u32(gf, GP_ARRAY_SIZE(gf)) + 8, o.g_atomicstatus + 4);
 		g->msz = max_u32(mf, GP_ARRAY_SIZE(mf)) + 8;
+		g->hsz = gort_hmap_read_size(&o);
 	}
 	g->gbuf = xmalloc(g->gsz);
 	g->mbuf = xmalloc(g->msz);
@@ -1419,7 +1421,7 @@ static int map_fingerprint(struct gort *g, const struct gp_mem *mem, uint64_t ce
 			   struct map_fp *fp)
 {
 	const struct gort_offsets *o = &g->off;
-	uint32_t hsz = gort_hmap_read_size(o);
+	uint32_t hsz = g->hsz;
 	uint8_t h[64];
 	int rc;
 
@@ -1894,7 +1896,7 @@ static uint32_t set_key(const struct gort *g, uint64_t ptr, uint8_t *k, uint64_t
 		uint64_t h;
 
 		if (!(c = snap_piece_at(g, 0, ptr, 8)) || !ptr_ok(h = ld64(c, 0)) ||
-		    !(hm = snap_piece_at(g, 1, h, gort_hmap_read_size(o))))
+		    !(hm = snap_piece_at(g, 1, h, g->hsz)))
 			return 0;
 		if (hm[o->hmap_b] != 0 || ld64(hm, o->hmap_oldbuckets) ||
 		    ld64(hm, o->hmap_count) > BUCKET_CNT ||
