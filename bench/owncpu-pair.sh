@@ -11,9 +11,9 @@
 #   even ones), 3 s are skipped, 12 s measured.
 #   OWNCPU_THREADS (environment): a pattern of thread names (/proc/PID/task/TID/comm);
 #   only those threads are counted, e.g. "gotop-sampler".
-#   GOTOP_B may be the word perftop: `perf top -g --stdio` at the same event and rate (MODE
-#   live), run under script(1) for a terminal as in owncpu.sh; perf's own threads are
-#   counted, not script's. Side by side, both see the same seconds of a VM whose speed
+#   GOTOP_B may be the word perftop: `perf top -g --stdio` at the same event and rate (in
+#   either MODE; A then runs as MODE says), run under script(1) for a terminal as in
+#   owncpu.sh; perf's own threads are counted, not script's. Side by side, both see the same seconds of a VM whose speed
 #   drifts by 20 % and more between the rounds owncpu.sh runs one after the other.
 # Prints one line per round: "A a_ms_per_1000 B b_ms_per_1000 B/A ratio", each figure the
 # profiler's CPU (its threads' schedstat) per 1000 samples of the workload (its CPU time
@@ -51,7 +51,7 @@ for r in $(seq 1 "$rounds"); do
 	for who in $order; do
 		[ $who = A ] && g=$A || g=$B
 		case $g:$mode in
-		perftop:live) script -qfc "perf top -g --stdio -e cpu-clock -F $rate -p $w -d 1" \
+		perftop:*) script -qfc "perf top -g --stdio -e cpu-clock -F $rate -p $w -d 1" \
 			"$work/$who.top" </dev/null >/dev/null 2>&1 & ;;
 		*:record) "$g" record -p $w -e cpu-clock -F "$rate" -o "$work/$who.pb.gz" -d 17 \
 			>/dev/null 2>&1 & ;;

@@ -1,0 +1,65 @@
+#!/bin/bash
+# tuicpu.sh: issue 6, benchmark 2 for the interactive screens: gotop-perf's live UI and perf
+# top's own TUI (not --stdio), each in a tmux pane of 200x50, attached at once to the same busy
+# workload at the same event, rate and refresh (1 s). The terminal is tmux's; tmux's CPU is
+# counted for neither.
+#
+# Usage: bench/tuicpu.sh GOTOP KIND BINARY [RATE] [ROUNDS]
+#   KIND   c (BINARY is bench/spin.c built) or go (BINARY is labels.go built, 2 workers)
+#   Each round: the workload starts, both attach, 3 s are skipped, 12 s measured.
+# Prints one line per round: "gotop MS perftop MS ratio R", each figure the tool's CPU (its
+# threads' schedstat) per 1000 samples of the workload (its CPU time times the rate), R
+# gotop-perf's over perf top's; then the median of R.
+
+set -u
+gotop=$1 kind=$2 bin=$3 rate=${4:-1000} rounds=${5:-5}
+sock=gotop-tuicpu-$$
+command -v tmux >/dev/null || { echo "SKIP: tmux is not installed"; exit 0; }
+trap 'tmux -L $sock kill-server 2>/dev/null' EXIT
+
+cpu_ns() {
+	local s=0 a f
+	for f in /proc/"$1"/task/*/schedstat; do
+		read -r a _ <"$f" 2>/dev/null && s=$((s + a))
+	done
+	echo $s
+}
+
+ratios=()
+for r in $(seq 1 "$rounds"); do
+	case $kind in
+	c) "$bin" -n 100000000 >/dev/null 2>&1 & ;;
+	go) "$bin" -workers 2 -d 20s >/dev/null 2>&1 & ;;
+	esac
+	w=$!
+	sleep 0.3
+	tmux -L $sock new-session -d -s g -x 200 -y 50 "$gotop -p $w -e cpu-clock -F $rate -d 1"
+	tmux -L $sock new-session -d -s p -x 200 -y 50 "perf top -g -e cpu-clock -F $rate -p $w -d 1"
+	sleep 3
+	g=$(pgrep -f "^$gotop -p $w " | head -1)
+	p=$(pgrep -f "^perf top -g -e cpu-clock -F $rate -p $w " | head -1)
+	if [ -z "$g" ] || [ -z "$p" ]; then
+		echo "round $r: a tool did not start (gotop-perf ${g:-none}, perf top ${p:-none})"
+		tmux -L $sock kill-server 2>/dev/null
+		kill $w 2>/dev/null
+		wait 2>/dev/null
+		continue
+	fi
+	a0=$(cpu_ns $g) b0=$(cpu_ns $p) w0=$(cpu_ns $w)
+	sleep 12
+	a1=$(cpu_ns $g) b1=$(cpu_ns $p) w1=$(cpu_ns $w)
+	tmux -L $sock send-keys -t g q
+	tmux -L $sock send-keys -t p q
+	sleep 0.5
+	tmux -L $sock kill-server 2>/dev/null
+	kill $w 2>/dev/null
+	wait 2>/dev/null
+	line=$(awk -v a=$((a1 - a0)) -v b=$((b1 - b0)) -v w=$((w1 - w0)) -v hz="$rate" 'BEGIN {
+		n = w / 1e9 * hz
+		if (n <= 0 || b <= 0) { print "no samples"; exit }
+		printf "gotop %.3f perftop %.3f ratio %.3f\n", a / 1e6 / n * 1000, b / 1e6 / n * 1000, a / b }')
+	echo "$line"
+	ratios+=("$(echo "$line" | awk '{print $6}')")
+done
+printf '%s\n' "${ratios[@]}" | grep -v '^$' | sort -g | awk '{v[NR] = $1} END {
+	if (NR) printf "median ratio %.3f over %d rounds\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, NR }'
