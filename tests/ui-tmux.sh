@@ -9,7 +9,7 @@ command -v tmux >/dev/null 2>&1 || skip_all "tmux is not installed"
 need_perf
 [ -e /lib/terminfo/s/screen ] || [ -e /usr/share/terminfo/s/screen ] ||
 	skip_all "no terminfo entry for TERM=screen"
-plan 47
+plan 48
 
 W=$TOP_BUILDDIR/tests/workloads/cchains
 SOCK=gotop-ui-test-$$
@@ -172,6 +172,29 @@ keys V
 check "V in the view switches it off and keeps the counts" wait_for '^\(off\) [0-9]+ comparisons'
 keys Escape
 wait_for '^q Quit h Help' >/dev/null
+
+# --- a screen drawn by its changes is the screen drawn whole ---
+# Paused, the rows stop changing; a resize then draws every row anew (ui/tui.c draws only
+# the characters that changed otherwise). Lines 1 and 2 (clock, rate) keep moving.
+keys p
+wait_for '^gotop-perf PID .* paused [0-9]+:' >/dev/null
+settled() {
+	sed 1,2d "$T/pane.txt" >"$T/now.txt"
+	cmp -s "$T/now.txt" "$T/prev.txt" && return 0
+	cp "$T/now.txt" "$T/prev.txt"
+	sleep 1.2
+	return 1
+}
+: >"$T/prev.txt"
+wait_cmd settled >/dev/null
+cp "$T/now.txt" "$T/rows.txt"
+tm resize-window -t ui -x 119 -y 40
+wait_for '^q Quit h Help' >/dev/null
+tm resize-window -t ui -x 120 -y 40
+check "a screen drawn by its changes is the one drawn whole after a resize" \
+	wait_cmd sh -c "sed 1,2d '$T/pane.txt' | cmp -s - '$T/rows.txt'"
+keys p
+wait_for '^gotop-perf PID .* running [0-9]+:' >/dev/null
 
 # --- resize ---
 tm resize-window -t ui -x 80 -y 24
