@@ -120,7 +120,8 @@ uint32_t gort_hmap_read_size(const struct gort_offsets *o);
  * skip re-reading fingerprints until the next GC cycle. */
 void gort_set_runtime_vars(struct gort *g, uint64_t allm, uint64_t mheap);
 /* Declares [lo, hi) of the target immutable while it lives (read-only segments of the
- * binary): label strings there need no re-validation. Up to 16 ranges. */
+ * binary): label strings there need no re-validation. Up to 16 ranges; ranges that touch
+ * or overlap one already declared are merged into it. */
 void gort_add_static_range(struct gort *g, uint64_t lo, uint64_t hi);
 
 /* Reads the goroutine id and labels for a sample of thread tid whose g register (R14
