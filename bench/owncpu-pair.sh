@@ -25,26 +25,11 @@ mode=$1 kind=$2 bin=$3 rate=$4 rounds=$5 A=$6 B=$7
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# cpu_ns PID [PATTERN]: summed CPU (ns) of the threads of PID, those named PATTERN only.
-cpu_ns() {
-	local s=0 a f
-	for f in /proc/"$1"/task/*; do
-		if [ -n "${2:-}" ] && ! grep -q -- "$2" "$f/comm" 2>/dev/null; then
-			continue
-		fi
-		read -r a _ <"$f/schedstat" 2>/dev/null && s=$((s + a))
-	done
-	echo $s
-}
+. "$(dirname "$0")/cpulib.sh"
 
 ratios=()
 for r in $(seq 1 "$rounds"); do
-	case $kind in
-	c) "$bin" -n 100000000 >/dev/null 2>&1 & ;;
-	go) "$bin" -workers 2 -d 20s >/dev/null 2>&1 & ;;
-	esac
-	w=$!
-	sleep 0.3
+	start_workload "$kind" "$bin"
 	order="A B"
 	[ $((r % 2)) = 0 ] && order="B A"
 	declare -A pid=()
@@ -78,12 +63,8 @@ for r in $(seq 1 "$rounds"); do
 	kill -INT ${pid[A]} ${pid[B]} 2>/dev/null
 	kill $w 2>/dev/null
 	wait 2>/dev/null
-	line=$(awk -v a=$((a1 - a0)) -v b=$((b1 - b0)) -v w=$((w1 - w0)) -v hz="$rate" 'BEGIN {
-		n = w / 1e9 * hz
-		if (n <= 0 || a <= 0) { print "no samples"; exit }
-		printf "A %.3f B %.3f B/A %.3f\n", a / 1e6 / n * 1000, b / 1e6 / n * 1000, b / a }')
+	line=$(round_line $((a1 - a0)) $((b1 - b0)) $((w1 - w0)) "$rate" A B B/A ba)
 	echo "$line"
 	ratios+=("$(echo "$line" | awk '{print $6}')")
 done
-printf '%s\n' "${ratios[@]}" | sort -g | awk '{v[NR] = $1} END {
-	if (NR) printf "median B/A %.3f over %d rounds\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, NR }'
+printf '%s\n' "${ratios[@]}" | print_median 'B/A'

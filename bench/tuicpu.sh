@@ -17,22 +17,11 @@ sock=gotop-tuicpu-$$
 command -v tmux >/dev/null || { echo "SKIP: tmux is not installed"; exit 0; }
 trap 'tmux -L $sock kill-server 2>/dev/null' EXIT
 
-cpu_ns() {
-	local s=0 a f
-	for f in /proc/"$1"/task/*/schedstat; do
-		read -r a _ <"$f" 2>/dev/null && s=$((s + a))
-	done
-	echo $s
-}
+. "$(dirname "$0")/cpulib.sh"
 
 ratios=()
 for r in $(seq 1 "$rounds"); do
-	case $kind in
-	c) "$bin" -n 100000000 >/dev/null 2>&1 & ;;
-	go) "$bin" -workers 2 -d 20s >/dev/null 2>&1 & ;;
-	esac
-	w=$!
-	sleep 0.3
+	start_workload "$kind" "$bin"
 	tmux -L $sock new-session -d -s g -x 200 -y 50 "$gotop -p $w -e cpu-clock -F $rate -d 1"
 	tmux -L $sock new-session -d -s p -x 200 -y 50 "perf top -g -e cpu-clock -F $rate -p $w -d 1"
 	sleep 3
@@ -54,12 +43,8 @@ for r in $(seq 1 "$rounds"); do
 	tmux -L $sock kill-server 2>/dev/null
 	kill $w 2>/dev/null
 	wait 2>/dev/null
-	line=$(awk -v a=$((a1 - a0)) -v b=$((b1 - b0)) -v w=$((w1 - w0)) -v hz="$rate" 'BEGIN {
-		n = w / 1e9 * hz
-		if (n <= 0 || b <= 0) { print "no samples"; exit }
-		printf "gotop %.3f perftop %.3f ratio %.3f\n", a / 1e6 / n * 1000, b / 1e6 / n * 1000, a / b }')
+	line=$(round_line $((a1 - a0)) $((b1 - b0)) $((w1 - w0)) "$rate" gotop perftop ratio ab)
 	echo "$line"
 	ratios+=("$(echo "$line" | awk '{print $6}')")
 done
-printf '%s\n' "${ratios[@]}" | grep -v '^$' | sort -g | awk '{v[NR] = $1} END {
-	if (NR) printf "median ratio %.3f over %d rounds\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, NR }'
+printf '%s\n' "${ratios[@]}" | print_median 'ratio'
