@@ -1832,7 +1832,7 @@ static bool copied_at_sample(const struct gort *g, uint64_t ptr)
 _Static_assert(BUCKET_CNT <= GOBPF_LBL_PAIRS, "set_key: a bucket's pairs fit in the key");
 
 /* A set's key as it is built: its bytes and their running hash, folded word by word as
- * they are appended (util_hash's step), so that the key is not read again to be hashed. */
+ * they are appended (util_hash_words), so that the key is not read again to be hashed. */
 struct skey {
 	uint8_t *k; /* HC_KEY_MAX bytes */
 	uint32_t n;
@@ -1844,8 +1844,7 @@ static inline void skey_word(struct skey *s, uint64_t w)
 {
 	memcpy(s->k + s->n, &w, 8);
 	s->n += 8;
-	s->h = (s->h ^ w) * 0x100000001b3ULL;
-	s->h ^= s->h >> 29;
+	s->h = util_hash_words(s->h, &w, 1);
 }
 
 /* key_str for a string made at run time: the length with the top bit set and the bytes
@@ -1862,7 +1861,7 @@ static bool key_str_copied(const struct gort *g, uint64_t p, uint64_t len, struc
 	skey_word(s, len | (1ULL << 63));
 	memcpy(s->k + s->n, b, len);
 	s->n += (uint32_t)len;
-	s->h = (s->h ^ bh) * 0x100000001b3ULL;
+	s->h = util_hash_words(s->h, &bh, 1);
 	return true;
 }
 
@@ -2316,19 +2315,26 @@ static struct pf_ent *pf_want(struct gort *g, uint64_t addr, uint32_t len)
  * the record (at most GOBPF_LBL_PIECES compares), not through the table: entering every
  * piece of every sample there cost more than the reads it saved (issue 6: pf_slot was
  * 6 % of gotop-perf's CPU on a Go target at 1 kHz). */
+/* The bytes of piece k of r (k < its pieces) when it is the read (addr, len), else NULL. */
+static inline const uint8_t *piece_bytes(const struct gobpf_rec *r, uint32_t k, uint64_t addr,
+					 size_t len)
+{
+	const struct gobpf_piece *pc = &r->piece[k];
+
+	return pc->addr == addr && pc->len == len && gobpf_piece_ok(pc) ? r->lbl + pc->off : NULL;
+}
+
 static const uint8_t *snap_piece(const struct gort *g, uint64_t addr, size_t len)
 {
 	const struct gobpf_rec *r = g->snap;
+	const uint8_t *b;
 	uint32_t k;
 
 	if (!r || !(r->flags & GOBPF_REC_LBL))
 		return NULL;
-	for (k = 0; k < r->npieces && k < GOBPF_LBL_PIECES; k++) {
-		const struct gobpf_piece *pc = &r->piece[k];
-
-		if (pc->addr == addr && pc->len == len && gobpf_piece_ok(pc))
-			return r->lbl + pc->off;
-	}
+	for (k = 0; k < r->npieces && k < GOBPF_LBL_PIECES; k++)
+		if ((b = piece_bytes(r, k, addr, len)))
+			return b;
 	return NULL;
 }
 
@@ -2340,13 +2346,11 @@ static inline const uint8_t *snap_piece_at(const struct gort *g, uint32_t hint, 
 					   size_t len)
 {
 	const struct gobpf_rec *r = g->snap;
+	const uint8_t *b;
 
-	if (r && hint < r->npieces && hint < GOBPF_LBL_PIECES && (r->flags & GOBPF_REC_LBL)) {
-		const struct gobpf_piece *pc = &r->piece[hint];
-
-		if (pc->addr == addr && pc->len == len && gobpf_piece_ok(pc))
-			return r->lbl + pc->off;
-	}
+	if (r && hint < r->npieces && hint < GOBPF_LBL_PIECES && (r->flags & GOBPF_REC_LBL) &&
+	    (b = piece_bytes(r, hint, addr, len)))
+		return b;
 	return snap_piece(g, addr, len);
 }
 
