@@ -191,15 +191,20 @@ static void shown_free(void)
 	shown_lines = 0;
 }
 
-/* Row r showed the padding now (its segment k) already. */
-static int pad_shown(const struct shown_row *r, int k, const struct shown_seg *now)
+/* Segment k of what row r showed, when it was of now's kind (text or padding) at now's
+ * column, in now's attribute and length, else NULL. */
+static const struct shown_seg *seg_like(const struct shown_row *r, int k,
+					const struct shown_seg *now)
 {
 	const struct shown_seg *o;
 
 	if (!r || !r->valid || k >= r->nseg)
-		return 0;
+		return NULL;
 	o = &r->seg[k];
-	return o->off == PAD_SEG && o->col == now->col && o->at == now->at && o->len == now->len;
+	if ((o->off == PAD_SEG) != (now->off == PAD_SEG) || o->col != now->col || o->at != now->at ||
+	    o->len != now->len)
+		return NULL;
+	return o;
 }
 
 /* Writes text segment k of row y (now, its text at text), or only the characters that
@@ -208,11 +213,11 @@ static int pad_shown(const struct shown_row *r, int k, const struct shown_seg *n
 static void write_seg(int y, const struct shown_row *r, int k, const struct shown_seg *now,
 		      const char *text)
 {
-	const struct shown_seg *o = r && r->valid && k < r->nseg ? &r->seg[k] : NULL;
+	const struct shown_seg *o = seg_like(r, k, now);
 	size_t i = 0, j = now->len;
 	int ca = 0;
 
-	if (o && o->off != PAD_SEG && o->col == now->col && o->at == now->at && o->len == now->len) {
+	if (o) {
 		const char *old = r->buf + o->off;
 		int cb, ob;
 
@@ -261,7 +266,7 @@ static void draw_line(int y, const struct tline *l, int highlight, chtype base)
 	}
 	if (highlight && used < COLS) {
 		now[n] = (struct shown_seg){ PAD_SEG, (uint16_t)(COLS - used), used, base };
-		if (!pad_shown(r, n, &now[n])) {
+		if (!seg_like(r, n, &now[n])) {
 			move(y, used);
 			attrset(base);
 			while (used < COLS) {
