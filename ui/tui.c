@@ -207,6 +207,40 @@ static const struct shown_seg *seg_like(const struct shown_row *r, int k,
 	return o;
 }
 
+/* Writes n bytes of text at (y, x) in attribute at. Printable ASCII goes in as cells
+ * (wadd_wchnstr copies them; it neither decodes, wraps nor moves the cursor, and every
+ * caller stays inside the row): waddnstr decodes and places each character on its own,
+ * 6.9 K instructions a call on the Top view's changed counts: 6.9 M of the screen
+ * thread's 41.3 M in 20 refreshes, 3.8 M this way (callgrind, labels.go, 200 x 50).
+ * Anything else, a UTF-8 ellipsis or bar, goes through addnstr, which decodes it. */
+static void put_text(int y, int x, chtype at, const char *s, size_t n)
+{
+	cchar_t cells[256];
+	wchar_t w[2] = { 0, 0 };
+	size_t k;
+
+	if (!n)
+		return;
+	for (k = 0; k < n; k++)
+		if ((unsigned char)s[k] < 0x20 || (unsigned char)s[k] > 0x7e)
+			break;
+	if (k < n || n > sizeof(cells) / sizeof(cells[0])) {
+		move(y, x);
+		attrset(at);
+		addnstr(s, (int)n);
+		return;
+	}
+	/* One setcchar for the attribute and colour, then only the character changes: its
+	 * first wide character, chars[0] in ncurses's cchar_t (curses.h), the rest stays 0. */
+	w[0] = L' ';
+	setcchar(&cells[0], w, at & ~A_COLOR, (short)PAIR_NUMBER(at), NULL);
+	for (k = 0; k < n; k++) {
+		cells[k] = cells[0];
+		cells[k].chars[0] = (wchar_t)(unsigned char)s[k];
+	}
+	mvadd_wchnstr(y, x, cells, (int)n);
+}
+
 /* Writes text segment k of row y (now, its text at text), or only the characters that
  * differ from what the row showed there: a Top row is one segment from its counts to the
  * padded function name, and only its counts change from one refresh to the next. */
@@ -238,9 +272,7 @@ static void write_seg(int y, const struct shown_row *r, int k, const struct show
 		if (cb != ob)
 			j = now->len; /* the columns after the change moved: to the end */
 	}
-	move(y, now->col + ca);
-	attrset(now->at);
-	addnstr(text + i, (int)(j - i));
+	put_text(y, now->col + ca, now->at, text + i, j - i);
 }
 
 /* Draws a line at row y, never past the right edge; base replaces the colours of a
