@@ -2310,11 +2310,6 @@ static struct pf_ent *pf_want(struct gort *g, uint64_t addr, uint32_t len)
 	return e;
 }
 
-/* The len bytes at addr as the BPF program read them at the current sample, when its
- * copy of the label set holds exactly that read: they answer it. Served straight from
- * the record (at most GOBPF_LBL_PIECES compares), not through the table: entering every
- * piece of every sample there cost more than the reads it saved (issue 6: pf_slot was
- * 6 % of gotop-perf's CPU on a Go target at 1 kHz). */
 /* The bytes of piece k of r (k < its pieces) when it is the read (addr, len), else NULL. */
 static inline const uint8_t *piece_bytes(const struct gobpf_rec *r, uint32_t k, uint64_t addr,
 					 size_t len)
@@ -2324,6 +2319,11 @@ static inline const uint8_t *piece_bytes(const struct gobpf_rec *r, uint32_t k, 
 	return pc->addr == addr && pc->len == len && gobpf_piece_ok(pc) ? r->lbl + pc->off : NULL;
 }
 
+/* The len bytes at addr as the BPF program read them at the current sample, when its
+ * copy of the label set holds exactly that read: they answer it. Served straight from
+ * the record (at most GOBPF_LBL_PIECES compares), not through the table: entering every
+ * piece of every sample there cost more than the reads it saved (issue 6: pf_slot was
+ * 6 % of gotop-perf's CPU on a Go target at 1 kHz). */
 static const uint8_t *snap_piece(const struct gort *g, uint64_t addr, size_t len)
 {
 	const struct gobpf_rec *r = g->snap;
