@@ -911,6 +911,7 @@ void agg_get_stats(const struct agg *a, struct agg_stats *st)
 	st->label_delay_p99_ns = goread_delay_quantile(&gs, 0.99);
 	st->go_snapshots = gs.snapshots;
 	st->go_snap_missing = gs.snap_missing;
+	st->go_recs_kept = gs.recs_kept;
 	st->go_readvs = gs.readvs;
 	st->go_label_pieces = gs.label_pieces;
 	st->go_label_content = gs.label_content;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #ifdef HAVE_GOBPF
@@ -17,13 +18,29 @@
 
 #include "bpf/gobpf-obj.h" /* gobpf_obj[]: the compiled program (Makefile.am) */
 
+/* The ring is read in place, not through libbpf's ring_buffer: that one gives the
+ * consumer position back after each record, so a record had to be copied out before
+ * its sample was matched (add_rec in src/goread.c copied about 650 bytes a sample,
+ * written by the kernel on another CPU: 9 % of the live UI's CPU on labels.go at
+ * 1 kHz, perf record of gotop-perf; issue 6). Layout of the map's mmap (linux
+ * kernel/bpf/ringbuf.c, struct bpf_ringbuf and bpf_ringbuf_mmap_kern): page 0 holds
+ * consumer_pos, the only writable page; page 1 producer_pos; the data follow, mapped
+ * twice in a row so that a record that wraps is contiguous. Each record starts with
+ * an 8-byte header (include/uapi/linux/bpf.h BPF_RINGBUF_HDR_SZ): its length, with
+ * BPF_RINGBUF_BUSY_BIT set while reserved and BPF_RINGBUF_DISCARD_BIT when discarded,
+ * and records are 8-byte aligned. */
+#define RB_BUSY (1u << 31)
+#define RB_DISCARD (1u << 30)
+#define RB_HDR 8u
+
 struct gobpf {
 	struct bpf_object *obj;
-	struct ring_buffer *rb;
 	int prog_fd, stats_fd, statics_fd, kregs;
 	struct gobpf_cfg cfg;
-	void (*fn)(void *, const struct gobpf_rec *);
-	void *arg;
+	size_t page, ring_bytes;
+	unsigned long *cons;       /* consumer_pos */
+	const unsigned long *prod; /* producer_pos; the data at (char *)prod + page */
+	unsigned long peeked;      /* the consumer position past the records peeked */
 };
 
 /* libbpf's last warning, for the one-line reason (library code never prints). */
@@ -127,12 +144,31 @@ static int load(struct gobpf *b, size_t ring_bytes, int kregs)
 	return b->prog_fd < 0 ? -EINVAL : 0;
 }
 
-static int on_record(void *ctx, void *data, size_t size)
+/* Maps the ring (see struct gobpf). 0 or -errno. */
+static int ring_map(struct gobpf *b, size_t ring_bytes)
 {
-	struct gobpf *b = ctx;
+	struct bpf_map *m = bpf_object__find_map_by_name(b->obj, "gobpf_ring");
+	int fd = m ? bpf_map__fd(m) : -1;
+	void *p;
 
-	if (size >= sizeof(struct gobpf_rec))
-		b->fn(b->arg, data);
+	if (fd < 0)
+		return -ENOENT;
+	b->page = (size_t)sysconf(_SC_PAGESIZE);
+	b->ring_bytes = ring_bytes;
+	p = mmap(NULL, b->page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	b->cons = p;
+	p = mmap(NULL, b->page + 2 * ring_bytes, PROT_READ, MAP_SHARED, fd, (off_t)b->page);
+	if (p == MAP_FAILED) {
+		int e = -errno;
+
+		munmap(b->cons, b->page);
+		b->cons = NULL;
+		return e;
+	}
+	b->prod = p;
+	b->peeked = __atomic_load_n(b->cons, __ATOMIC_ACQUIRE);
 	return 0;
 }
 
@@ -164,12 +200,8 @@ struct gobpf *gobpf_new(const struct gort_offsets *o, size_t ring_bytes, char *e
 		b->obj = NULL;
 		rc = load(b, ring_bytes, 0);
 	}
-	if (!rc) {
-		b->rb = ring_buffer__new(bpf_map__fd(bpf_object__find_map_by_name(b->obj, "gobpf_ring")),
-					 on_record, b, NULL);
-		if (!b->rb)
-			rc = -errno;
-	}
+	if (!rc)
+		rc = ring_map(b, ring_bytes);
 	libbpf_set_print(old);
 	if (rc) {
 		/* The verifier's rejection is EACCES too: as root, say what the loader said. */
@@ -189,7 +221,10 @@ void gobpf_free(struct gobpf *b)
 {
 	if (!b)
 		return;
-	ring_buffer__free(b->rb);
+	if (b->prod)
+		munmap((void *)b->prod, b->page + 2 * b->ring_bytes);
+	if (b->cons)
+		munmap(b->cons, b->page);
 	bpf_object__close(b->obj);
 	free(b);
 }
@@ -211,14 +246,33 @@ int gobpf_offsets_match(const struct gobpf *b, const struct gort_offsets *o)
 	return cfg_from(o, &c) == 0 && memcmp(&c, &b->cfg, sizeof(c)) == 0;
 }
 
-size_t gobpf_consume(struct gobpf *b, void (*fn)(void *arg, const struct gobpf_rec *r), void *arg)
+size_t gobpf_peek(struct gobpf *b, void (*fn)(void *arg, const struct gobpf_rec *r), void *arg)
 {
-	int n;
+	const unsigned char *data = (const unsigned char *)b->prod + b->page;
+	unsigned long pos = b->peeked, end = __atomic_load_n(b->prod, __ATOMIC_ACQUIRE);
+	size_t n = 0;
 
-	b->fn = fn;
-	b->arg = arg;
-	n = ring_buffer__consume(b->rb);
-	return n > 0 ? (size_t)n : 0;
+	while (pos < end) {
+		const uint32_t *hdr = (const uint32_t *)(data + (pos & (b->ring_bytes - 1)));
+		/* Acquire: the record's bytes are written before its busy bit is cleared
+		 * (bpf_ringbuf_commit). */
+		uint32_t len = __atomic_load_n(hdr, __ATOMIC_ACQUIRE);
+
+		if (len & RB_BUSY)
+			break; /* reserved, not committed yet: it and those after it wait */
+		pos += (((len & ~(RB_BUSY | RB_DISCARD)) + RB_HDR) + 7) & ~7ul;
+		if (!(len & RB_DISCARD) && (len & ~(RB_BUSY | RB_DISCARD)) >= sizeof(struct gobpf_rec)) {
+			fn(arg, (const struct gobpf_rec *)(hdr + 2));
+			n++;
+		}
+	}
+	b->peeked = pos;
+	return n;
+}
+
+void gobpf_release(struct gobpf *b)
+{
+	__atomic_store_n(b->cons, b->peeked, __ATOMIC_RELEASE);
 }
 
 int gobpf_set_statics(struct gobpf *b, const uint64_t (*ranges)[2], size_t n)
@@ -310,9 +364,13 @@ int gobpf_set_statics(struct gobpf *b, const uint64_t (*ranges)[2], size_t n)
 	return -ENOTSUP;
 }
 
-size_t gobpf_consume(struct gobpf *b, void (*fn)(void *arg, const struct gobpf_rec *r), void *arg)
+size_t gobpf_peek(struct gobpf *b, void (*fn)(void *arg, const struct gobpf_rec *r), void *arg)
 {
 	return 0;
+}
+
+void gobpf_release(struct gobpf *b)
+{
 }
 
 void gobpf_counts(const struct gobpf *b, uint64_t *records, uint64_t *ring_full)

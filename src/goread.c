@@ -63,7 +63,9 @@ struct goread {
 	 * labels.go at 1 kHz; issue 6). Sorting the records themselves moved more memory
 	 * than the copy out of the ring. */
 	int use_snap;
-	struct gobpf_rec *recs;
+	/* recs[i]: in the ring (gobpf_peek) until the drain's end; the few kept for a later
+	 * drain are copied then (meta[i].own), before the ring's space is given back. */
+	const struct gobpf_rec **recs;
 	struct rec_meta *meta; /* meta[i]: what matching needs of recs[i] */
 	size_t nrecs, caprecs, capmeta;
 	uint32_t *head;        /* hash of (tid, registers) -> first meta index + 1 (0: none) */
@@ -75,7 +77,8 @@ struct goread {
  * compaction were over half of flush's own CPU on labels.go at 4 kHz). */
 struct rec_meta {
 	uint64_t time, ip, sp, greg;
-	uint32_t tid, matched;
+	uint32_t tid;
+	uint8_t matched, own; /* own: recs[i] is a copy of ours (malloc), not in the ring */
 	uint32_t next; /* the next record in the same hash chain + 1 (0: none) */
 };
 
@@ -85,6 +88,14 @@ struct goread_slot {
 	struct goread_stats st;
 	struct gobpf *bpf;     /* set before any sampler runs (goread_slot_bpf) */
 };
+
+/* Frees the copies among records [a, b). */
+static void recs_free(struct goread *gr, size_t a, size_t b)
+{
+	for (; a < b; a++)
+		if (gr->meta[a].own)
+			free((void *)gr->recs[a]);
+}
 
 struct goread_slot *goread_slot_new(void)
 {
@@ -103,6 +114,7 @@ void goread_slot_free(struct goread_slot *slot)
 		mem_pid_free(slot->gr->mem);
 		free(slot->gr->pend);
 		free(slot->gr->item);
+		recs_free(slot->gr, 0, slot->gr->nrecs);
 		free(slot->gr->recs);
 		free(slot->gr->meta);
 		free(slot->gr->head);
@@ -232,19 +244,26 @@ static int log2_bucket(uint64_t v)
 	return b;
 }
 
-/* Keeps a copy of record r: its fixed part and the label bytes its pieces cover (the
- * reader reads nothing else of them: src/goruntime.c snap_piece). */
+/* Takes record r, in the ring until the drain's end (gobpf_peek). */
 static void add_rec(void *arg, const struct gobpf_rec *r)
 {
 	struct goread *gr = arg;
-	struct gobpf_rec *d;
 
 	xgrow((void **)&gr->recs, &gr->caprecs, gr->nrecs + 1, sizeof(*gr->recs));
 	xgrow((void **)&gr->meta, &gr->capmeta, gr->nrecs + 1, sizeof(*gr->meta));
-	gr->meta[gr->nrecs] = (struct rec_meta){ r->time, r->ip, r->sp, r->greg, r->tid, 0, 0 };
-	d = &gr->recs[gr->nrecs++];
-	memcpy(d, r, offsetof(struct gobpf_rec, lbl));
-	memcpy(d->lbl, r->lbl, gobpf_lbl_used(r));
+	gr->meta[gr->nrecs] = (struct rec_meta){ r->time, r->ip, r->sp, r->greg, r->tid, 0, 0, 0 };
+	gr->recs[gr->nrecs++] = r;
+}
+
+/* A copy of record r that outlives the ring's: its fixed part and the label bytes its
+ * pieces cover (the reader reads nothing else of them: src/goruntime.c snap_piece). */
+static const struct gobpf_rec *rec_copy(const struct gobpf_rec *r)
+{
+	uint32_t used = gobpf_lbl_used(r);
+	struct gobpf_rec *d = xmalloc(offsetof(struct gobpf_rec, lbl) + used);
+
+	memcpy(d, r, offsetof(struct gobpf_rec, lbl) + used);
+	return d;
 }
 
 static uint64_t rec_hash(uint32_t tid, uint64_t ip, uint64_t sp, uint64_t greg)
@@ -283,7 +302,7 @@ static void index_recs(struct goread *gr)
  * times comes first depends on the kernel (the sample's time is taken in
  * perf_prepare_sample, which some versions run before the program). NULL when none
  * (ring full, no g register, the program not attached to the sample's event). */
-static struct gobpf_rec *match(struct goread *gr, const struct pend *p)
+static const struct gobpf_rec *match(struct goread *gr, const struct pend *p)
 {
 	uint32_t *link, *bestlink = NULL, i;
 	uint64_t bestd = MATCH_WINDOW_NS + 1;
@@ -310,28 +329,41 @@ static struct gobpf_rec *match(struct goread *gr, const struct pend *p)
 	i = *bestlink - 1;
 	*bestlink = gr->meta[i].next;
 	gr->meta[i].matched = 1;
-	return &gr->recs[i];
+	return gr->recs[i];
 }
 
-/* Drops matched records and those too old to find their sample. */
-static void recs_compact(struct goread *gr, uint64_t now)
+/* Drops matched records and those too old to find their sample, and copies those kept
+ * out of the ring, whose space is given back next (gobpf_release). Returns how many it
+ * copied. */
+static size_t recs_compact(struct goread *gr, uint64_t now)
 {
-	size_t i, k = 0;
+	size_t i, k = 0, copied = 0;
 
-	for (i = 0; i < gr->nrecs; i++)
-		if (!gr->meta[i].matched && gr->meta[i].time + RECS_KEEP_NS > now) {
-			if (k != i) {
-				gr->recs[k] = gr->recs[i];
-				gr->meta[k] = gr->meta[i];
-			}
-			k++;
+	for (i = 0; i < gr->nrecs; i++) {
+		if (gr->meta[i].matched || gr->meta[i].time + RECS_KEEP_NS <= now) {
+			recs_free(gr, i, i + 1);
+			continue;
 		}
+		if (k != i) {
+			gr->recs[k] = gr->recs[i];
+			gr->meta[k] = gr->meta[i];
+		}
+		k++;
+	}
 	if (k > RECS_MAX) { /* the newest (the last to come) are the ones still to match */
+		recs_free(gr, 0, k - RECS_MAX);
 		memmove(gr->recs, gr->recs + (k - RECS_MAX), RECS_MAX * sizeof(*gr->recs));
 		memmove(gr->meta, gr->meta + (k - RECS_MAX), RECS_MAX * sizeof(*gr->meta));
 		k = RECS_MAX;
 	}
 	gr->nrecs = k;
+	for (i = 0; i < k; i++)
+		if (!gr->meta[i].own) {
+			gr->recs[i] = rec_copy(gr->recs[i]);
+			gr->meta[i].own = 1;
+			copied++;
+		}
+	return copied;
 }
 
 /* The drain's read for (tid, greg, sp): an existing one, or a new one. */
@@ -378,7 +410,7 @@ static size_t flush(struct goread_slot *slot, struct goread *gr)
 	/* The program's record of a sample is written before the sample, so every sample
 	 * drained so far has its record in the ring by now. */
 	if (gr->use_snap) {
-		gobpf_consume(slot->bpf, add_rec, gr);
+		gobpf_peek(slot->bpf, add_rec, gr);
 		index_recs(gr);
 	}
 	xgrow((void **)&gr->item, &gr->capitem, gr->npend, sizeof(*gr->item));
@@ -417,8 +449,10 @@ static size_t flush(struct goread_slot *slot, struct goread *gr)
 		x->delay_ns = in->snap || t <= p->time ? 0 : t - p->time;
 		slot->st.delay_hist[log2_bucket(x->delay_ns)]++;
 	}
-	if (gr->use_snap)
-		recs_compact(gr, t);
+	if (gr->use_snap) {
+		slot->st.recs_kept += recs_compact(gr, t);
+		gobpf_release(slot->bpf);
+	}
 	gr->npend = 0;
 	gr->nin = 0;
 	memset(gr->dedup, 0, sizeof(gr->dedup));

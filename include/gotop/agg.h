@@ -61,7 +61,7 @@ struct agg_stats {
 	uint64_t held;         /* samples waiting for kernel symbols (hold_kernel), not yet
 				* in any profile nor in samples */
 	uint64_t label_delay_p50_ns, label_delay_p99_ns; /* sample -> goroutine read */
-	uint64_t go_snapshots, go_snap_missing;   /* see goread_stats */
+	uint64_t go_snapshots, go_snap_missing, go_recs_kept; /* see goread_stats */
 	uint64_t go_readvs, go_label_pieces, go_label_content; /* the same */
 	uint64_t bpf_records, bpf_ring_full, bpf_runs, bpf_run_ns;
 };

@@ -26,9 +26,12 @@ int gobpf_offsets_match(const struct gobpf *b, const struct gort_offsets *o);
 /* Tells the program the target's read-only ranges (at most GOBPF_STATIC_MAX are kept):
  * strings outside them are copied at the sample (gobpf-abi.h). 0 or -errno. */
 int gobpf_set_statics(struct gobpf *b, const uint64_t (*ranges)[2], size_t n);
-/* Calls fn for each record written since the last call, oldest first. The record is
- * only valid during the call. Returns the number of records. One thread at a time. */
-size_t gobpf_consume(struct gobpf *b, void (*fn)(void *arg, const struct gobpf_rec *r), void *arg);
+/* Calls fn for each record written since the last call, oldest first. The records stay
+ * in the ring, valid until gobpf_release gives their space back to the program. Returns
+ * the number of records. One thread at a time. */
+size_t gobpf_peek(struct gobpf *b, void (*fn)(void *arg, const struct gobpf_rec *r), void *arg);
+/* Gives the space of every record peeked so far back to the program. */
+void gobpf_release(struct gobpf *b);
 /* Records written, and samples that found the ring full, since loading. */
 void gobpf_counts(const struct gobpf *b, uint64_t *records, uint64_t *ring_full);
 /* The kernel's count of the program's runs and their total time in ns: kept only while

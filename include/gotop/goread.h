@@ -67,6 +67,7 @@ struct goread_stats {
 	uint64_t found, labelled;
 	uint64_t snapshots;    /* samples whose g and m came from the BPF program's record */
 	uint64_t snap_missing; /* samples without one while the program ran (slow path) */
+	uint64_t recs_kept;    /* records kept (copied) for a sample of a later drain */
 	uint64_t readvs;       /* vectored reads (process_vm_readv) of gort_read_batch */
 	uint64_t label_pieces; /* label-set reads answered by the program's copy instead */
 	uint64_t label_content; /* label sets known by their content as the program copied it */
