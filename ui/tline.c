@@ -3,7 +3,9 @@
 #include "config.h"
 #include "ui.h"
 
+#include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <wchar.h>
@@ -60,13 +62,9 @@ static int char_cols(const char *s, size_t n, size_t *clen)
 
 int tl_width(const char *s)
 {
-	size_t n = strlen(s), i = 0, cl;
-	int cols = 0;
+	int cols;
 
-	while (i < n) {
-		cols += char_cols(s + i, n - i, &cl);
-		i += cl;
-	}
+	tl_fit(s, strlen(s), INT_MAX, &cols);
 	return cols;
 }
 
@@ -198,6 +196,17 @@ size_t tl_fit(const char *s, size_t n, int maxcols, int *cols)
 	size_t i = 0, cl;
 	int used = 0;
 
+	/* Eight ASCII bytes at a time, eight columns: nearly all the screen shows (the
+	 * byte loop was 14 % of the screen thread's instructions by callgrind, issue 6). */
+	while (n - i >= 8 && maxcols - used >= 8) {
+		uint64_t w8;
+
+		memcpy(&w8, s + i, 8);
+		if (w8 & 0x8080808080808080ull)
+			break;
+		i += 8;
+		used += 8;
+	}
 	while (i < n) {
 		int w = char_cols(s + i, n - i, &cl);
 
