@@ -4,7 +4,7 @@
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
 
 need_perf
-plan 43
+plan 45
 W=$TOP_BUILDDIR/tests/workloads/cchains
 out=$T/out
 err=$T/err
@@ -156,6 +156,24 @@ if go_build 1.23 plain "$TOP_SRCDIR/tests/workloads/go/demo.go" "$GOW/demo" >"$T
 	"$GOTOP_PERF" --batch -n 3 --rows 0 --view top,labels,goroutines --save "$T/demo.pb.gz" \
 		-- "$GOW/demo" >"$out" 2>"$err"
 	check "Go demo: the header shows the Go version" grep -Eq '^gotop-perf PID [0-9]+ .*demo go1\.23' "$out"
+	# Every refresh's Top in its order: view-top.c sorts from the last refresh's order, by
+	# insertion, or by qsort_r when that order is far off (the first refresh, --sort name).
+	# top_sorted FILE self|name: rows of every iteration's Top; SELF% never rises, or names
+	# (byte order, as name_cmp) never fall. Prints "ROWS BAD", then the rows out of order.
+	top_sorted() {
+		LC_ALL=C awk -v by="$2" '
+			/^=== iteration / { it++; have = 0; next }
+			/^== / { top = ($0 == "== Top =="); if (top) getline; have = 0; next }
+			top && /^ +[0-9.]+%/ { n++; k = by == "self" ? $1 + 0 : $4 ""  # "" : a string, even "+0x5e000"
+				if (have && (by == "self" ? k > prev : k < prev)) { bad++; out = out "\n" it ": " $0 }
+				prev = k; have = 1 }
+			END { printf "%d %d%s\n", n, bad, out; exit !(n >= 40 && !bad) }' "$1" >"$T/sorted.txt"
+	}
+	top_sorted "$out" self
+	check "... every refresh's Top is sorted by self ($(head -1 "$T/sorted.txt") rows, out of order)" top_sorted "$out" self
+	"$GOTOP_PERF" --batch -n 3 --rows 0 --view top --sort name -- "$GOW/demo" >"$T/byname.out" 2>"$err"
+	top_sorted "$T/byname.out" name
+	check "... and with --sort name, by name ($(head -1 "$T/sorted.txt") rows, out of order)" top_sorted "$T/byname.out" name
 	# Started through a shell that execs it: Go is found after the exec, not latched as absent.
 	"$GOTOP_PERF" --batch -n $((2 * gp_slow + 2)) --rows 0 --view labels -- /bin/sh -c "exec '$GOW/demo'" \
 		>"$T/sh.out" 2>"$err"
@@ -192,7 +210,7 @@ if go_build 1.23 plain "$TOP_SRCDIR/tests/workloads/go/demo.go" "$GOW/demo" >"$T
 	check "... main.handleSearch's total share under the focus ($ours%) is pprof -tagfocus -relative_percentages's ($theirs%)" \
 		awk -v a="$ours" -v b="$theirs" 'BEGIN { d = a - b; exit !(a != "" && b != "" && d < 0.06 && d > -0.06) }'
 else
-	for i in 1 2 3 4 5 6 7 8; do skip "Go 1.23 toolchain unavailable: $(tail -1 "$T/gob.err")"; done
+	for i in 1 2 3 4 5 6 7 8 9 10; do skip "Go 1.23 toolchain unavailable: $(tail -1 "$T/gob.err")"; done
 fi
 
 if go_build 1.23 plain "$TOP_SRCDIR/tests/workloads/go/hostile.go" "$GOW/hostile" >"$T/gob.err" 2>&1; then
