@@ -90,6 +90,7 @@ struct labelset {
 struct memo { /* a hit reads the first cache line and the addresses it compares */
 	uint64_t hash;
 	uint16_t nk, nu;  /* nk + nu == 0: empty */
+	uint16_t nl;      /* loc[] used: nk + nu, less where location_for cut the chain */
 	const uint64_t *stack; /* the profile's interned copy of loc[] once known, else NULL */
 	uint64_t addr[MEMO_FRAMES]; /* kernel part, then user part */
 	uint64_t loc[MEMO_FRAMES];
@@ -391,7 +392,24 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path ? path : "";
 }
 
-/* The location of one address (symbolized once per address and event). */
+/* location_for's slot value for a return address in memory that is not code. */
+#define LOC_NOT_CODE UINT64_MAX
+
+/* An address no user mapping holds on x86_64: in page 0 (mapped only with
+ * vm.mmap_min_addr 0), or not canonical (bits 63 to 47 neither all 0 nor all 1: linux
+ * Documentation/arch/x86/x86_64/mm.rst). Kernel addresses are canonical. */
+static int never_mapped(uint64_t addr)
+{
+	uint64_t top = addr >> 47;
+
+	return addr < 4096 || (top != 0 && top != 0x1ffff);
+}
+
+/* The location of one address (symbolized once per address and event). 0 for a return
+ * address in a mapping that is not executable (an anonymous heap or stack, data) or where
+ * nothing can be mapped (never_mapped): the frame-pointer chain went past its last frame, e.g. at a thread's first frame,
+ * whose frame pointer is whatever the register held at clone, and the caller cuts the
+ * chain (issue 6: such frames showed as "+0x5e000" in the Go demo's Top). */
 static uint64_t location_for(struct agg *a, struct evprof *e, uint64_t addr, int is_return)
 {
 	uint64_t key = (addr & ~(1ULL << 63)) | ((uint64_t)(is_return != 0) << 63), *slot, *um;
@@ -407,7 +425,11 @@ static uint64_t location_for(struct agg *a, struct evprof *e, uint64_t addr, int
 	/* the location id stored for this address (0: none yet); cppcheck takes the
 	 * returned id for the condition itself */
 	if (*slot)
-		return *slot; // cppcheck-suppress identicalInnerCondition
+		return *slot == LOC_NOT_CODE ? 0 : *slot; // cppcheck-suppress identicalInnerCondition
+	if (is_return && never_mapped(addr)) {
+		*slot = LOC_NOT_CODE;
+		return 0;
+	}
 	/* In no mapping when last looked up: again only once the maps may have changed
 	 * (the value is the location id, and the maps version above bit 32). */
 	um = u64map_slot(&e->unmapped, key, 0);
@@ -425,6 +447,10 @@ static uint64_t location_for(struct agg *a, struct evprof *e, uint64_t addr, int
 		*um = 0; /* found now: a location with its names */
 	} else {
 		a->st.addrs++;
+	}
+	if (mod && mod->nocode && is_return) { /* a leaf is kept: the CPU ran there */
+		*slot = LOC_NOT_CODE;
+		return 0;
 	}
 	if (mod) {
 		mapping = mapping_for(e, mod);
@@ -722,12 +748,15 @@ static void fold_sample(struct agg *a, struct evprof *e, const struct perf_sampl
 		    !memcmp(m->addr, kern, nk * sizeof(uint64_t)) &&
 		    !memcmp(m->addr + nk, user, nu * sizeof(uint64_t))) {
 			lp = m->loc; /* not copied: a sample the smemo finds never reads them */
+			nl = m->nl;
 		} else {
 			a->unmapped_seen = 0;
 			for (i = 0; i < nk; i++)
 				locs[i] = location_for(a, e, kern[i], i > 0);
 			for (i = 0; i < nu; i++)
-				locs[nk + i] = location_for(a, e, user[i], nk + i > 0);
+				if (!(locs[nk + i] = location_for(a, e, user[i], nk + i > 0)))
+					break; /* not code: the chain ends before it */
+			nl = nk + i;
 			if (a->unmapped_seen) {
 				/* Not remembered: the address may be found in a mapping later. */
 				m->hash = 0;
@@ -737,6 +766,7 @@ static void fold_sample(struct agg *a, struct evprof *e, const struct perf_sampl
 			m->hash = h;
 			m->nk = (uint16_t)nk;
 			m->nu = (uint16_t)nu;
+			m->nl = (uint16_t)nl;
 			memcpy(m->addr, kern, nk * sizeof(uint64_t));
 			memcpy(m->addr + nk, user, nu * sizeof(uint64_t));
 			memcpy(m->loc, locs, nl * sizeof(uint64_t));
@@ -747,11 +777,14 @@ static void fold_sample(struct agg *a, struct evprof *e, const struct perf_sampl
 			locs[nl] = defer && kallsyms_is_kernel_addr(kern[i]) ? kern[i]
 				   : location_for(a, e, kern[i], nl > 0);
 		for (i = 0; i < nu; i++, nl++)
-			locs[nl] = defer && kallsyms_is_kernel_addr(user[i]) ? user[i]
-				   : location_for(a, e, user[i], nl > 0);
+			if (!(locs[nl] = defer && kallsyms_is_kernel_addr(user[i]) ? user[i]
+					 : location_for(a, e, user[i], nl > 0)))
+				break; /* not code: the chain ends before it */
 	}
 
 located:
+	if (nl < nk + nu)
+		a->st.chain_cut++;
 	labels[nlabels].key = e->k_thread;
 	labels[nlabels].str = 0;
 	labels[nlabels].num = s->tid;

@@ -479,6 +479,7 @@ static struct sym_module *entry_module(struct symbolizer *s, const struct maps_e
 	if (s->emods[idx])
 		return s->emods[idx];
 	m = module_get(s, e->start, e->end, e->pgoff, e->path, &found);
+	m->nocode = !(e->perms & MAPS_X);
 	/* Only code has symbols: data mappings (a database file, fonts) are never opened. */
 	if (!found && (e->perms & MAPS_X)) {
 		if (e->kind == MAPS_KIND_FILE)

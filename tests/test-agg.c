@@ -667,6 +667,74 @@ static void test_unmapped_then_mapped(void **state)
 	close(fd);
 }
 
+/* A return address in memory that is not code (here an anonymous rw- mapping, as a Go
+ * thread's first frame can give: its frame pointer is stale from clone), or where nothing
+ * is ever mapped, ends the user chain:
+ * it and the frames after it are not in the profile, through the memo (the same stack
+ * twice) and past it (a chain longer than the memo keeps). A leaf there stays. */
+static void test_chain_cut_at_data(void **state)
+{
+	static const char maps[] = "00400000-00500000 r-xp 00000000 00:00 0 /nonexistent/app\n"
+				   "00600000-00700000 rw-p 00000000 00:00 0\n";
+	uint64_t u[40];
+	static const uint64_t leaf[] = { 0x65e000 };
+	struct event_spec ev;
+	struct batchbuf bb;
+	struct sample_batch b;
+	struct agg_opts o;
+	struct agg_stats st;
+	struct agg *a;
+	char *got;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(events_parse("cpu-clock", &ev), 0);
+	offline_opts(&o);
+	o.offline_maps = maps;
+	o.offline_maps_len = strlen(maps);
+	a = agg_new(&o);
+	u[0] = 0x401010;
+	u[1] = 0x402020;
+	u[2] = 0x65e000; /* in the rw- mapping */
+	u[3] = 0x403030;
+	memset(&bb, 0, sizeof(bb));
+	add_sample(&bb, 10, NULL, 0, u, 4);
+	add_sample(&bb, 10, NULL, 0, u, 4); /* the memo's hit */
+	add_sample(&bb, 11, NULL, 0, leaf, 1);
+	batch_of(&b, &bb, &ev);
+	agg_feed(a, &b);
+	/* 36 frames: more than the memo keeps (agg.c MEMO_FRAMES); the data address at 20. */
+	for (i = 0; i < 36; i++)
+		u[i] = 0x401000 + 0x10 * i;
+	u[20] = 0x600040;
+	memset(&bb, 0, sizeof(bb));
+	add_sample(&bb, 12, NULL, 0, u, 36);
+	/* Where nothing is ever mapped: not canonical (text read as an address), page 0. */
+	u[0] = 0x404040;
+	u[1] = 0x22656d6361223a22ULL;
+	u[2] = 0x402020;
+	add_sample(&bb, 13, NULL, 0, u, 3);
+	u[1] = 0x20;
+	add_sample(&bb, 14, NULL, 0, u, 3);
+	batch_of(&b, &bb, &ev);
+	agg_feed(a, &b);
+	got = profile_text(agg_profile(a, "cpu-clock"));
+	agg_get_stats(a, &st);
+	if (!strstr(got, "app+0x1010;app+0x2020; thread=10 2 ") || strstr(got, "app+0x3030"))
+		print_message("# profile:\n%s", got);
+	assert_non_null(strstr(got, "app+0x1010;app+0x2020; thread=10 2 "));
+	assert_null(strstr(got, "app+0x3030"));
+	assert_memory_equal(got, "+0x5e000; thread=11 1 ", 22); /* the leaf, sorted first */
+	assert_non_null(strstr(got, "app+0x1130; thread=12 1 "));   /* frame 19, the last */
+	assert_null(strstr(got, "app+0x1150"));
+	assert_non_null(strstr(got, "\napp+0x4040; thread=13 1 "));
+	assert_non_null(strstr(got, "\napp+0x4040; thread=14 1 "));
+	assert_null(strstr(got, "[unknown]"));
+	assert_int_equal(st.chain_cut, 5);
+	free(got);
+	agg_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -677,6 +745,7 @@ int main(void)
 		cmocka_unit_test(test_unmapped_then_mapped),
 		cmocka_unit_test(test_goroutine_ids),
 		cmocka_unit_test(test_thread_ids_past_full),
+		cmocka_unit_test(test_chain_cut_at_data),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -58,6 +58,8 @@ struct agg_stats {
 	uint64_t repaired;     /* stacks changed by the repair */
 	uint64_t addrs;        /* distinct addresses symbolized */
 	uint64_t unresolved;   /* of which without a symbol */
+	uint64_t chain_cut;    /* samples whose user chain was cut at an address in memory
+				* that is not code (location_for) */
 	uint64_t held;         /* samples waiting for kernel symbols (hold_kernel), not yet
 				* in any profile nor in samples */
 	uint64_t label_delay_p50_ns, label_delay_p99_ns; /* sample -> goroutine read */

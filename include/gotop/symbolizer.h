@@ -15,6 +15,8 @@ struct sym_module {
 	uint64_t start, limit, pgoff; /* runtime [start, limit), file offset of start */
 	struct symfile *sf;   /* NULL: no file to read symbols from */
 	int id;               /* 0-based, unique within the symbolizer, stable */
+	int nocode;           /* a mapping without execute permission when last looked up
+			       * (data, an anonymous heap or stack): no frame is there */
 };
 
 struct symbolizer;
