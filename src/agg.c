@@ -407,9 +407,10 @@ static int never_mapped(uint64_t addr)
 
 /* The location of one address (symbolized once per address and event). 0 for a return
  * address in a mapping that is not executable (an anonymous heap or stack, data) or where
- * nothing can be mapped (never_mapped): the frame-pointer chain went past its last frame, e.g. at a thread's first frame,
- * whose frame pointer is whatever the register held at clone, and the caller cuts the
- * chain (issue 6: such frames showed as "+0x5e000" in the Go demo's Top). */
+ * nothing can be mapped (never_mapped): the frame-pointer chain went past its last
+ * frame, e.g. at a thread's first frame, whose frame pointer is whatever the register
+ * held at clone, and the caller cuts the chain there (such frames showed as "+0x368aa0"
+ * and "demo+0x11cf00" in the Go demo's profile). */
 static uint64_t location_for(struct agg *a, struct evprof *e, uint64_t addr, int is_return)
 {
 	uint64_t key = (addr & ~(1ULL << 63)) | ((uint64_t)(is_return != 0) << 63), *slot, *um;
