@@ -136,14 +136,15 @@ struct model {
 	int64_t *loc_line;
 	size_t caplocfr;
 
-	/* Every sample of the profile, by its index there: the values (refreshed from each
-	 * snapshot) and its stack. Stacks are stored once per distinct stack (the profile
-	 * interns them; most samples share one with others that differ in labels, thread or
-	 * goroutine): sample k's frames are fr[soff[stk[k]]] up to fr[soff[stk[k] + 1]]. A
-	 * frame is an index into loc_fn / loc_line (4 bytes, not a copy). */
+	/* Every sample of the profile, by its index there: the values (read in place from
+	 * the snapshot: VAL, CNT) and its stack. Stacks are stored once per distinct stack
+	 * (the profile interns them; most samples share one with others that differ in
+	 * labels, thread or goroutine): sample k's frames are fr[soff[stk[k]]] up to
+	 * fr[soff[stk[k] + 1]]. A frame is an index into loc_fn / loc_line (4 bytes, not a
+	 * copy). */
 	size_t ns, capns;
-	int64_t *val;
-	uint64_t *cnt;
+	const int64_t *pv; /* p's values (prof_values), pstride a sample */
+	size_t pstride;
 	uint32_t *stk;
 	size_t *soff, nstk, capsoff;
 	uint32_t *fr;
@@ -220,9 +221,14 @@ struct model {
 #define ST_END(m, s) ((m)->soff[(s) + 1])
 #define FR_BEGIN(m, k) ST_BEGIN(m, (m)->stk[k])
 #define FR_END(m, k) ST_END(m, (m)->stk[k])
+/* Sample k's value (the view's column, vcol) and count (column 0), in the profile. They
+ * were copied into arrays of the model at every refresh: 16 bytes a distinct sample and
+ * a pass over all of them (the live UI's memory grew with it; issue 6). */
+#define VAL(m, k) ((m)->pv[(size_t)(k) * (m)->pstride + (size_t)(m)->vcol])
+#define CNT(m, k) ((uint64_t)(m)->pv[(size_t)(k) * (m)->pstride])
 /* Whether sample k has a value: samples that have none (a decaying window's, those
  * zeroed) take no part. */
-#define NONZERO(m, k) ((m)->cnt[k] || (m)->val[k])
+#define NONZERO(m, k) (CNT(m, k) || VAL(m, k))
 
 static uint32_t fn_intern(struct model *m, const char *name, size_t len, const char *file,
 			  const char *module)
@@ -354,11 +360,8 @@ static void extend(struct model *m)
 	nl = m->nl;
 	if (nsamp >= UINT32_MAX)
 		fatal("profile too large");
-	if (nsamp > m->capns) {
-		xgrow((void **)&m->val, &m->capns, nsamp, sizeof(*m->val));
-		m->cnt = xrealloc(m->cnt, m->capns * sizeof(*m->cnt));
-		m->stk = xrealloc(m->stk, m->capns * sizeof(*m->stk));
-	}
+	if (nsamp > m->capns)
+		xgrow((void **)&m->stk, &m->capns, nsamp, sizeof(*m->stk));
 	xgrow((void **)&m->kset, &m->capkset, nsamp + 1, sizeof(*m->kset));
 	if (!m->soff) {
 		xgrow((void **)&m->soff, &m->capsoff, 2, sizeof(*m->soff));
@@ -401,12 +404,7 @@ static void extend(struct model *m)
 		m->soff[++m->nstk] = m->nfr;
 	}
 	m->ns = nsamp;
-	for (i = 0; i < nsamp; i++) {
-		const int64_t *v = prof_sample_values(p, i);
-
-		m->val[i] = v[m->vcol];
-		m->cnt[i] = (uint64_t)v[0];
-	}
+	m->pv = prof_values(p, &m->pstride);
 	xgrow((void **)&m->pass, &m->cappass, nsamp + 1, 1);
 	xgrow((void **)&m->sfpass, &m->capsfpass, m->nstk + 1, 1);
 	xgrow((void **)&m->sval, &m->capsval, m->nstk + 1, sizeof(*m->sval));
@@ -510,8 +508,6 @@ void model_free(struct model *m)
 	free(m->loc_off);
 	free(m->loc_fn);
 	free(m->loc_line);
-	free(m->val);
-	free(m->cnt);
 	free(m->stk);
 	free(m->soff);
 	free(m->fr);
@@ -707,16 +703,16 @@ void model_set_filters(struct model *m, const struct model_filter *f, size_t n)
 		uint32_t st = m->stk[k];
 
 		m->pass[k] = NONZERO(m, k) && sample_passes(m, k, NO_KEY);
-		m->tot.all_value += m->val[k];
-		m->tot.all_count += m->cnt[k];
+		m->tot.all_value += VAL(m, k);
+		m->tot.all_count += CNT(m, k);
 		if (!m->pass[k])
 			continue;
-		m->tot.value += m->val[k];
-		m->tot.count += m->cnt[k];
+		m->tot.value += VAL(m, k);
+		m->tot.count += CNT(m, k);
 		if (!m->sval[st] && !m->scnt[st])
 			m->act[m->nact++] = st;
-		m->sval[st] += m->val[k];
-		m->scnt[st] += m->cnt[k];
+		m->sval[st] += VAL(m, k);
+		m->scnt[st] += CNT(m, k);
 	}
 }
 
@@ -1138,7 +1134,7 @@ size_t model_label_keys(struct model *m, struct model_key **keysp)
 	for (k = 0; k < m->ns; k++) {
 		if (!NONZERO(m, k))
 			continue;
-		sum[m->kset[k]] += m->cnt[k];
+		sum[m->kset[k]] += CNT(m, k);
 		seen[m->kset[k]] = 1;
 	}
 	for (k = 0; k < m->nks; k++) {
@@ -1311,18 +1307,18 @@ size_t model_label_values(struct model *m, const char *key, size_t key_len,
 		/* Without label filters, passing is the same for every key (m->pass). */
 		if (m->nlf ? !NONZERO(m, k) || !sample_passes(m, k, ksid) : !m->pass[k])
 			continue;
-		t->value += m->val[k];
-		t->count += m->cnt[k];
+		t->value += VAL(m, k);
+		t->count += CNT(m, k);
 		if (!c->slot[k])
 			continue;
 		v = c->slot[k] - 1;
-		vsum[v] += m->val[k];
-		vn[v] += m->cnt[k];
+		vsum[v] += VAL(m, k);
+		vn[v] += CNT(m, k);
 		vseen[v] = 1;
-		gsum[c->grp[k]] += m->val[k];
+		gsum[c->grp[k]] += VAL(m, k);
 		gseen[c->grp[k]] = 1;
 		if (c->tgrp[k] != NONE) {
-			tsum[c->tgrp[k]] += m->val[k];
+			tsum[c->tgrp[k]] += VAL(m, k);
 			tseen[c->tgrp[k]] = 1;
 		}
 	}

@@ -902,6 +902,12 @@ const int64_t *prof_sample_values(const struct prof *p, size_t i)
 	return i < p->nsamples ? p->vals + i * p->stride : NULL;
 }
 
+const int64_t *prof_values(const struct prof *p, size_t *stride)
+{
+	*stride = p->stride;
+	return p->nsamples ? p->vals : NULL;
+}
+
 int prof_same_tables(const struct prof *a, const struct prof *b)
 {
 	return a && b && a->t == b->t;

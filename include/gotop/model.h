@@ -47,7 +47,7 @@ struct model_totals {
 };
 
 /* Builds the model of a profile. p is borrowed and must outlive the model (or its
- * replacement by model_update); it is only read. by_line: flat rows per (function,
+ * replacement by model_update), unchanged (a snapshot): its values are read in place. by_line: flat rows per (function,
  * line) instead of per function. Never fails. */
 struct model *model_new(const struct prof *p, int by_line);
 /* Brings m up to p, a later snapshot of the profile m was built from (prof_same_tables,

@@ -123,6 +123,9 @@ int prof_sample_at(const struct prof *p, size_t i, struct prof_sample *out);
 /* Sample i's values (one per sample type, at least one), borrowed like the entries; NULL
  * for a bad index. Cheaper than prof_sample_at for a reader that only wants the values. */
 const int64_t *prof_sample_values(const struct prof *p, size_t i);
+/* Every sample's values at once: sample i's are at [i * *stride, (i + 1) * *stride).
+ * Borrowed like the entries; NULL when there are no samples. */
+const int64_t *prof_values(const struct prof *p, size_t *stride);
 /* Whether a and b share their tables: b is a and its snapshots, or snapshots of one
  * profile, so an index means the same entry in both (up to the smaller count). */
 int prof_same_tables(const struct prof *a, const struct prof *b);
