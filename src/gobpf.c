@@ -29,9 +29,6 @@
  * an 8-byte header (include/uapi/linux/bpf.h BPF_RINGBUF_HDR_SZ): its length, with
  * BPF_RINGBUF_BUSY_BIT set while reserved and BPF_RINGBUF_DISCARD_BIT when discarded,
  * and records are 8-byte aligned. */
-#define RB_BUSY (1u << 31)
-#define RB_DISCARD (1u << 30)
-#define RB_HDR 8u
 
 struct gobpf {
 	struct bpf_object *obj;
@@ -257,12 +254,13 @@ size_t gobpf_peek(struct gobpf *b, void (*fn)(void *arg, const struct gobpf_rec 
 		/* Acquire: the record's bytes are written before its busy bit is cleared
 		 * (bpf_ringbuf_commit). */
 		uint32_t len = __atomic_load_n(hdr, __ATOMIC_ACQUIRE);
+		uint32_t size = len & ~(uint32_t)(BPF_RINGBUF_BUSY_BIT | BPF_RINGBUF_DISCARD_BIT);
 
-		if (len & RB_BUSY)
+		if (len & BPF_RINGBUF_BUSY_BIT)
 			break; /* reserved, not committed yet: it and those after it wait */
-		pos += (((len & ~(RB_BUSY | RB_DISCARD)) + RB_HDR) + 7) & ~7ul;
-		if (!(len & RB_DISCARD) && (len & ~(RB_BUSY | RB_DISCARD)) >= sizeof(struct gobpf_rec)) {
-			fn(arg, (const struct gobpf_rec *)(hdr + 2));
+		pos += (size + BPF_RINGBUF_HDR_SZ + 7) & ~7ul;
+		if (!(len & BPF_RINGBUF_DISCARD_BIT) && size >= sizeof(struct gobpf_rec)) {
+			fn(arg, (const struct gobpf_rec *)((const unsigned char *)hdr + BPF_RINGBUF_HDR_SZ));
 			n++;
 		}
 	}

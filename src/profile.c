@@ -897,11 +897,6 @@ int prof_sample_at(const struct prof *p, size_t i, struct prof_sample *out)
 	return 0;
 }
 
-const int64_t *prof_sample_values(const struct prof *p, size_t i)
-{
-	return i < p->nsamples ? p->vals + i * p->stride : NULL;
-}
-
 const int64_t *prof_values(const struct prof *p, size_t *stride)
 {
 	*stride = p->stride;

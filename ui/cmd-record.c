@@ -463,7 +463,8 @@ int cmd_record(int argc, char **argv)
 					"%llu of %llu drains read nothing later\n",
 					go_so.bpf ? "on" : bpf_why, st.bpf_attached, st.bpf_failed,
 					(unsigned long long)as.bpf_records, (unsigned long long)as.bpf_ring_full,
-					(unsigned long long)as.go_recs_kept, (unsigned long long)as.go_snapshots, (unsigned long long)as.go_snap_missing,
+					(unsigned long long)as.go_recs_kept, (unsigned long long)as.go_snapshots,
+					(unsigned long long)as.go_snap_missing,
 					(unsigned long long)as.go_label_content,
 					(unsigned long long)as.go_label_pieces, (unsigned long long)as.go_readvs,
 					(unsigned long long)st.hook_idle, (unsigned long long)st.hook_drains);

@@ -47,8 +47,8 @@ struct model_totals {
 };
 
 /* Builds the model of a profile. p is borrowed and must outlive the model (or its
- * replacement by model_update), unchanged (a snapshot): its values are read in place. by_line: flat rows per (function,
- * line) instead of per function. Never fails. */
+ * replacement by model_update), unchanged (a snapshot): its values are read in place.
+ * by_line: flat rows per (function, line) instead of per function. Never fails. */
 struct model *model_new(const struct prof *p, int by_line);
 /* Brings m up to p, a later snapshot of the profile m was built from (prof_same_tables,
  * with at least as many entries): only the new locations and samples are worked out, and

@@ -120,11 +120,9 @@ const struct prof_location *prof_location_at(const struct prof *p, size_t i);
 size_t prof_nsamples(const struct prof *p);
 /* Fills *out (its pointers borrowed as above); returns 0, or -ERANGE. */
 int prof_sample_at(const struct prof *p, size_t i, struct prof_sample *out);
-/* Sample i's values (one per sample type, at least one), borrowed like the entries; NULL
- * for a bad index. Cheaper than prof_sample_at for a reader that only wants the values. */
-const int64_t *prof_sample_values(const struct prof *p, size_t i);
-/* Every sample's values at once: sample i's are at [i * *stride, (i + 1) * *stride).
- * Borrowed like the entries; NULL when there are no samples. */
+/* Every sample's values at once (one per sample type, at least one): sample i's are at
+ * [i * *stride, (i + 1) * *stride). Borrowed like the entries; NULL when there are no
+ * samples. Cheaper than prof_sample_at for a reader that only wants the values. */
 const int64_t *prof_values(const struct prof *p, size_t *stride);
 /* Whether a and b share their tables: b is a and its snapshots, or snapshots of one
  * profile, so an index means the same entry in both (up to the smaller count). */
