@@ -2436,7 +2436,8 @@ static void pf_begin(struct gort *g, const struct gp_mem *mem)
  * and the copy of its bytes; with the lines loaded here first, labels_of and this
  * function together were 12 % where they had been 19 %, and the sampling thread's CPU
  * 0.85 of before (bench/owncpu-pair.sh, 8 rounds). __builtin_prefetch of the same lines
- * changed nothing: the lines were not there yet when labels_of came to them.
+ * changed nothing: the lines were not there yet when labels_of came to them. Every
+ * snapshot is a whole record (gort_sample.snap), so no load passes its end.
  */
 static void snap_load(const struct gort_sample *in, size_t n)
 {

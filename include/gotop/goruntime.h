@@ -155,7 +155,8 @@ struct gort_sample {
 	 * sample (src/bpf/gobpf.bpf.c), taken instead of reading them now, so that the
 	 * goroutine and its g.labels are the sample's, not what runs at the read. Its
 	 * offsets must be the reader's (gobpf_offsets_match). Label sets are still read
-	 * at the call, from the sample's g.labels. */
+	 * at the call, from the sample's g.labels. All sizeof(struct gobpf_rec) bytes of
+	 * it must be readable: gort_read_batch loads lines of each before it reads them. */
 	const struct gobpf_rec *snap;
 };
 size_t gort_read_batch(struct gort *g, const struct gp_mem *mem, const struct gort_sample *in,
