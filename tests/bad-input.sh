@@ -66,6 +66,22 @@ wait $gpid 2>/dev/null
 left=$(ps -eo args | grep -c "^$W 60\$")
 check "... and the command is gone ($left left)" [ "$left" -eq 0 ]
 
+# gotop-perf killed outright (SIGKILL: no chance to stop its command) takes the command along
+# (PR_SET_PDEATHSIG): a demo left running that way loaded a whole CI run.
+"$GOTOP_PERF" record -q -d 60 -o "$T/killed.pb.gz" -- "$W" 61 >"$out" 2>&1 &
+gpid=$!
+track $gpid
+i=0
+while [ "$(ps -eo args | grep -c "^$W 61\$")" -eq 0 ] && [ $i -lt $limit ]; do sleep 0.1; i=$((i + 1)); done
+started=$(ps -eo args | grep -c "^$W 61\$")
+kill -9 $gpid 2>/dev/null
+wait $gpid 2>/dev/null
+i=0
+while [ "$(ps -eo args | grep -c "^$W 61\$")" -ne 0 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+left=$(ps -eo args | grep -c "^$W 61\$")
+check "gotop-perf killed with SIGKILL: its command is gone too (started $started, $left left after ${i}00 ms)" \
+	sh -c "[ $started -eq 1 ] && [ $left -eq 0 ]"
+
 # SIGTERM and SIGINT: profile written, clean exit.
 for sig in TERM INT; do
 	"$W" 20 &

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <fcntl.h>
@@ -219,7 +220,7 @@ int cli_check_pid(pid_t pid)
 int cli_target_spawn(struct cli_target *t, char **argv)
 {
 	int p[2], e[2];
-	pid_t pid;
+	pid_t pid, parent = getpid();
 	char c;
 
 	memset(t, 0, sizeof(*t));
@@ -240,6 +241,13 @@ int cli_target_spawn(struct cli_target *t, char **argv)
 
 		close(p[1]);
 		close(e[0]);
+		/* When gotop-perf dies without stopping the command (SIGKILL, a crash), the
+		 * command gets SIGTERM as at a normal end (cli_target_stop) instead of running on
+		 * unwatched: a demo orphaned that way ran on through a CI run. The signal comes
+		 * when the forking thread ends, which is the main thread, the last to end;
+		 * a parent already gone before the prctl is caught by getppid. */
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent)
+			_exit(127);
 		if (read(p[0], &c, 1) != 1)
 			_exit(127);
 		/* An ignored signal stays ignored across exec: the command gets SIGPIPE as usual. */
