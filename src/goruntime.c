@@ -2441,17 +2441,19 @@ static void pf_begin(struct gort *g, const struct gp_mem *mem)
  */
 static void snap_load(const struct gort_sample *in, size_t n)
 {
-	enum { FROM = offsetof(struct gobpf_rec, g) / 8,
-	       TO = (offsetof(struct gobpf_rec, lbl) + GOBPF_LBL_STR_OFF) / 8 };
-	uint64_t x = 0;
-	size_t i, k;
+	enum { FROM = offsetof(struct gobpf_rec, g),
+	       TO = offsetof(struct gobpf_rec, lbl) + GOBPF_LBL_STR_OFF };
+	uint64_t x = 0, w;
+	size_t i, off;
 
 	for (i = 0; i < n; i++) {
-		const uint64_t *w = (const uint64_t *)in[i].snap;
+		const unsigned char *b = (const unsigned char *)in[i].snap;
 
-		if (w)
-			for (k = FROM; k < TO; k += 8)
-				x |= w[k];
+		if (b)
+			for (off = FROM; off + 8 <= TO; off += 64) {
+				memcpy(&w, b + off, 8);
+				x |= w;
+			}
 	}
 	__asm__ volatile("" : : "r"(x));
 }
