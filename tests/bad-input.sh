@@ -4,7 +4,7 @@
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
 
 need_perf
-plan 24
+plan 25
 W=$TOP_BUILDDIR/tests/workloads/cchains
 out=$T/out
 
@@ -68,7 +68,7 @@ check "... and the command is gone ($left left)" [ "$left" -eq 0 ]
 
 # gotop-perf killed outright (SIGKILL: no chance to stop its command) takes the command along
 # (PR_SET_PDEATHSIG): a demo left running that way loaded a whole CI run.
-"$GOTOP_PERF" record -q -d 60 -o "$T/killed.pb.gz" -- "$W" 61 >"$out" 2>&1 &
+"$GOTOP_PERF" record -q -d 60 -o "$T/orphan.pb.gz" -- "$W" 61 >"$out" 2>&1 &
 gpid=$!
 track $gpid
 i=0
