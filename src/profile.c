@@ -984,21 +984,148 @@ static int64_t span_end(const struct prof *p)
 	return end;
 }
 
+/* Copying entries of src into dst: each src id maps to a dst id when first needed
+ * (0: not yet; strings use NOT_MAPPED, since "" is id 0 on both sides), so that a copy of
+ * some samples (prof_compact) takes only the strings, mappings, functions and locations
+ * they use. */
+#define NOT_MAPPED UINT32_MAX
+
+struct xfer {
+	struct prof *dst;
+	const struct prof *src;
+	uint32_t *smap;
+	uint64_t *mmap, *fmap, *lmap; /* by src id; [0] stays 0 ("none") */
+	struct prof_line *lines;
+	size_t cap_lines;
+	uint64_t *slocs;
+	size_t cap_slocs;
+	struct prof_label *slab;
+	size_t cap_slab;
+	int colmap[PROF_MAX_VALUES];
+};
+
+static void xfer_init(struct xfer *x, struct prof *dst, const struct prof *src)
+{
+	memset(x, 0, sizeof(*x));
+	x->dst = dst;
+	x->src = src;
+	x->smap = xmalloc((src->nstrs ? src->nstrs : 1) * sizeof(*x->smap));
+	memset(x->smap, 0xff, (src->nstrs ? src->nstrs : 1) * sizeof(*x->smap));
+	x->mmap = xcalloc(src->nmaps + 1, sizeof(*x->mmap));
+	x->fmap = xcalloc(src->nfuncs + 1, sizeof(*x->fmap));
+	x->lmap = xcalloc(src->nlocs + 1, sizeof(*x->lmap));
+}
+
+static void xfer_free(struct xfer *x)
+{
+	free(x->smap);
+	free(x->mmap);
+	free(x->fmap);
+	free(x->lmap);
+	free(x->lines);
+	free(x->slocs);
+	free(x->slab);
+}
+
+static uint32_t xfer_str(struct xfer *x, uint32_t id)
+{
+	if (id >= x->src->nstrs)
+		return 0;
+	if (x->smap[id] == NOT_MAPPED) {
+		const struct pstr *ps = str_at(x->src->t, id);
+
+		x->smap[id] = prof_strn(x->dst, ps->s, ps->len);
+	}
+	return x->smap[id];
+}
+
+static uint64_t xfer_mapping(struct xfer *x, uint64_t id)
+{
+	if (id == 0 || id > x->src->nmaps)
+		return 0;
+	if (!x->mmap[id]) {
+		struct prof_mapping m = *map_at(x->src->t, id - 1);
+
+		m.filename = xfer_str(x, m.filename);
+		m.build_id = xfer_str(x, m.build_id);
+		x->mmap[id] = prof_add_mapping(x->dst, &m);
+	}
+	return x->mmap[id];
+}
+
+static uint64_t xfer_function(struct xfer *x, uint64_t id)
+{
+	if (id == 0 || id > x->src->nfuncs)
+		return 0;
+	if (!x->fmap[id]) {
+		const struct prof_function *f = func_at(x->src->t, id - 1);
+
+		x->fmap[id] = prof_add_function(x->dst, xfer_str(x, f->name), xfer_str(x, f->system_name),
+						xfer_str(x, f->filename), f->start_line);
+	}
+	return x->fmap[id];
+}
+
+static uint64_t xfer_location(struct xfer *x, uint64_t id)
+{
+	const struct prof_location *l;
+	uint64_t mid;
+
+	if (id == 0 || id > x->src->nlocs)
+		return 0;
+	if (x->lmap[id])
+		return x->lmap[id];
+	l = loc_at(x->src->t, id - 1);
+	/* Functions and the mapping first: their ids come in the order merge always gave. */
+	mid = xfer_mapping(x, l->mapping);
+	xgrow((void **)&x->lines, &x->cap_lines, l->nlines, sizeof(*x->lines));
+	for (size_t k = 0; k < l->nlines; k++) {
+		x->lines[k].function = xfer_function(x, l->lines[k].function);
+		x->lines[k].line = l->lines[k].line;
+	}
+	x->lmap[id] = prof_add_location(x->dst, mid, l->address, x->lines, l->nlines);
+	if (l->is_folded)
+		loc_at(x->dst->t, x->lmap[id] - 1)->is_folded = 1;
+	return x->lmap[id];
+}
+
+/* Adds src's sample i to dst with its values (by x->colmap); returns its dst index. */
+static size_t xfer_sample(struct xfer *x, size_t i)
+{
+	const struct skey *s = key_at(x->src->t, i);
+	const int64_t *sv = x->src->vals + i * x->src->stride;
+	int64_t v[PROF_MAX_VALUES] = {0};
+
+	xgrow((void **)&x->slocs, &x->cap_slocs, s->nlocs, sizeof(*x->slocs));
+	xgrow((void **)&x->slab, &x->cap_slab, s->nlabels, sizeof(*x->slab));
+	for (size_t k = 0; k < s->nlocs; k++)
+		x->slocs[k] = xfer_location(x, s->locs[k]);
+	for (size_t k = 0; k < s->nlabels; k++) {
+		x->slab[k].key = xfer_str(x, s->labels[k].key);
+		x->slab[k].str = xfer_str(x, s->labels[k].str);
+		x->slab[k].num = s->labels[k].num;
+		x->slab[k].num_unit = xfer_str(x, s->labels[k].num_unit);
+	}
+	for (size_t j = 0; j < x->src->stride; j++)
+		if (x->colmap[j] >= 0)
+			v[x->colmap[j]] += sv[j];
+	return (size_t)prof_add_to_sample(x->dst, x->slocs, s->nlocs, v, x->slab, s->nlabels, 1);
+}
+
 void prof_merge(struct prof *dst, const struct prof *src)
 {
-	const struct prof_tables *st = src->t;
+	struct xfer x;
 
 	if (dst == src)
 		return;
-
-	/* Strings first: everything else refers to them. */
-	uint32_t *smap = xmalloc(src->nstrs * sizeof(*smap));
+	xfer_init(&x, dst, src);
+#define S(id) xfer_str(&x, id)
+	/* Every entry in src order, strings first: into an empty profile every id stays the
+	 * same (prof_clone). */
 	for (size_t i = 0; i < src->nstrs; i++)
-		smap[i] = prof_strn(dst, str_at(st, i)->s, str_at(st, i)->len);
-#define S(id) ((id) < src->nstrs ? smap[id] : 0)
+		S((uint32_t)i);
 
 	/* Value columns: by (type, unit) name when both sides name them. */
-	int colmap[PROF_MAX_VALUES];
 	if (dst->ntypes == 0 && src->ntypes > 0 && dst->nsamples == 0) {
 		struct prof_value_type vt[PROF_MAX_VALUES];
 
@@ -1009,16 +1136,16 @@ void prof_merge(struct prof *dst, const struct prof *src)
 		prof_set_sample_types(dst, vt, src->ntypes);
 	}
 	for (size_t j = 0; j < PROF_MAX_VALUES; j++)
-		colmap[j] = (int)j;
+		x.colmap[j] = (int)j;
 	if (dst->ntypes > 0 && src->ntypes > 0) {
 		for (size_t j = 0; j < PROF_MAX_VALUES; j++) {
-			colmap[j] = -1;
+			x.colmap[j] = -1;
 			if (j >= src->ntypes)
 				continue;
 			for (size_t k = 0; k < dst->ntypes; k++) {
 				if (dst->types[k].type == S(src->types[j].type) &&
 				    dst->types[k].unit == S(src->types[j].unit)) {
-					colmap[j] = (int)k;
+					x.colmap[j] = (int)k;
 					break;
 				}
 			}
@@ -1054,73 +1181,58 @@ void prof_merge(struct prof *dst, const struct prof *src)
 				dst->duration_nanos = INT64_MAX; /* only upwards: start <= both times */
 		}
 	}
-
-	/* Id maps are indexed by source id; slot 0 stays 0 ("none"). */
-	uint64_t *mmap = xcalloc(src->nmaps + 1, sizeof(*mmap));
-	for (size_t i = 0; i < src->nmaps; i++) {
-		struct prof_mapping m = *map_at(st, i);
-
-		m.filename = S(m.filename);
-		m.build_id = S(m.build_id);
-		mmap[i + 1] = prof_add_mapping(dst, &m);
-	}
-	uint64_t *fmap = xcalloc(src->nfuncs + 1, sizeof(*fmap));
-	for (size_t i = 0; i < src->nfuncs; i++) {
-		const struct prof_function *f = func_at(st, i);
-
-		fmap[i + 1] = prof_add_function(dst, S(f->name), S(f->system_name), S(f->filename),
-						f->start_line);
-	}
-	uint64_t *lmap = xcalloc(src->nlocs + 1, sizeof(*lmap));
-	struct prof_line *lines = NULL;
-	size_t cap_lines = 0;
-	for (size_t i = 0; i < src->nlocs; i++) {
-		const struct prof_location *l = loc_at(st, i);
-
-		xgrow((void **)&lines, &cap_lines, l->nlines, sizeof(*lines));
-		for (size_t k = 0; k < l->nlines; k++) {
-			uint64_t fid = l->lines[k].function;
-			lines[k].function = fid <= src->nfuncs ? fmap[fid] : 0;
-			lines[k].line = l->lines[k].line;
-		}
-		uint64_t mid = l->mapping <= src->nmaps ? mmap[l->mapping] : 0;
-		lmap[i + 1] = prof_add_location(dst, mid, l->address, lines, l->nlines);
-		if (l->is_folded)
-			loc_at(dst->t, lmap[i + 1] - 1)->is_folded = 1;
-	}
-	free(lines);
-
-	uint64_t *slocs = NULL;
-	size_t cap_slocs = 0;
-	struct prof_label *slab = NULL;
-	size_t cap_slab = 0;
-	for (size_t i = 0; i < src->nsamples; i++) {
-		const struct skey *s = key_at(st, i);
-		const int64_t *sv = src->vals + i * src->stride;
-		int64_t v[PROF_MAX_VALUES] = {0};
-
-		xgrow((void **)&slocs, &cap_slocs, s->nlocs, sizeof(*slocs));
-		xgrow((void **)&slab, &cap_slab, s->nlabels, sizeof(*slab));
-		for (size_t k = 0; k < s->nlocs; k++)
-			slocs[k] = s->locs[k] <= src->nlocs ? lmap[s->locs[k]] : 0;
-		for (size_t k = 0; k < s->nlabels; k++) {
-			slab[k].key = S(s->labels[k].key);
-			slab[k].str = S(s->labels[k].str);
-			slab[k].num = s->labels[k].num;
-			slab[k].num_unit = S(s->labels[k].num_unit);
-		}
-		for (size_t j = 0; j < src->stride; j++)
-			if (colmap[j] >= 0)
-				v[colmap[j]] += sv[j];
-		prof_add_sample(dst, slocs, s->nlocs, v, slab, s->nlabels);
-	}
 #undef S
-	free(slocs);
-	free(slab);
-	free(lmap);
-	free(fmap);
-	free(mmap);
-	free(smap);
+
+	for (size_t i = 1; i <= src->nmaps; i++)
+		xfer_mapping(&x, i);
+	for (size_t i = 1; i <= src->nfuncs; i++)
+		xfer_function(&x, i);
+	for (size_t i = 1; i <= src->nlocs; i++)
+		xfer_location(&x, i);
+	for (size_t i = 0; i < src->nsamples; i++)
+		xfer_sample(&x, i);
+	xfer_free(&x);
+}
+
+struct prof *prof_compact(const struct prof *p, const uint8_t *keep, uint32_t *newidx)
+{
+	struct prof *c = prof_new();
+	struct xfer x;
+
+	xfer_init(&x, c, p);
+	for (size_t j = 0; j < PROF_MAX_VALUES; j++)
+		x.colmap[j] = (int)j;
+	if (p->ntypes) {
+		struct prof_value_type vt[PROF_MAX_VALUES];
+
+		for (size_t j = 0; j < p->ntypes; j++) {
+			vt[j].type = xfer_str(&x, p->types[j].type);
+			vt[j].unit = xfer_str(&x, p->types[j].unit);
+		}
+		prof_set_sample_types(c, vt, p->ntypes);
+	}
+	c->period_type.type = xfer_str(&x, p->period_type.type);
+	c->period_type.unit = xfer_str(&x, p->period_type.unit);
+	c->period = p->period;
+	c->time_nanos = p->time_nanos;
+	c->duration_nanos = p->duration_nanos;
+	c->default_type = xfer_str(&x, p->default_type);
+	for (size_t i = 0; i < p->ncomments; i++)
+		add_comment_id(c, xfer_str(&x, p->comments[i]));
+	/* The main executable's mapping stays the first (prof_set_main_mapping). */
+	c->main_mapping = xfer_mapping(&x, p->main_mapping);
+	for (size_t i = 0; i < p->nsamples; i++) {
+		if (keep && !keep[i]) {
+			if (newidx)
+				newidx[i] = UINT32_MAX;
+			continue;
+		}
+		size_t k = xfer_sample(&x, i);
+		if (newidx)
+			newidx[i] = (uint32_t)k;
+	}
+	xfer_free(&x);
+	return c;
 }
 
 struct prof *prof_clone(const struct prof *p)

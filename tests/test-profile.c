@@ -614,6 +614,139 @@ static void test_merge(void **state)
 	prof_free(e);
 }
 
+/* Sample lines of render(p) (they follow the "type" lines), one string per sample. */
+static char **render_samples(const struct prof *p, size_t *n)
+{
+	char *r = render(p), *save = NULL, *line;
+	char **out = calloc(prof_nsamples(p) + 1, sizeof(*out));
+
+	*n = 0;
+	for (line = strtok_r(r, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (!strncmp(line, "sample", 6))
+			out[(*n)++] = strdup(line);
+	free(r);
+	return out;
+}
+
+static void free_lines(char **l, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(l[i]);
+	free(l);
+}
+
+/* prof_compact keeps the chosen samples by content, and only what they use. */
+static void test_compact(void **state)
+{
+	struct prof *p = build(0);
+	int64_t v1[2] = {7, 7000}, v2[2] = {9, 9000};
+	struct prof_mapping lib = {.start = 0x7f0000, .limit = 0x7f1000,
+				   .filename = prof_str(p, "/lib/libgone.so")};
+	uint64_t mlib = prof_add_mapping(p, &lib);
+	struct prof_line lgone = {prof_add_function(p, prof_str(p, "gone_fn"), prof_str(p, "gone_fn"),
+						    prof_str(p, "gone.c"), 1), 4};
+	uint64_t locgone = prof_add_location(p, mlib, 0x7f0010, &lgone, 1);
+	struct prof_sample s0;
+	struct prof_label gl = {.key = prof_str(p, "tenant"), .str = prof_str(p, "gone-tenant")};
+
+	prof_set_main_mapping(p, 1);
+	prof_set_default_sample_type(p, prof_str(p, "cpu"));
+	assert_int_equal(prof_sample_at(p, 0, &s0), 0);
+	/* Sample 2: only it uses libgone, gone_fn and the tenant label. */
+	uint64_t st[3] = {locgone, s0.locs[0], s0.locs[1]};
+	prof_add_sample(p, st, 3, v1, &gl, 1);
+	/* Sample 3: like sample 0, other labels. */
+	prof_add_sample(p, s0.locs, s0.nlocs, v2, NULL, 0);
+	assert_int_equal(prof_nsamples(p), 4);
+
+	size_t nall, nkept;
+	char **all = render_samples(p, &nall);
+	uint8_t keep[4] = {1, 0, 0, 1};
+	uint32_t idx[4];
+	struct prof *c = prof_compact(p, keep, idx);
+	char **kept = render_samples(c, &nkept);
+
+	/* The kept samples, in order, equal by every name, value and label. */
+	assert_int_equal(nall, 4);
+	assert_int_equal(nkept, 2);
+	assert_string_equal(kept[0], all[0]);
+	assert_string_equal(kept[1], all[3]);
+	assert_int_equal(idx[0], 0);
+	assert_int_equal(idx[1], UINT32_MAX);
+	assert_int_equal(idx[2], UINT32_MAX);
+	assert_int_equal(idx[3], 1);
+	/* Nothing that only the dropped samples used. */
+	assert_int_equal(prof_nmappings(c), 1);
+	assert_int_equal(prof_nlocations(c), 2);
+	assert_int_equal(prof_nfunctions(c), 3);
+	for (uint32_t i = 0; i < prof_nstrings(c); i++) {
+		assert_string_not_equal(S(c, i), "gone-tenant");
+		assert_string_not_equal(S(c, i), "gone_fn");
+		assert_string_not_equal(S(c, i), "/lib/libgone.so");
+	}
+	assert_true(prof_nstrings(c) < prof_nstrings(p));
+	/* Metadata as in p; the main mapping first. */
+	assert_int_equal(prof_main_mapping(c), 1);
+	assert_string_equal(S(c, prof_mapping_at(c, 0)->filename), "/bin/app");
+	assert_string_equal(S(c, prof_default_sample_type(c)), "cpu");
+	{
+		struct prof_value_type pt;
+		int64_t per, t, d;
+		const uint32_t *cm;
+
+		prof_get_period(c, &pt, &per);
+		assert_string_equal(S(c, pt.type), "cpu");
+		assert_int_equal(per, 1000000);
+		prof_get_time(c, &t, &d);
+		assert_int_equal(t, 1000);
+		assert_int_equal(d, 500);
+		assert_int_equal(prof_comments(c, &cm), 2);
+		assert_string_equal(S(c, cm[0]), "run A");
+	}
+	/* Samples 1 (1) and 2 (7) are gone. */
+	assert_int_equal(prof_total(c, 0), prof_total(p, 0) - 1 - 7);
+	/* The copy is a profile of its own: adding to it folds into the kept entries. */
+	{
+		struct prof_sample k;
+		int64_t one[2] = {1, 1000};
+
+		assert_int_equal(prof_sample_at(c, 1, &k), 0);
+		prof_add_sample(c, k.locs, k.nlocs, one, NULL, 0);
+		assert_int_equal(prof_nsamples(c), 2);
+		assert_int_equal(prof_sample_at(c, 1, &k), 0);
+		assert_int_equal(k.values[0], 10);
+	}
+	free_lines(kept, nkept);
+	prof_free(c);
+
+	/* keep NULL: every sample; of a snapshot, the same. */
+	{
+		struct prof *snap = prof_snapshot(p);
+		struct prof *whole = prof_compact(snap, NULL, NULL);
+		char **w = render_samples(whole, &nkept);
+
+		assert_int_equal(nkept, nall);
+		for (size_t i = 0; i < nall; i++)
+			assert_string_equal(w[i], all[i]);
+		free_lines(w, nkept);
+		prof_free(whole);
+		prof_free(snap);
+	}
+	/* Nothing kept: an empty profile with the metadata. */
+	{
+		uint8_t none[4] = {0};
+		struct prof *e = prof_compact(p, none, idx);
+
+		assert_int_equal(prof_nsamples(e), 0);
+		assert_int_equal(prof_nlocations(e), 0);
+		assert_int_equal(prof_sample_types(e, NULL), 2);
+		assert_int_equal(idx[3], UINT32_MAX);
+		prof_free(e);
+	}
+	free_lines(all, nall);
+	prof_free(p);
+}
+
 static void test_reset(void **state)
 {
 	struct prof *p = build(0);
@@ -797,6 +930,7 @@ int main(void)
 		cmocka_unit_test(test_growth),
 		cmocka_unit_test(test_clone),
 		cmocka_unit_test(test_merge),
+		cmocka_unit_test(test_compact),
 		cmocka_unit_test(test_reset),
 		cmocka_unit_test(test_snapshot),
 		cmocka_unit_test(test_snapshot_threads),
