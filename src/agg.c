@@ -916,6 +916,48 @@ size_t agg_nprofiles(const struct agg *a)
 	return a->nevs;
 }
 
+int agg_compact(struct agg *a, const char *event_name, const uint8_t *keep, uint32_t *newidx)
+{
+	struct evprof *e = NULL;
+	size_t i;
+
+	for (i = 0; i < a->nevs && !e; i++)
+		if (!strcmp(a->evs[i]->name, event_name))
+			e = a->evs[i];
+	if (!e)
+		return -ENOENT;
+	/* Held samples carry location ids of this profile (struct held). */
+	if (a->held_len)
+		return -EBUSY;
+	{
+		struct prof *c = prof_compact(e->prof, keep, newidx);
+
+		prof_free(e->prof);
+		e->prof = c;
+	}
+	/* Everything that holds the old profile's ids, indexes or interned stacks starts
+	 * again; it fills from the next samples. */
+	if (e->memo)
+		memset(e->memo, 0, MEMO_SLOTS * sizeof(*e->memo));
+	if (e->smemo)
+		memset(e->smemo, 0, SMEMO_SLOTS * sizeof(*e->smemo));
+	u64map_free(&e->locs);
+	u64map_free(&e->unmapped);
+	u64map_free(&e->mappings);
+	for (i = 0; i < e->nlsets; i++)
+		free(e->lsets[i].labels);
+	free(e->lsets);
+	e->lsets = NULL;
+	e->nlsets = e->caplsets = 0;
+	u64map_free(&e->lsidx);
+	e->k_thread = prof_str(e->prof, "thread");
+	e->k_goroutine = prof_str(e->prof, "goroutine");
+	/* The main executable's mapping was kept as the first one (prof_compact); when it
+	 * was not known yet, the next sample adds it first. */
+	e->main_mapped = prof_main_mapping(e->prof) != 0;
+	return 0;
+}
+
 struct prof *agg_profile_at(struct agg *a, size_t i, const char **event_name)
 {
 	if (i >= a->nevs)

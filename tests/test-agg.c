@@ -406,6 +406,68 @@ static void test_no_hold(void **state)
 
 /* A Go sample at time t (ns) of goroutine goid, followed by the hook's extra record
  * (sampler.h SAMPLER_RECORD_EXTRA: a goread_extra) as the sampler writes it. */
+/* agg_compact keeps the chosen entries with their counts; samples after it fold into
+ * them, and the dropped ones come back as new entries. Refused while samples are held. */
+static void test_compact(void **state)
+{
+	struct event_spec ev;
+	struct batchbuf bb;
+	struct sample_batch b;
+	struct agg *a;
+	char path[128], fifo[128], *want, *kept, *got, *exp, *line, *save = NULL;
+	uint8_t keep[4] = { 1, 0, 1, 0 };
+	uint32_t idx[4];
+	struct prof *before;
+
+	assert_int_equal(events_parse("cpu-clock", &ev), 0);
+	make_batch(&bb, &b, &ev);
+	want = reference_profile(&b); /* writes dir/kallsyms */
+	snprintf(path, sizeof(path), "%s/kallsyms", dir);
+	a = new_agg(0, path);
+	agg_feed(a, &b);
+	assert_int_equal(prof_nsamples(agg_profile(a, "cpu-clock")), 4);
+	assert_int_equal(agg_compact(a, "no-such-event", keep, idx), -ENOENT);
+	assert_int_equal(agg_compact(a, "cpu-clock", keep, idx), 0);
+	assert_int_equal(idx[0], 0);
+	assert_int_equal(idx[1], UINT32_MAX);
+	assert_int_equal(idx[2], 1);
+	assert_int_equal(idx[3], UINT32_MAX);
+	assert_int_equal(prof_nsamples(agg_profile(a, "cpu-clock")), 2);
+	kept = profile_text(agg_profile(a, "cpu-clock"));
+
+	/* The same batch again: kept lines doubled, the others once (new entries). */
+	agg_feed(a, &b);
+	got = profile_text(agg_profile(a, "cpu-clock"));
+	exp = calloc(1, strlen(want) + 1);
+	for (line = strtok_r(want, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char l[4096], *q;
+
+		snprintf(l, sizeof(l), "%s\n", line);
+		if (strstr(kept, l) && (q = strstr(l, " 1 1000000")))
+			memcpy(q, " 2 2000000", 10);
+		strcat(exp, l);
+	}
+	assert_string_equal(got, exp);
+	assert_int_equal(prof_nsamples(agg_profile(a, "cpu-clock")), 4);
+	free(got);
+	free(exp);
+	free(kept);
+	free(want);
+	agg_free(a);
+
+	/* Held samples hold location ids: no compaction until they are folded. */
+	a = new_agg(1, make_fifo(fifo, sizeof(fifo)));
+	agg_feed(a, &b);
+	before = agg_profile(a, "cpu-clock");
+	assert_int_equal(agg_compact(a, "cpu-clock", NULL, NULL), -EBUSY);
+	assert_ptr_equal(agg_profile(a, "cpu-clock"), before);
+	write_fifo(fifo, KSYMS);
+	assert_int_equal(agg_flush(a, 1), 3);
+	assert_int_equal(agg_compact(a, "cpu-clock", NULL, NULL), 0);
+	assert_int_equal(prof_nsamples(agg_profile(a, "cpu-clock")), 4);
+	agg_free(a);
+}
+
 static void add_go_sample(struct batchbuf *b, uint64_t t, uint64_t goid)
 {
 	static const uint64_t u[] = { 0x401010, 0x402020 };
@@ -746,6 +808,7 @@ int main(void)
 		cmocka_unit_test(test_goroutine_ids),
 		cmocka_unit_test(test_thread_ids_past_full),
 		cmocka_unit_test(test_chain_cut_at_data),
+		cmocka_unit_test_setup_teardown(test_compact, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

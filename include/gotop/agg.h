@@ -100,6 +100,13 @@ void agg_feed(struct agg *a, const struct sample_batch *b);
  * (without waiting). Returns how many samples it folded. */
 size_t agg_flush(struct agg *a, int wait);
 
+/* Replaces the profile of an event by prof_compact(profile, keep, newidx): only the
+ * samples with keep[i] stay (see prof_compact for newidx), and the aggregator's caches of
+ * the old profile's ids start again. Pointers to the old profile (agg_profile) are then
+ * invalid; its snapshots stay valid. For a live view that forgets what it no longer
+ * shows (a decaying window). 0, -ENOENT (no such event), or -EBUSY while samples are
+ * held for kernel symbols (agg_opts.hold_kernel): nothing changed then. */
+int agg_compact(struct agg *a, const char *event_name, const uint8_t *keep, uint32_t *newidx);
 /* Profiles by event, in the order events were first seen. Borrowed, valid until
  * agg_free; agg_feed may change them (the UI works on copies). */
 size_t agg_nprofiles(const struct agg *a);
