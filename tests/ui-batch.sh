@@ -4,7 +4,7 @@
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
 
 need_perf
-plan 45
+plan 47
 W=$TOP_BUILDDIR/tests/workloads/cchains
 out=$T/out
 err=$T/err
@@ -126,6 +126,27 @@ check "... and holds fewer samples than since the start ($line)" sh -c "echo '$l
 if pprof_setup; then
 	n=$(echo "$line" | awk '{ print $3 }')
 	check "... and the saved snapshot holds exactly those ($n) samples" [ "$(pprof_total "$T/w.pb.gz" 1)" = "$n" ]
+else
+	skip "no Go toolchain for go tool pprof"
+fi
+
+# --- the decaying window forgets the stacks it no longer shows (src/live.c, forget) ---
+# drift makes a stack no recent sample had at nearly every sample. With 2 s of history
+# kept instead of 60 (GOTOP_PERF_MIN_HISTORY), the profile drops its old entries within
+# seconds; what the window shows must not change by it.
+D=$TOP_BUILDDIR/tests/workloads/drift
+GOTOP_PERF_MIN_HISTORY=2 "$GOTOP_PERF" --batch -n 12 --view top -w 1 --save "$T/drift.pb.gz" \
+	-- "$D" 60 >"$out" 2>"$err"
+rc=$?
+line=$(grep '^last 1s ' "$out" | tail -1)
+check "-w 1 on ever-new stacks: exit 0, old entries forgotten ($line)" \
+	sh -c "[ $rc -eq 0 ] && echo '$line' | grep -Eq 'since start, [1-9][0-9]* of them forgotten\)'"
+[ $rc -eq 0 ] || diag_file "$err"
+if pprof_setup; then
+	n=$(echo "$line" | awk '{ print $3 }')
+	got=$(pprof_total "$T/drift.pb.gz" 1)
+	check "... and the saved window still holds exactly its $n samples ($got)" \
+		sh -c "[ '${n:-0}' -gt 0 ] && [ '$got' = '$n' ]"
 else
 	skip "no Go toolchain for go tool pprof"
 fi

@@ -469,6 +469,9 @@ void ui_info_line(struct ui *ui, struct tline *l)
 		return;
 	if (ui->snap->window_s)
 		tl_printf(l, UA_MARK, "last %us", ui->snap->window_s);
+	else if (ui->snap->forgotten_entries)
+		tl_printf(l, UA_MARK, "cumulative, less %llu samples the window forgot",
+			  (unsigned long long)ui->snap->forgotten);
 	else
 		tl_put(l, UA_DIM, "cumulative");
 	if (!ui->model) {
@@ -476,7 +479,11 @@ void ui_info_line(struct ui *ui, struct tline *l)
 	} else {
 		model_totals(ui->model, &t);
 		tl_printf(l, UA_NORMAL, "  %llu samples", (unsigned long long)t.count);
-		if (ui->snap->window_s)
+		if (ui->snap->window_s && ui->snap->forgotten_entries)
+			tl_printf(l, UA_DIM, " (%llu since start, %llu of them forgotten)",
+				  (unsigned long long)ui->snap->ast.samples,
+				  (unsigned long long)ui->snap->forgotten);
+		else if (ui->snap->window_s)
 			tl_printf(l, UA_DIM, " (%llu since start)", (unsigned long long)ui->snap->ast.samples);
 		if (ui->nfilters) {
 			tl_put(l, UA_NORMAL, "  focus: ");
@@ -603,6 +610,12 @@ int ui_save(struct ui *ui, const char *path)
 	}
 	if (ui->snap->window_s) {
 		snprintf(buf, sizeof(buf), "window: the last %u seconds", ui->snap->window_s);
+		prof_add_comment(p, buf);
+	} else if (ui->snap->forgotten_entries) {
+		snprintf(buf, sizeof(buf),
+			 "cumulative, less %llu samples in %llu entries that a decaying window forgot",
+			 (unsigned long long)ui->snap->forgotten,
+			 (unsigned long long)ui->snap->forgotten_entries);
 		prof_add_comment(p, buf);
 	}
 	r = pprof_write_file(p, path);

@@ -74,6 +74,10 @@ struct live_snapshot {
 	uint64_t freq, period;
 	int paused, exited;
 	unsigned window_s;       /* 0: cumulative */
+	/* Samples (and profile entries) that a decaying window forgot since the start or the
+	 * last zero: no sample came to them in the history the window keeps (the window, and
+	 * at least the last minute; live.c, forget), so the cumulative profile lacks them. */
+	uint64_t forgotten, forgotten_entries;
 
 	uint64_t elapsed_ns;     /* since the session started */
 	uint64_t start_wall_ns;
