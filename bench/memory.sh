@@ -16,6 +16,9 @@
 # start, writing WORKDIR/mem-record-T.pb.gz: the profile the long `record` held at T s
 # (same target, same start), so that its distinct samples at T can be counted
 # (`go tool pprof -raw`) and set against the RSS column at T.
+# MEMORY_WINDOW=SECONDS (environment): also attach a live UI with a decaying window of that
+# many seconds (`-w`), which forgets the stacks the window no longer shows (src/live.c,
+# forget): columns window_rss_kb, window_hwm_kb last, its data in WORKDIR/mem-window.pb.gz.
 # MEMORY_TARGET_ARGS (environment): more arguments for the labels workload, e.g.
 # "-gopercall" for a goroutine per unit of work, as a goroutine-per-request server.
 
@@ -54,24 +57,31 @@ if [ -n "$before" ]; then
 	bpid=$!
 fi
 
+wpid=
+if [ -n "${MEMORY_WINDOW:-}" ]; then
+	"$gotop" -p "$tpid" -F "$rate" --batch -d 1 -n "$((secs + 5))" --rows 10 -w "$MEMORY_WINDOW" \
+		--save "$work/mem-window.pb.gz" >"$work/mem-window.out" 2>"$work/mem-window.err" &
+	wpid=$!
+fi
+
 rss() {
 	awk '/^VmRSS:/ { r = $2 } /^VmHWM:/ { h = $2 } END { printf "%s\t%s", (r == "" ? "NA" : r), (h == "" ? "NA" : h) }' \
 		/proc/"$1"/status 2>/dev/null || printf 'NA\tNA'
 }
 
-printf 't_s\tlive_rss_kb\tlive_hwm_kb\trecord_rss_kb\trecord_hwm_kb\tlive_samples%s\n' \
-	"${bpid:+	before_rss_kb	before_hwm_kb}" >"$tsv"
+printf 't_s\tlive_rss_kb\tlive_hwm_kb\trecord_rss_kb\trecord_hwm_kb\tlive_samples%s%s\n' \
+	"${bpid:+	before_rss_kb	before_hwm_kb}" "${wpid:+	window_rss_kb	window_hwm_kb}" >"$tsv"
 t0=$(date +%s)
 t=0
 while [ "$t" -le "$secs" ]; do
 	s=$(grep -a 'samples/s' "$work/mem-live.out" 2>/dev/null | tail -1)
 	n=$(grep -a '^cumulative' "$work/mem-live.out" 2>/dev/null | tail -1 | awk '{ for (i = 1; i < NF; i++) if ($(i+1) == "samples") { print $(i); exit } }')
-	printf '%s\t%s\t%s\t%s%s\n' "$t" "$(rss $lpid)" "$(rss $rpid)" "${n:-NA}" \
-		"${bpid:+	$(rss $bpid)}" >>"$tsv"
+	printf '%s\t%s\t%s\t%s%s%s\n' "$t" "$(rss $lpid)" "$(rss $rpid)" "${n:-NA}" \
+		"${bpid:+	$(rss $bpid)}" "${wpid:+	$(rss $wpid)}" >>"$tsv"
 	sleep "$every"
 	t=$(($(date +%s) - t0))
 done
-kill -INT "$lpid" "$rpid" $bpid 2>/dev/null
+kill -INT "$lpid" "$rpid" $bpid $wpid 2>/dev/null
 kill "$tpid" 2>/dev/null
-wait "$lpid" "$rpid" $bpid $ppids "$tpid" 2>/dev/null
+wait "$lpid" "$rpid" $bpid $wpid $ppids "$tpid" 2>/dev/null
 cat "$tsv"

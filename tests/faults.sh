@@ -6,7 +6,7 @@
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
 
 need_perf
-plan 38
+plan 39
 out=$T/out
 err=$T/err
 # A copy of the C workload under a path of our own, so that its processes can be told apart.
@@ -61,15 +61,17 @@ if [ "$(id -u)" -eq 0 ] && mount -t tmpfs -o size=64k,mode=755 gotop-test "$mnt"
 		sh -c "[ \$(wc -l <'$out') -eq 1 ] && grep -q 'cannot write $mnt/p.pb.gz: Read-only file system' '$out'"
 	mount -o remount,rw "$mnt"
 	(sleep 0.5 && mount -o remount,ro "$mnt") &
-	run_bounded 30 "$GOTOP_PERF" record -d 1.5 -o "$mnt/p.pb.gz" -- "$W" 20 >"$out" 2>&1
+	TMPDIR=$T run_bounded 30 "$GOTOP_PERF" record -d 1.5 -o "$mnt/p.pb.gz" -- "$W" 20 >"$out" 2>&1
 	rc=$?
 	wait
 	check "read-only from the middle of the run: exit 1 naming the file and the reason" \
 		sh -c "[ $rc -eq 1 ] && grep -q 'cannot write $mnt/p.pb.gz: Read-only file system' '$out'"
+	saved=$(sed -n 's/.*saved to \([^ ]*\).*/\1/p' "$out")
+	check "... the profile kept in \$TMPDIR" sh -c "[ -n '$saved' ] && [ '${saved%/*}' = '$T' ] && gzip -t '$saved'"
 	umount "$mnt" && mounted=0
 	trap cleanup EXIT
 else
-	for i in 1 2 3 4 5 6 7 8 9; do skip "cannot mount a tmpfs here: $(head -1 "$err")"; done
+	for i in 1 2 3 4 5 6 7 8 9 10; do skip "cannot mount a tmpfs here: $(head -1 "$err")"; done
 fi
 
 # --- ring buffer overflow: 20 kHz on a 32-goroutine Go workload with 16 KiB stack copies,
