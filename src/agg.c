@@ -213,9 +213,25 @@ struct agg *agg_new(const struct agg_opts *o)
 	return a;
 }
 
+/* Frees the maps that hold ids of e's profile: addresses, mappings, label sets. */
+static void evprof_free_maps(struct evprof *e)
+{
+	size_t j;
+
+	u64map_free(&e->locs);
+	u64map_free(&e->unmapped);
+	u64map_free(&e->mappings);
+	for (j = 0; j < e->nlsets; j++)
+		free(e->lsets[j].labels);
+	free(e->lsets);
+	e->lsets = NULL;
+	e->nlsets = e->caplsets = 0;
+	u64map_free(&e->lsidx);
+}
+
 void agg_free(struct agg *a)
 {
-	size_t i, j;
+	size_t i;
 
 	if (!a)
 		return;
@@ -225,13 +241,7 @@ void agg_free(struct agg *a)
 		prof_free(e->prof);
 		free(e->memo);
 		free(e->smemo);
-		u64map_free(&e->locs);
-		u64map_free(&e->unmapped);
-		u64map_free(&e->mappings);
-		for (j = 0; j < e->nlsets; j++)
-			free(e->lsets[j].labels);
-		free(e->lsets);
-		u64map_free(&e->lsidx);
+		evprof_free_maps(e);
 		free(e);
 	}
 	free(a->evs);
@@ -941,15 +951,7 @@ int agg_compact(struct agg *a, const char *event_name, const uint8_t *keep, uint
 		memset(e->memo, 0, MEMO_SLOTS * sizeof(*e->memo));
 	if (e->smemo)
 		memset(e->smemo, 0, SMEMO_SLOTS * sizeof(*e->smemo));
-	u64map_free(&e->locs);
-	u64map_free(&e->unmapped);
-	u64map_free(&e->mappings);
-	for (i = 0; i < e->nlsets; i++)
-		free(e->lsets[i].labels);
-	free(e->lsets);
-	e->lsets = NULL;
-	e->nlsets = e->caplsets = 0;
-	u64map_free(&e->lsidx);
+	evprof_free_maps(e);
 	e->k_thread = prof_str(e->prof, "thread");
 	e->k_goroutine = prof_str(e->prof, "goroutine");
 	/* The main executable's mapping was kept as the first one (prof_compact); when it
