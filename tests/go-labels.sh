@@ -7,8 +7,20 @@
 need_perf
 pprof_setup || skip_all "no Go toolchain for go tool pprof: $(cat "$T/go-toolchain.err")"
 VERSIONS=${GOTOP_GO_VERSIONS:-1.19 1.23 1.27}
-plan $(($(echo $VERSIONS | wc -w) * 6))
+plan $(($(echo $VERSIONS | wc -w) * 9))
 SRC=$TOP_SRCDIR/tests/workloads/go/labels.go
+
+# mcall_split FILE: "N PAST": milliseconds of samples whose stack has runtime.mcall as a
+# caller (not the leaf), and of those whose stack goes on past it (go tool pprof -traces).
+mcall_split() {
+	pprof -traces "$1" 2>/dev/null | awk '
+		function done() { if (nf && mc > 1) { n += ms; if (mc != nf) past += ms } nf = 0; mc = 0 }
+		/^-----------/ { done(); next }
+		/^ +[0-9.]+(us|ms|s) +[^ ]/ { done(); v = $1; ms = v ~ /us$/ ? v / 1000 : v ~ /ms$/ ? v + 0 : v * 1000
+			nf = 1; mc = $2 == "runtime.mcall"; next }
+		nf && /^ +[^ ]/ && $1 !~ /:$/ { nf++; if ($1 == "runtime.mcall") mc = nf }
+		END { done(); printf "%d %d\n", n, past }'
+}
 
 # label_shares FILE: "value share%" of handler over the samples that carry a handler.
 label_shares() {
@@ -19,7 +31,7 @@ label_shares() {
 
 for v in $VERSIONS; do
 	bin=$T/labels-$v
-	go_build_or_skip 6 "$v" plain "$SRC" "$bin" || continue
+	go_build_or_skip 9 "$v" plain "$SRC" "$bin" || continue
 	# Go's profiler at 250 Hz: enough samples for a 3-point comparison, and the
 	# setitimer-based profiler still keeps up (at 1 kHz it loses most signals).
 	"$GOTOP_PERF" record -q -o "$T/g-$v.pb.gz" -- \
@@ -30,7 +42,7 @@ for v in $VERSIONS; do
 	# core in 6 s. A machine too busy to give the workload CPU cannot judge that.
 	gon=$(pprof_total "$T/go-$v.pprof" 1)
 	if [ "${gon:-0}" -lt 800 ]; then
-		for i in 2 3 4 5 6; do skip "go$v: the machine is too busy to measure (Go's profile has ${gon:-0} samples, need 800)"; done
+		for i in 2 3 4 5 6 7 8 9; do skip "go$v: the machine is too busy to measure (Go's profile has ${gon:-0} samples, need 800)"; done
 		continue
 	fi
 	label_shares "$T/g-$v.pb.gz" | sort >"$T/ours"
@@ -52,6 +64,22 @@ for v in $VERSIONS; do
 	diag "go$v: with 50 ms units, main.gammaWork has ${pure:-0}% of handler=gamma samples"
 	check "go$v: -tagfocus=handler=gamma is >= 75% main.gammaWork (${pure:-0}%)" \
 		awk -v p="${pure:-0}" 'BEGIN { exit !(p >= 75) }'
+	# Go's traceback stops at runtime.mcall as a caller (go1.23 runtime/traceback.go:
+	# it writes SP, and only systemstack and morestack are followed to the goroutine's
+	# stack). The frame-pointer walk went on into the goroutine that mcall left, which
+	# may already run elsewhere (src/repair.c, live_frame). -yield spends much of the
+	# time in the scheduler under mcall (runtime.Gosched).
+	"$GOTOP_PERF" record -q -o "$T/y-$v.pb.gz" -- "$bin" -yield -d 3s \
+		-cpuprofile "$T/goy-$v.pprof" -cpurate 250 >"$T/out" 2>&1
+	set -- $(mcall_split "$T/y-$v.pb.gz")
+	ours=${1:-0} ourpast=${2:-0}
+	set -- $(mcall_split "$T/goy-$v.pprof")
+	theirs=${1:-0} theirpast=${2:-0}
+	diag "go$v -yield: under mcall ours ${ours} ms (${ourpast} past it), Go's ${theirs} ms (${theirpast} past it)"
+	check "go$v -yield: samples under runtime.mcall as a caller in both profiles (ours $ours ms, Go's $theirs ms)" \
+		sh -c "[ $ours -ge 20 ] && [ $theirs -ge 20 ]"
+	check "go$v -yield: Go's own stacks end at runtime.mcall ($theirpast of $theirs ms go on)" [ "$theirpast" -eq 0 ]
+	check "go$v -yield: so do ours ($ourpast of $ours ms go on)" [ "$ourpast" -eq 0 ]
 	pprof -tags "$T/g-$v.pb.gz" >"$T/tags" 2>/dev/null
 	check "go$v: samples carry the goroutine and tenant labels" \
 		sh -c "grep -q 'goroutine:' '$T/tags' && grep -q 'acme' '$T/tags' && grep -q 'globex' '$T/tags'"

@@ -50,7 +50,7 @@ struct repair_frame {
 	int known;         /* 0: no information at this pc */
 	int fp_based;      /* CFA is computed from the frame pointer: the frame is set up */
 	int32_t sp_delta;  /* amd64: return address at SP+sp_delta; arm64: frame size (pcsp) */
-	int top;           /* the outermost frame (goexit, mstart): stop here */
+	int top;           /* the outermost frame (goexit, mstart; mcall as a caller): stop here */
 	int go;            /* the layout came from Go's pcsp table */
 };
 

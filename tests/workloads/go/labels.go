@@ -82,7 +82,11 @@ var cycle = [10]struct {
 
 var tenants = [2]string{"acme", "globex"}
 
-var heapTenant, goPerUnit bool
+var heapTenant, goPerUnit, yield bool
+
+// yieldSlices: with -yield a unit is this many slices, each followed by runtime.Gosched,
+// so that much of the time goes to the scheduler, on g0 under runtime.mcall.
+const yieldSlices = 1024
 
 var (
 	stopFlag atomic.Bool
@@ -107,7 +111,14 @@ func worker(id int, wg *sync.WaitGroup) {
 		// the stack tests/record-go.sh expects.
 		if !goPerUnit {
 			pprof.Do(context.Background(), labels, func(context.Context) {
-				seed = u.work(seed)
+				if !yield {
+					seed = u.work(seed)
+					return
+				}
+				for k := 0; k < yieldSlices; k++ {
+					seed = u.work(seed)
+					runtime.Gosched()
+				}
 			})
 		} else {
 			// A goroutine per unit, as a server with a goroutine per request.
@@ -140,9 +151,13 @@ func main() {
 	unitscale := flag.Int("unitscale", 1, "make each work unit this many times longer")
 	flag.BoolVar(&heapTenant, "heaptenant", false, "tenant values are new heap strings")
 	flag.BoolVar(&goPerUnit, "gopercall", false, "run each unit in a new goroutine")
+	flag.BoolVar(&yield, "yield", false, "split each unit in 1024 slices with runtime.Gosched after each")
 	flag.Parse()
 	if *unitscale > 1 {
 		unitIters *= *unitscale
+	}
+	if yield {
+		unitIters /= yieldSlices
 	}
 
 	if *cpuprofile != "" {
