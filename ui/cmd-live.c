@@ -85,7 +85,8 @@ static void live_usage(FILE *f)
 	cli_sampling_usage(f, 1);
 	fputs("  -d, --refresh SECONDS  time between updates (default 1)\n"
 	      "  -w, --window SECONDS   start with a decaying window of the last SECONDS\n"
-	      "                         (default: cumulative; the w key toggles)\n"
+	      "                         (default: cumulative; the w key toggles); its memory\n"
+	      "                         stays flat: stacks it no longer shows are forgotten\n"
 	      "  -o, --output-dir DIR   where snapshots (S key) are saved (default: current dir)\n"
 	      "      --focus FUNC       keep samples with a function containing FUNC (repeatable)\n"
 	      "      --ignore FUNC      drop samples with a function containing FUNC (repeatable)\n"
