@@ -350,10 +350,9 @@ static void live_frame(void *ctx, uint64_t pc, int innermost, struct repair_fram
 				out->top = (fn.flag & GOPCLN_FLAG_TOPFRAME) != 0;
 				/* SP-writing functions (morestack, systemstack, gogo) switch
 				 * stacks: their callers' frames are elsewhere. */
-				if (!innermost && (fn.flag & GOPCLN_FLAG_SPWRITE)) {
+				if (!innermost && (fn.flag & GOPCLN_FLAG_SPWRITE))
 					out->known = 0;
-					mcall = !strcmp(fn.name, "runtime.mcall");
-				}
+				mcall = !strcmp(fn.name, "runtime.mcall");
 			}
 		}
 		if (!out->known) {
@@ -370,7 +369,9 @@ static void live_frame(void *ctx, uint64_t pc, int innermost, struct repair_fram
 		 * went on into the frames of a goroutine that may already run elsewhere, which
 		 * Go's profile never shows; a preempted one's lacked the caller of a frameless
 		 * function. On labels.go (16 workers, 30 minutes) 18 % of the distinct stacks
-		 * went on past mcall (issue 6). The stack ends there. */
+		 * went on past mcall (issue 6). The stack ends there; also when mcall is the
+		 * leaf, as in Go's (which stops at any SP-writing leaf when profiling): past
+		 * its switch to g0, SP no longer leads to its caller. */
 		if (mcall)
 			out->top = 1;
 	}
@@ -381,7 +382,8 @@ static void live_frame(void *ctx, uint64_t pc, int innermost, struct repair_fram
 /* How many frames of chain pc[0..n) to keep: the outermost Go frames (runtime.goexit,
  * runtime.mstart: the TopFrame flag, go1.24 internal/abi/symtab.go) end the stack; the
  * kernel's walk goes on into whatever the frame pointer slot above them holds; a chain
- * also ends at runtime.mcall as a caller (live_frame). Only Go stacks have them: a chain
+ * also ends at runtime.mcall (live_frame), and a leaf that is such a frame is the whole
+ * stack, as in Go's traceback. Only Go stacks have them: a chain
  * whose leaf (leaf, the frame at pc[0]) and its caller are not Go is kept whole without
  * hashing it (on spin.c 110 instructions a sample; issue 6). */
 static size_t top_cut(struct repair *r, const struct repair_frame *leaf, const uint64_t *pc,
@@ -402,6 +404,8 @@ static size_t top_cut(struct repair *r, const struct repair_frame *leaf, const u
 		if (!f1.go)
 			return n;
 	}
+	if (leaf->top)
+		return 1;
 	if (n <= TCACHE_FRAMES) {
 		h = util_hash_words(n, pc, n);
 		h ^= h >> 29;
@@ -450,9 +454,21 @@ int repair_chain(struct repair *r, const struct perf_sample *s, uint64_t *chain,
 	in.sp = s->regs[sp];
 	in.fp = s->regs[fp];
 	in.lr = lr >= 0 ? s->regs[lr] : 0;
-	/* Only a sample taken in user mode has registers that belong to chain[0]. */
-	if (s->regs[ip] != chain[0])
-		return 0;
+	/* Only a sample taken in user mode has registers that belong to chain[0]. One taken
+	 * in the kernel is not repaired, but its user chain ends where Go's stacks end all
+	 * the same (top_cut): a futex wait in the scheduler under runtime.mcall went on past
+	 * it (go-labels.sh under valgrind). */
+	if (s->regs[ip] != chain[0]) {
+		live_frame(r, chain[0], 1, &leaf);
+		keep = top_cut(r, &leaf, chain, *n);
+		if (keep >= *n)
+			return 0;
+		r->st.chains++;
+		r->st.dropped++;
+		r->st.changed++;
+		*n = keep;
+		return 1;
+	}
 	in.stack = s->stack;
 	in.stack_len = s->stack ? s->stack_dyn : 0;
 	in.chain = chain;

@@ -67,7 +67,12 @@ if [ "$(id -u)" -eq 0 ] && mount -t tmpfs -o size=64k,mode=755 gotop-test "$mnt"
 	check "read-only from the middle of the run: exit 1 naming the file and the reason" \
 		sh -c "[ $rc -eq 1 ] && grep -q 'cannot write $mnt/p.pb.gz: Read-only file system' '$out'"
 	saved=$(sed -n 's/.*saved to \([^ ]*\).*/\1/p' "$out")
-	check "... the profile kept in \$TMPDIR" sh -c "[ -n '$saved' ] && [ '${saved%/*}' = '$T' ] && gzip -t '$saved'"
+	if grep -q '^gotop-perf: recording ' "$out"; then
+		check "... the profile kept in \$TMPDIR" sh -c "[ -n '$saved' ] && [ '${saved%/*}' = '$T' ] && gzip -t '$saved'"
+	else
+		# Under valgrind the start took longer than the 0.5 s before the remount.
+		skip "the file system was read-only before sampling began (a slow start): no profile to keep"
+	fi
 	umount "$mnt" && mounted=0
 	trap cleanup EXIT
 else
