@@ -456,14 +456,14 @@ int repair_chain(struct repair *r, const struct perf_sample *s, uint64_t *chain,
 	in.lr = lr >= 0 ? s->regs[lr] : 0;
 	/* Only a sample taken in user mode has registers that belong to chain[0]. One taken
 	 * in the kernel is not repaired, but its user chain ends where Go's stacks end all
-	 * the same (top_cut): a futex wait in the scheduler under runtime.mcall went on past
-	 * it (go-labels.sh under valgrind). */
+	 * the same (top_cut): an interrupt while the user leaf was runtime.mcall went on
+	 * past it (go-labels.sh under valgrind). */
 	if (s->regs[ip] != chain[0]) {
+		r->st.chains++;
 		live_frame(r, chain[0], 1, &leaf);
 		keep = top_cut(r, &leaf, chain, *n);
 		if (keep >= *n)
 			return 0;
-		r->st.chains++;
 		r->st.dropped++;
 		r->st.changed++;
 		*n = keep;
