@@ -254,16 +254,25 @@ void agg_free(struct agg *a)
 	free(a);
 }
 
-static struct evprof *evprof_get(struct agg *a, const struct event_spec *ev)
+/* The event's profile state by name, or NULL. */
+static struct evprof *evprof_find(const struct agg *a, const char *name)
 {
-	struct evprof *e;
-	struct prof_value_type vt[2];
-	const char *type, *unit;
 	size_t i;
 
 	for (i = 0; i < a->nevs; i++)
-		if (!strcmp(a->evs[i]->name, ev->name))
+		if (!strcmp(a->evs[i]->name, name))
 			return a->evs[i];
+	return NULL;
+}
+
+static struct evprof *evprof_get(struct agg *a, const struct event_spec *ev)
+{
+	struct evprof *e = evprof_find(a, ev->name);
+	struct prof_value_type vt[2];
+	const char *type, *unit;
+
+	if (e)
+		return e;
 	e = xcalloc(1, sizeof(*e));
 	e->idx = (uint32_t)a->nevs;
 	snprintf(e->name, sizeof(e->name), "%s", ev->name);
@@ -928,12 +937,8 @@ size_t agg_nprofiles(const struct agg *a)
 
 int agg_compact(struct agg *a, const char *event_name, const uint8_t *keep, uint32_t *newidx)
 {
-	struct evprof *e = NULL;
-	size_t i;
+	struct evprof *e = evprof_find(a, event_name);
 
-	for (i = 0; i < a->nevs && !e; i++)
-		if (!strcmp(a->evs[i]->name, event_name))
-			e = a->evs[i];
 	if (!e)
 		return -ENOENT;
 	/* Held samples carry location ids of this profile (struct held). */
@@ -971,12 +976,9 @@ struct prof *agg_profile_at(struct agg *a, size_t i, const char **event_name)
 
 struct prof *agg_profile(struct agg *a, const char *event_name)
 {
-	size_t i;
+	struct evprof *e = evprof_find(a, event_name);
 
-	for (i = 0; i < a->nevs; i++)
-		if (!strcmp(a->evs[i]->name, event_name))
-			return a->evs[i]->prof;
-	return NULL;
+	return e ? e->prof : NULL;
 }
 
 void agg_get_stats(const struct agg *a, struct agg_stats *st)
