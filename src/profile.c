@@ -1112,6 +1112,21 @@ static size_t xfer_sample(struct xfer *x, size_t i)
 	return (size_t)prof_add_to_sample(x->dst, x->slocs, s->nlocs, v, x->slab, s->nlabels, 1);
 }
 
+/* Maps every string, mapping, function and location of src, in src order, strings first:
+ * into an empty profile every id stays the same (prof_clone), as src holds no duplicates
+ * to fold. */
+static void xfer_all_entries(struct xfer *x)
+{
+	for (size_t i = 0; i < x->src->nstrs; i++)
+		xfer_str(x, (uint32_t)i);
+	for (size_t i = 1; i <= x->src->nmaps; i++)
+		xfer_mapping(x, i);
+	for (size_t i = 1; i <= x->src->nfuncs; i++)
+		xfer_function(x, i);
+	for (size_t i = 1; i <= x->src->nlocs; i++)
+		xfer_location(x, i);
+}
+
 void prof_merge(struct prof *dst, const struct prof *src)
 {
 	struct xfer x;
@@ -1119,11 +1134,8 @@ void prof_merge(struct prof *dst, const struct prof *src)
 	if (dst == src)
 		return;
 	xfer_init(&x, dst, src);
+	xfer_all_entries(&x);
 #define S(id) xfer_str(&x, id)
-	/* Every entry in src order, strings first: into an empty profile every id stays the
-	 * same (prof_clone). */
-	for (size_t i = 0; i < src->nstrs; i++)
-		S((uint32_t)i);
 
 	/* Value columns: by (type, unit) name when both sides name them. */
 	if (dst->ntypes == 0 && src->ntypes > 0 && dst->nsamples == 0) {
@@ -1183,12 +1195,6 @@ void prof_merge(struct prof *dst, const struct prof *src)
 	}
 #undef S
 
-	for (size_t i = 1; i <= src->nmaps; i++)
-		xfer_mapping(&x, i);
-	for (size_t i = 1; i <= src->nfuncs; i++)
-		xfer_function(&x, i);
-	for (size_t i = 1; i <= src->nlocs; i++)
-		xfer_location(&x, i);
 	for (size_t i = 0; i < src->nsamples; i++)
 		xfer_sample(&x, i);
 	xfer_free(&x);
@@ -1200,6 +1206,8 @@ struct prof *prof_compact(const struct prof *p, const uint8_t *keep, uint32_t *n
 	struct xfer x;
 
 	xfer_init(&x, c, p);
+	if (!keep)
+		xfer_all_entries(&x);
 	for (size_t j = 0; j < PROF_MAX_VALUES; j++)
 		x.colmap[j] = (int)j;
 	if (p->ntypes) {
@@ -1237,22 +1245,5 @@ struct prof *prof_compact(const struct prof *p, const uint8_t *keep, uint32_t *n
 
 struct prof *prof_clone(const struct prof *p)
 {
-	struct prof *c = prof_new();
-
-	/* Merging into an empty profile re-adds every entry in order, so every id stays
-	 * the same: the source holds no duplicates to fold. */
-	prof_merge(c, p);
-	prof_set_sample_types(c, p->types, p->ntypes);
-	c->period_type = p->period_type;
-	c->period = p->period;
-	c->time_nanos = p->time_nanos;
-	c->duration_nanos = p->duration_nanos;
-	c->default_type = p->default_type;
-	c->main_mapping = p->main_mapping; /* ids are the same (above) */
-	free(c->comments);
-	c->comments = NULL;
-	c->ncomments = c->cap_comments = 0;
-	for (size_t i = 0; i < p->ncomments; i++)
-		add_comment_id(c, p->comments[i]);
-	return c;
+	return prof_compact(p, NULL, NULL);
 }

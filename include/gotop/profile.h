@@ -156,11 +156,12 @@ struct prof *prof_snapshot(const struct prof *p);
  * by position. Metadata dst lacks (sample and period types, period, default sample type)
  * comes from src, comments are appended once, and the time span becomes the union. */
 void prof_merge(struct prof *dst, const struct prof *src);
-/* A new profile with p's metadata and only the samples i with keep[i] (every sample when
- * keep is NULL), with their values, stacks and labels, and only the strings, mappings,
- * functions and locations these use, so its ids differ from p's. newidx (NULL, or one
- * entry per sample of p) gets each sample's index in the copy, UINT32_MAX for those left
- * out. p's main mapping stays the first. Never fails; caller frees with prof_free. */
+/* A new profile with p's metadata and only the samples i with keep[i], with their values,
+ * stacks and labels, and only the strings, mappings, functions and locations these use,
+ * so its ids differ from p's. With keep NULL it is prof_clone: every entry, the same ids.
+ * newidx (NULL, or one entry per sample of p) gets each sample's index in the copy,
+ * UINT32_MAX for those left out. p's main mapping stays the first. Never fails; caller
+ * frees with prof_free. */
 struct prof *prof_compact(const struct prof *p, const uint8_t *keep, uint32_t *newidx);
 /* Sets every sample's values to zero and keeps every entry, so re-adding the same
  * stacks allocates nothing. pprof_encode leaves all-zero samples out. */
