@@ -454,13 +454,14 @@ int repair_chain(struct repair *r, const struct perf_sample *s, uint64_t *chain,
 	in.sp = s->regs[sp];
 	in.fp = s->regs[fp];
 	in.lr = lr >= 0 ? s->regs[lr] : 0;
+	/* Looked up here once for the repair and the top cut. */
+	live_frame(r, chain[0], 1, &leaf);
+	r->st.chains++;
 	/* Only a sample taken in user mode has registers that belong to chain[0]. One taken
 	 * in the kernel is not repaired, but its user chain ends where Go's stacks end all
 	 * the same (top_cut): an interrupt while the user leaf was runtime.mcall went on
 	 * past it (go-labels.sh under valgrind). */
 	if (s->regs[ip] != chain[0]) {
-		r->st.chains++;
-		live_frame(r, chain[0], 1, &leaf);
 		keep = top_cut(r, &leaf, chain, *n);
 		if (keep >= *n)
 			return 0;
@@ -475,10 +476,7 @@ int repair_chain(struct repair *r, const struct perf_sample *s, uint64_t *chain,
 	in.n = *n;
 	in.frame = live_frame;
 	in.ctx = r;
-	/* Looked up here once for the repair and the top cut. */
-	live_frame(r, in.pc, 1, &leaf);
 	in.leaf = &leaf;
-	r->st.chains++;
 	if (*n > GP_ARRAY_SIZE(out))
 		*n = GP_ARRAY_SIZE(out);
 	res = repair_core(&in, out, &nout, GP_MIN(max, GP_ARRAY_SIZE(out)));

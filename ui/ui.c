@@ -479,12 +479,13 @@ void ui_info_line(struct ui *ui, struct tline *l)
 	} else {
 		model_totals(ui->model, &t);
 		tl_printf(l, UA_NORMAL, "  %llu samples", (unsigned long long)t.count);
-		if (ui->snap->window_s && ui->snap->forgotten_entries)
-			tl_printf(l, UA_DIM, " (%llu since start, %llu of them forgotten)",
-				  (unsigned long long)ui->snap->ast.samples,
-				  (unsigned long long)ui->snap->forgotten);
-		else if (ui->snap->window_s)
-			tl_printf(l, UA_DIM, " (%llu since start)", (unsigned long long)ui->snap->ast.samples);
+		if (ui->snap->window_s) {
+			tl_printf(l, UA_DIM, " (%llu since start", (unsigned long long)ui->snap->ast.samples);
+			if (ui->snap->forgotten_entries)
+				tl_printf(l, UA_DIM, ", %llu of them forgotten",
+					  (unsigned long long)ui->snap->forgotten);
+			tl_put(l, UA_DIM, ")");
+		}
 		if (ui->nfilters) {
 			tl_put(l, UA_NORMAL, "  focus: ");
 			for (i = 0; i < ui->nfilters; i++) {
