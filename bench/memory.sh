@@ -75,7 +75,7 @@ t0=$(date +%s)
 t=0
 while [ "$t" -le "$secs" ]; do
 	s=$(grep -a 'samples/s' "$work/mem-live.out" 2>/dev/null | tail -1)
-	n=$(grep -a '^cumulative' "$work/mem-live.out" 2>/dev/null | tail -1 | awk '{ for (i = 1; i < NF; i++) if ($(i+1) == "samples") { print $(i); exit } }')
+	n=$(grep -a '^cumulative' "$work/mem-live.out" 2>/dev/null | tail -1 | awk '{ for (i = 1; i < NF; i++) if ($(i+1) == "samples") n = $(i) } END { print n }')
 	printf '%s\t%s\t%s\t%s%s%s\n' "$t" "$(rss $lpid)" "$(rss $rpid)" "${n:-NA}" \
 		"${bpid:+	$(rss $bpid)}" "${wpid:+	$(rss $wpid)}" >>"$tsv"
 	sleep "$every"

@@ -24,6 +24,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -82,7 +83,7 @@ var cycle = [10]struct {
 
 var tenants = [2]string{"acme", "globex"}
 
-var heapTenant, goPerUnit, yield bool
+var heapTenant, goPerUnit, yield, reqID bool
 
 // yieldSlices: with -yield a unit is this many slices, each followed by runtime.Gosched,
 // so that much of the time goes to the scheduler, on g0 under runtime.mcall.
@@ -107,6 +108,12 @@ func worker(id int, wg *sync.WaitGroup) {
 			tenant = string(append([]byte(nil), tenant...))
 		}
 		labels := pprof.Labels("handler", u.handler, "tenant", tenant)
+		if reqID {
+			// A value no other unit has, as a service that labels by request id: a
+			// label set, and so a profile entry, of its own at nearly every sample.
+			labels = pprof.Labels("handler", u.handler, "tenant", tenant,
+				"request", strconv.FormatUint(uint64(id)<<40|uint64(n), 10))
+		}
 		// The closure for pprof.Do comes first in the source: it stays main.worker.func1,
 		// the stack tests/record-go.sh expects.
 		if !goPerUnit {
@@ -151,6 +158,7 @@ func main() {
 	unitscale := flag.Int("unitscale", 1, "make each work unit this many times longer")
 	flag.BoolVar(&heapTenant, "heaptenant", false, "tenant values are new heap strings")
 	flag.BoolVar(&goPerUnit, "gopercall", false, "run each unit in a new goroutine")
+	flag.BoolVar(&reqID, "reqid", false, "each unit also carries a label request=<a number of its own>")
 	flag.BoolVar(&yield, "yield", false, "split each unit in 1024 slices with runtime.Gosched after each")
 	flag.Parse()
 	if *unitscale > 1 {
