@@ -192,6 +192,7 @@ struct held {
 #define HELD_GO 0x1       /* Go sample (the hook read it) */
 #define HELD_GOID 0x2     /* its goroutine was found */
 #define HELD_LABELLED 0x4 /* it carried labels */
+#define HELD_LABELS_DROPPED 0x8 /* its labels were left out (agg_stats.labels_dropped) */
 
 struct agg *agg_new(const struct agg_opts *o)
 {
@@ -549,6 +550,7 @@ static void count_sample(struct agg *a, unsigned flags, unsigned dropped)
 	a->st.go_samples += (flags & HELD_GO) != 0;
 	a->st.with_goid += (flags & HELD_GOID) != 0;
 	a->st.labelled += (flags & HELD_LABELLED) != 0;
+	a->st.labels_dropped += (flags & HELD_LABELS_DROPPED) != 0;
 	a->st.thread_dropped += (dropped & DROP_THREAD) != 0;
 	a->st.goid_dropped += (dropped & DROP_GOID) != 0;
 	a->st.samples++;
@@ -813,6 +815,8 @@ located:
 	 * sampling thread (goread.c): reading them now would see later labels. */
 	if (gx) {
 		flags |= HELD_GO;
+		if (gx->flags & GORT_LABELS_DROPPED)
+			flags |= HELD_LABELS_DROPPED;
 		if (gx->rc == 0) {
 			flags |= HELD_GOID;
 			if (goid_keep(a, gx->goid, s->time)) {

@@ -468,7 +468,15 @@ static void test_compact(void **state)
 	agg_free(a);
 }
 
+static void add_go_sample_flags(struct batchbuf *b, uint64_t t, uint64_t goid, uint32_t flags);
+
 static void add_go_sample(struct batchbuf *b, uint64_t t, uint64_t goid)
+{
+	add_go_sample_flags(b, t, goid, 0);
+}
+
+/* The same, the read's GORT_* flags set. */
+static void add_go_sample_flags(struct batchbuf *b, uint64_t t, uint64_t goid, uint32_t flags)
 {
 	static const uint64_t u[] = { 0x401010, 0x402020 };
 	struct perf_event_header x = { SAMPLER_RECORD_EXTRA, 0,
@@ -480,6 +488,7 @@ static void add_go_sample(struct batchbuf *b, uint64_t t, uint64_t goid)
 	b->w[at + 3] = t; /* PERF_SAMPLE_TIME, after ip and tid */
 	memset(&gx, 0, sizeof(gx));
 	gx.goid = goid;
+	gx.flags = flags;
 	memcpy(&b->w[b->n], &x, sizeof(x));
 	memcpy(&b->w[b->n + 1], &gx, sizeof(gx));
 	b->n += x.size / 8;
@@ -505,6 +514,34 @@ static long count_with(const char *text, const char *label)
 		n += strtol(v, NULL, 10);
 	}
 	return n;
+}
+
+/* A sample whose labels the reader left out (its table of label sets was full) is
+ * counted, and kept. */
+static void test_labels_dropped(void **state)
+{
+	struct event_spec ev;
+	struct batchbuf bb;
+	struct sample_batch b;
+	struct agg_opts o;
+	struct agg_stats st;
+	struct agg *a;
+
+	(void)state;
+	assert_int_equal(events_parse("cpu-clock", &ev), 0);
+	offline_opts(&o);
+	a = agg_new(&o);
+	memset(&bb, 0, sizeof(bb));
+	add_go_sample(&bb, 1000, 1);
+	add_go_sample_flags(&bb, 2000, 1, GORT_LABELS_DROPPED);
+	add_go_sample_flags(&bb, 3000, 2, GORT_LABELS_DROPPED | GORT_VIA_M);
+	batch_of(&b, &bb, &ev);
+	agg_feed(a, &b);
+	agg_get_stats(a, &st);
+	assert_int_equal(st.samples, 3);
+	assert_int_equal(st.labels_dropped, 2);
+	assert_int_equal(prof_total(agg_profile(a, "cpu-clock"), 0), 3);
+	agg_free(a);
 }
 
 /* Goroutine ids and memory (agg.c): every sample keeps its goroutine id up to
@@ -806,6 +843,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_hold, setup, teardown),
 		cmocka_unit_test(test_unmapped_then_mapped),
 		cmocka_unit_test(test_goroutine_ids),
+		cmocka_unit_test(test_labels_dropped),
 		cmocka_unit_test(test_thread_ids_past_full),
 		cmocka_unit_test(test_chain_cut_at_data),
 		cmocka_unit_test_setup_teardown(test_compact, setup, teardown),

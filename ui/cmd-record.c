@@ -443,7 +443,8 @@ int cmd_record(int argc, char **argv)
 				"%llu throttled, %llu bad\n"
 				"gotop-perf: aggregated %llu samples; %llu addresses (%llu without symbol); "
 				"%llu chains cut at memory that is not code; "
-				"go: %llu samples, %llu with goroutine, %llu labelled, read delay p50 %.0f us "
+				"go: %llu samples, %llu with goroutine, %llu labelled (%llu whose labels were "
+				"dropped: too many label sets), read delay p50 %.0f us "
 				"p99 %.0f us; %llu repaired\n",
 				(double)st.self_cpu_ns / 1e6, st.fds, (unsigned long long)st.bytes,
 				stack_bytes, (unsigned long long)st.throttled, (unsigned long long)st.bad,
@@ -451,6 +452,7 @@ int cmd_record(int argc, char **argv)
 				(unsigned long long)as.unresolved, (unsigned long long)as.chain_cut,
 				(unsigned long long)as.go_samples,
 				(unsigned long long)as.with_goid, (unsigned long long)as.labelled,
+				(unsigned long long)as.labels_dropped,
 				(double)as.label_delay_p50_ns / 1e3, (double)as.label_delay_p99_ns / 1e3,
 				(unsigned long long)as.repaired);
 			if (go_target)

@@ -453,6 +453,8 @@ void ui_header(struct ui *ui, struct tline *l1, struct tline *l2)
 	tl_printf(l2, UA_NORMAL, " %s  ", rate);
 	tl_printf(l2, UA_NORMAL, "%.0f samples/s  ", s->samples_per_s);
 	tl_printf(l2, s->lost ? UA_ERR : UA_NORMAL, "lost %llu  ", (unsigned long long)s->lost);
+	if (s->ast.labels_dropped)
+		tl_printf(l2, UA_ERR, "labels dropped %llu  ", (unsigned long long)s->ast.labels_dropped);
 	tl_printf(l2, UA_NORMAL, "threads %u  ", s->sst.threads);
 	tl_printf(l2, UA_NORMAL, "gotop-perf CPU %.1f%%", s->self_cpu_pct);
 	if (strcmp(ui_viewed_event(ui), s->event))

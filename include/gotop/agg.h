@@ -50,6 +50,8 @@ struct agg_stats {
 	uint64_t go_samples;   /* samples whose leaf is in Go code */
 	uint64_t with_goid;    /* ... for which a goroutine was found */
 	uint64_t labelled;     /* ... which carried pprof labels */
+	uint64_t labels_dropped; /* ... whose labels were left out: the reader's table of label
+				  * sets was full (GORT_LABELS_DROPPED) */
 	uint64_t goroutines;   /* distinct goroutines found (about: see agg.c, goid_keep) */
 	uint64_t goid_young;   /* samples whose goroutine id was not kept: it was younger
 				* than AGG_GOID_OLD_NS after goid_all_max goroutines */
