@@ -1243,6 +1243,39 @@ struct prof *prof_compact(const struct prof *p, const uint8_t *keep, uint32_t *n
 	return c;
 }
 
+struct rank {
+	uint64_t key;            /* first << 63 | count */
+	uint32_t idx;
+};
+
+static int rank_cmp(const void *a, const void *b)
+{
+	const struct rank *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key > y->key ? -1 : 1;
+	return (x->idx < y->idx) - (x->idx > y->idx);
+}
+
+void prof_keep_heaviest(const struct prof *p, const uint8_t *first, uint8_t *keep)
+{
+	size_t n = p->nsamples, i;
+	struct rank *r = xmalloc((n ? n : 1) * sizeof(*r));
+
+	for (i = 0; i < n; i++) {
+		int64_t c = p->vals[i * p->stride];
+
+		r[i].key = c <= 0 ? 0 : (uint64_t)c & ((1ull << 63) - 1);
+		if (first && first[i])
+			r[i].key |= 1ull << 63;
+		r[i].idx = (uint32_t)i;
+	}
+	qsort(r, n, sizeof(*r), rank_cmp);
+	for (i = 0; i < n; i++)
+		keep[r[i].idx] = i < n - n / 2;
+	free(r);
+}
+
 struct prof *prof_clone(const struct prof *p)
 {
 	return prof_compact(p, NULL, NULL);

@@ -636,6 +636,52 @@ static void free_lines(char **l, size_t n)
 }
 
 /* prof_compact keeps the chosen samples by content, and only what they use. */
+/* prof_keep_heaviest: half the samples, the marked ones first, then by count, then the
+ * newer of equals. */
+static void test_keep_heaviest(void **state)
+{
+	struct prof *p = prof_new();
+	uint64_t loc = prof_add_location(p, 0, 0x1000, NULL, 0);
+	/* Counts by index; 0 and 5 are the history's (first). */
+	int64_t counts[7] = {1, 9, 4, 4, 2, 0, 7};
+	uint8_t first[7] = {1, 0, 0, 0, 0, 1, 0}, keep[7];
+	struct prof_label l = {.key = prof_str(p, "req")};
+
+	(void)state;
+	for (int i = 0; i < 7; i++) {
+		int64_t v[2] = {counts[i], counts[i] * 1000};
+
+		l.num = i; /* an entry each */
+		prof_add_sample(p, &loc, 1, v, &l, 1);
+	}
+	assert_int_equal(prof_nsamples(p), 7);
+	memset(keep, 0xee, sizeof(keep));
+	prof_keep_heaviest(p, first, keep);
+	/* 4 of 7: 0 and 5 (first, whatever their counts), then 9 and 7. */
+	assert_memory_equal(keep, ((uint8_t[7]){1, 1, 0, 0, 0, 1, 1}), 7);
+	/* Without first: 9, 7 and the two 4s; of equal counts the newer stays. */
+	memset(keep, 0xee, sizeof(keep));
+	prof_keep_heaviest(p, NULL, keep);
+	assert_memory_equal(keep, ((uint8_t[7]){0, 1, 1, 1, 0, 0, 1}), 7);
+	/* Of an even number, exactly half; of two equal counts, the newer. */
+	{
+		struct prof *q = prof_new();
+		uint64_t lq = prof_add_location(q, 0, 0x1000, NULL, 0);
+		uint8_t k2[4];
+
+		for (int i = 0; i < 4; i++) {
+			int64_t v[2] = {(int64_t[4]){5, 3, 3, 1}[i], 0};
+			struct prof_label lb = {.key = prof_str(q, "req"), .num = i};
+
+			prof_add_sample(q, &lq, 1, v, &lb, 1);
+		}
+		prof_keep_heaviest(q, NULL, k2);
+		assert_memory_equal(k2, ((uint8_t[4]){1, 0, 1, 0}), 4);
+		prof_free(q);
+	}
+	prof_free(p);
+}
+
 static void test_compact(void **state)
 {
 	struct prof *p = build(0);
@@ -931,6 +977,7 @@ int main(void)
 		cmocka_unit_test(test_clone),
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_compact),
+		cmocka_unit_test(test_keep_heaviest),
 		cmocka_unit_test(test_reset),
 		cmocka_unit_test(test_snapshot),
 		cmocka_unit_test(test_snapshot_threads),

@@ -163,6 +163,10 @@ void prof_merge(struct prof *dst, const struct prof *src);
  * UINT32_MAX for those left out. p's main mapping stays the first. Never fails; caller
  * frees with prof_free. */
 struct prof *prof_compact(const struct prof *p, const uint8_t *keep, uint32_t *newidx);
+/* Marks in keep (one byte per sample) the half of p's samples (the larger half when odd)
+ * that come first in this order: those with first[i] set (first may be NULL), then the
+ * higher count (value 0), then the later index (the newer entry). */
+void prof_keep_heaviest(const struct prof *p, const uint8_t *first, uint8_t *keep);
 /* Sets every sample's values to zero and keeps every entry, so re-adding the same
  * stacks allocates nothing. pprof_encode leaves all-zero samples out. */
 void prof_reset_samples(struct prof *p);
