@@ -207,3 +207,17 @@ uint64_t procinfo_self_cpu_ns(void)
 	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
 	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
 }
+
+size_t procinfo_self_rss(void)
+{
+	char *text = util_read_file("/proc/self/statm", 256, NULL);
+	unsigned long long size, resident;
+	long page = sysconf(_SC_PAGESIZE);
+	size_t r = 0;
+
+	/* proc(5): "size resident shared text lib data dt", in pages. */
+	if (text && sscanf(text, "%llu %llu", &size, &resident) == 2 && page > 0)
+		r = (size_t)resident * (size_t)page;
+	free(text);
+	return r;
+}

@@ -4,7 +4,7 @@
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
 
 need_perf
-plan 47
+plan 49
 W=$TOP_BUILDDIR/tests/workloads/cchains
 out=$T/out
 err=$T/err
@@ -147,6 +147,27 @@ if pprof_setup; then
 	got=$(pprof_total "$T/drift.pb.gz" 1)
 	check "... and the saved window still holds exactly its $n samples ($got)" \
 		sh -c "[ '${n:-0}' -gt 0 ] && [ '$got' = '$n' ]"
+else
+	skip "no Go toolchain for go tool pprof"
+fi
+
+# --- the memory limit: past it, the entries with the fewest samples go (live.c, shed) ---
+# With a 1 MB limit the resident size is always over it: each time the profile reaches 4096 entries
+# (SHED_MIN_ENTRIES), drift's nearly all new, it keeps half. What is shown and saved must
+# still agree, and say what was forgotten.
+"$GOTOP_PERF" --batch -n 12 --view top --max-memory 1 --save "$T/shed.pb.gz" \
+	-- "$D" 60 >"$out" 2>"$err"
+rc=$?
+line=$(grep '^cumulative' "$out" | tail -1)
+check "--max-memory 1 on ever-new stacks: exit 0, entries forgotten ($line)" \
+	sh -c "[ $rc -eq 0 ] && echo '$line' | grep -Eq '^cumulative, less [1-9][0-9]* samples the memory limit forgot +[1-9][0-9]* samples'"
+[ $rc -eq 0 ] || diag_file "$err"
+if pprof_setup; then
+	n=$(echo "$line" | awk '{ print $(NF - 1) }')
+	got=$(pprof_total "$T/shed.pb.gz" 1)
+	said=$(pprof -comments "$T/shed.pb.gz" 2>/dev/null | grep -c 'forgotten to keep gotop-perf under 1 MB resident')
+	check "... the saved profile holds exactly the $n samples shown ($got), and says what went" \
+		sh -c "[ '${n:-0}' -gt 0 ] && [ '$got' = '$n' ] && [ '$said' = 1 ]"
 else
 	skip "no Go toolchain for go tool pprof"
 fi

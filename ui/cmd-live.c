@@ -32,6 +32,7 @@ struct live_cli {
 	char **command;
 	double refresh;
 	unsigned window;
+	uint64_t max_memory_mb;
 	int batch;
 	uint64_t iterations;
 	const char *views;
@@ -48,7 +49,7 @@ struct live_cli {
 };
 
 enum {
-	OPT_REFRESH = 300, OPT_BATCH, OPT_VIEW, OPT_ROWS, OPT_SORT, OPT_MIN_PCT, OPT_CALLERS, OPT_FOCUS,
+	OPT_REFRESH = 300, OPT_MAX_MEMORY, OPT_BATCH, OPT_VIEW, OPT_ROWS, OPT_SORT, OPT_MIN_PCT, OPT_CALLERS, OPT_FOCUS,
 	OPT_IGNORE, OPT_TAG, OPT_THREAD, OPT_NO_COLOR,
 	OPT_ASCII, OPT_SAVE, OPT_HELP, OPT_VERIFY,
 };
@@ -58,6 +59,7 @@ static const struct option long_opts[] = {
 	{ "refresh", required_argument, NULL, OPT_REFRESH },
 	{ "delay", required_argument, NULL, 'd' },
 	{ "window", required_argument, NULL, 'w' },
+	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
 	{ "batch", no_argument, NULL, OPT_BATCH },
 	{ "iterations", required_argument, NULL, 'n' },
 	{ "view", required_argument, NULL, OPT_VIEW },
@@ -87,6 +89,9 @@ static void live_usage(FILE *f)
 	      "  -w, --window SECONDS   start with a decaying window of the last SECONDS\n"
 	      "                         (default: cumulative; the w key toggles); its memory\n"
 	      "                         stays flat: stacks it no longer shows are forgotten\n"
+	      "      --max-memory MB    resident size gotop-perf may reach (default 48; 0: no\n"
+	      "                         limit): past it, the entries with the fewest samples are\n"
+	      "                         forgotten, and counted\n"
 	      "  -o, --output-dir DIR   where snapshots (S key) are saved (default: current dir)\n"
 	      "      --focus FUNC       keep samples with a function containing FUNC (repeatable)\n"
 	      "      --ignore FUNC      drop samples with a function containing FUNC (repeatable)\n"
@@ -133,6 +138,7 @@ static int parse_args(int argc, char **argv, struct live_cli *o)
 	o->refresh = 1.0;
 	o->rows = 25;
 	o->min_pct = 1.0;
+	o->max_memory_mb = LIVE_DEFAULT_MAX_RSS_MB;
 	o->views = "top,tree,labels";
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+" CLI_SAMPLING_SHORTOPTS "d:w:n:o:", long_opts, NULL)) != -1) {
@@ -158,6 +164,13 @@ static int parse_args(int argc, char **argv, struct live_cli *o)
 				return EXIT_USAGE;
 			}
 			o->window = (unsigned)d;
+			break;
+		case OPT_MAX_MEMORY:
+			if (cli_parse_u64(optarg, &o->max_memory_mb) || o->max_memory_mb > (1u << 20)) {
+				cli_error("invalid memory limit '%s' (MB, 0 to %u; 0: no limit)", optarg,
+					  1u << 20);
+				return EXIT_USAGE;
+			}
 			break;
 		case OPT_BATCH:
 			o->batch = 1;
@@ -559,6 +572,7 @@ int cmd_live(int argc, char **argv)
 	lo.go_drain_ms = o.s.label_latency_ms; /* as cli_go_sampling without its BPF program */
 	lo.refresh_ns = (uint64_t)(o.refresh * 1e9);
 	lo.window_s = o.window;
+	lo.max_rss = (size_t)o.max_memory_mb << 20;
 	live = live_new(&lo, why, sizeof(why));
 	if (!live) {
 		int err = errno;

@@ -447,6 +447,8 @@ static void usage(FILE *f)
 	      "  -d SECONDS        refresh interval (default 1; also --refresh)\n"
 	      "  -w SECONDS        start with a decaying window of the last SECONDS (w key toggles;\n"
 	      "                    memory stays flat: stacks it no longer shows are forgotten)\n"
+	      "  --max-memory MB   resident size it may reach (default 48; 0: no limit): past it,\n"
+	      "                    the entries with the fewest samples are forgotten, and counted\n"
 	      "  -o DIR            where snapshots (S key) are saved (default: the current directory)\n"
 	      "  --focus FUNC, --ignore FUNC, --tag KEY=VALUE, --thread TID   start focused\n"
 	      "  --no-color        no colours (NO_COLOR is respected too); --ascii: no UTF-8\n"

@@ -471,9 +471,12 @@ void ui_info_line(struct ui *ui, struct tline *l)
 		return;
 	if (ui->snap->window_s)
 		tl_printf(l, UA_MARK, "last %us", ui->snap->window_s);
-	else if (ui->snap->forgotten_entries)
-		tl_printf(l, UA_MARK, "cumulative, less %llu samples the window forgot",
-			  (unsigned long long)ui->snap->forgotten);
+	else if (ui->snap->forgotten_entries || ui->snap->shed_entries)
+		tl_printf(l, UA_MARK, "cumulative, less %llu samples %s",
+			  (unsigned long long)(ui->snap->forgotten + ui->snap->shed),
+			  !ui->snap->shed_entries ? "the window forgot"
+			  : ui->snap->forgotten_entries ? "the window and the memory limit forgot"
+							: "the memory limit forgot");
 	else
 		tl_put(l, UA_DIM, "cumulative");
 	if (!ui->model) {
@@ -483,9 +486,9 @@ void ui_info_line(struct ui *ui, struct tline *l)
 		tl_printf(l, UA_NORMAL, "  %llu samples", (unsigned long long)t.count);
 		if (ui->snap->window_s) {
 			tl_printf(l, UA_DIM, " (%llu since start", (unsigned long long)ui->snap->ast.samples);
-			if (ui->snap->forgotten_entries)
+			if (ui->snap->forgotten_entries || ui->snap->shed_entries)
 				tl_printf(l, UA_DIM, ", %llu of them forgotten",
-					  (unsigned long long)ui->snap->forgotten);
+					  (unsigned long long)(ui->snap->forgotten + ui->snap->shed));
 			tl_put(l, UA_DIM, ")");
 		}
 		if (ui->nfilters) {
@@ -619,6 +622,14 @@ int ui_save(struct ui *ui, const char *path)
 			 "cumulative, less %llu samples in %llu entries that a decaying window forgot",
 			 (unsigned long long)ui->snap->forgotten,
 			 (unsigned long long)ui->snap->forgotten_entries);
+		prof_add_comment(p, buf);
+	}
+	if (ui->snap->shed_entries) {
+		snprintf(buf, sizeof(buf),
+			 "less %llu samples in %llu entries with the fewest samples, forgotten to keep "
+			 "gotop-perf under %zu MB resident (--max-memory)",
+			 (unsigned long long)ui->snap->shed, (unsigned long long)ui->snap->shed_entries,
+			 ui->snap->max_rss >> 20);
 		prof_add_comment(p, buf);
 	}
 	r = pprof_write_file(p, path);

@@ -32,5 +32,7 @@ char *procinfo_cmdline(pid_t pid, size_t maxlen);
 long procinfo_online_cpus(int **cpus);
 /* CPU time (user+system) the calling process used, in ns. */
 uint64_t procinfo_self_cpu_ns(void);
+/* The calling process's resident size in bytes (/proc/self/statm, proc(5)); 0 if unknown. */
+size_t procinfo_self_rss(void);
 
 #endif
