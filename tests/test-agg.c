@@ -128,10 +128,16 @@ static char *profile_text(const struct prof *p)
 							prof_string(p, f->name, NULL));
 			}
 		}
-		for (j = 0; j < s.nlabels; j++)
-			len += (size_t)snprintf(buf + len, sizeof(buf) - len, " %s=%lld",
-						prof_string(p, s.labels[j].key, NULL),
-						(long long)s.labels[j].num);
+		for (j = 0; j < s.nlabels; j++) {
+			if (s.labels[j].str)
+				len += (size_t)snprintf(buf + len, sizeof(buf) - len, " %s=%s",
+							prof_string(p, s.labels[j].key, NULL),
+							prof_string(p, s.labels[j].str, NULL));
+			else
+				len += (size_t)snprintf(buf + len, sizeof(buf) - len, " %s=%lld",
+							prof_string(p, s.labels[j].key, NULL),
+							(long long)s.labels[j].num);
+		}
 		snprintf(buf + len, sizeof(buf) - len, " %lld %lld", (long long)s.values[0],
 			 (long long)s.values[1]);
 		lines[i] = strdup(buf);
@@ -468,15 +474,17 @@ static void test_compact(void **state)
 	agg_free(a);
 }
 
-static void add_go_sample_flags(struct batchbuf *b, uint64_t t, uint64_t goid, uint32_t flags);
+static void add_go_sample_x(struct batchbuf *b, uint64_t t, uint64_t goid, uint32_t flags,
+			    const struct gort_labels *gl);
 
 static void add_go_sample(struct batchbuf *b, uint64_t t, uint64_t goid)
 {
-	add_go_sample_flags(b, t, goid, 0);
+	add_go_sample_x(b, t, goid, 0, NULL);
 }
 
-/* The same, the read's GORT_* flags set. */
-static void add_go_sample_flags(struct batchbuf *b, uint64_t t, uint64_t goid, uint32_t flags)
+/* The same, with the read's GORT_* flags and label set. */
+static void add_go_sample_x(struct batchbuf *b, uint64_t t, uint64_t goid, uint32_t flags,
+			    const struct gort_labels *gl)
 {
 	static const uint64_t u[] = { 0x401010, 0x402020 };
 	struct perf_event_header x = { SAMPLER_RECORD_EXTRA, 0,
@@ -489,6 +497,7 @@ static void add_go_sample_flags(struct batchbuf *b, uint64_t t, uint64_t goid, u
 	memset(&gx, 0, sizeof(gx));
 	gx.goid = goid;
 	gx.flags = flags;
+	gx.labels = gl;
 	memcpy(&b->w[b->n], &x, sizeof(x));
 	memcpy(&b->w[b->n + 1], &gx, sizeof(gx));
 	b->n += x.size / 8;
@@ -516,8 +525,8 @@ static long count_with(const char *text, const char *label)
 	return n;
 }
 
-/* A sample whose labels the reader left out (its table of label sets was full) is
- * counted, and kept. */
+/* A sample whose labels were left out (the reader's table of label sets was full, or
+ * past labels_full entries) is counted, and kept. */
 static void test_labels_dropped(void **state)
 {
 	struct event_spec ev;
@@ -533,8 +542,8 @@ static void test_labels_dropped(void **state)
 	a = agg_new(&o);
 	memset(&bb, 0, sizeof(bb));
 	add_go_sample(&bb, 1000, 1);
-	add_go_sample_flags(&bb, 2000, 1, GORT_LABELS_DROPPED);
-	add_go_sample_flags(&bb, 3000, 2, GORT_LABELS_DROPPED | GORT_VIA_M);
+	add_go_sample_x(&bb, 2000, 1, GORT_LABELS_DROPPED, NULL);
+	add_go_sample_x(&bb, 3000, 2, GORT_LABELS_DROPPED | GORT_VIA_M, NULL);
 	batch_of(&b, &bb, &ev);
 	agg_feed(a, &b);
 	agg_get_stats(a, &st);
@@ -542,6 +551,39 @@ static void test_labels_dropped(void **state)
 	assert_int_equal(st.labels_dropped, 2);
 	assert_int_equal(prof_total(agg_profile(a, "cpu-clock"), 0), 3);
 	agg_free(a);
+
+	/* Past labels_full entries, a set with no entry is counted without labels; sets
+	 * that have one keep counting there. All on goroutine 1 and thread 10. */
+	{
+		struct gort_label p[3] = { { "req", "1", 3, 1 }, { "req", "2", 3, 1 },
+					   { "req", "3", 3, 1 } };
+		struct gort_labels r1 = { 1, 0, &p[0] }, r2 = { 1, 0, &p[1] }, r3 = { 1, 0, &p[2] };
+		char *got;
+
+		offline_opts(&o);
+		o.samples_full = o.labels_full = 2;
+		a = agg_new(&o);
+		memset(&bb, 0, sizeof(bb));
+		add_go_sample_x(&bb, 1000, 1, 0, &r1);
+		add_go_sample_x(&bb, 2000, 1, 0, &r2); /* full */
+		add_go_sample_x(&bb, 3000, 1, 0, &r3); /* no entry: no labels */
+		add_go_sample_x(&bb, 4000, 1, 0, &r1); /* its entry */
+		add_go_sample_x(&bb, 5000, 1, 0, &r3); /* the entry without labels */
+		batch_of(&b, &bb, &ev);
+		agg_feed(a, &b);
+		agg_get_stats(a, &st);
+		assert_int_equal(st.samples, 5);
+		assert_int_equal(st.labels_dropped, 2);
+		assert_int_equal(st.labelled, 3);
+		assert_int_equal(prof_nsamples(agg_profile(a, "cpu-clock")), 3);
+		got = profile_text(agg_profile(a, "cpu-clock"));
+		assert_int_equal(count_with(got, " req=1 "), 2);
+		assert_int_equal(count_with(got, " req=2 "), 1);
+		assert_int_equal(count_with(got, " req=3 "), 0);
+		assert_int_equal(count_with(got, " req="), 3);
+		free(got);
+		agg_free(a);
+	}
 }
 
 /* Goroutine ids and memory (agg.c): every sample keeps its goroutine id up to

@@ -38,8 +38,14 @@ struct agg_opts {
 	 * AGG_SAMPLES_FULL); past that many, a sample that has no entry yet loses them (see
 	 * agg.c, "Threads and memory"). */
 	uint32_t samples_full;
+	/* Profile entries up to which a sample keeps its pprof labels (0: AGG_LABELS_FULL;
+	 * it takes effect past samples_full only); past that many, a sample whose labels
+	 * have no entry yet is counted without them (labels_dropped; see agg.c, "Label sets
+	 * and memory"). */
+	uint32_t labels_full;
 };
 #define AGG_SAMPLES_FULL 16384
+#define AGG_LABELS_FULL 65536
 #define AGG_GOID_ALL_MAX 1000
 #define AGG_GOID_OLD_NS 1000000000ULL
 
@@ -51,7 +57,8 @@ struct agg_stats {
 	uint64_t with_goid;    /* ... for which a goroutine was found */
 	uint64_t labelled;     /* ... which carried pprof labels */
 	uint64_t labels_dropped; /* ... whose labels were left out: the reader's table of label
-				  * sets was full (GORT_LABELS_DROPPED) */
+				  * sets was full (GORT_LABELS_DROPPED), or the set had no entry
+				  * past labels_full entries */
 	uint64_t goroutines;   /* distinct goroutines found (about: see agg.c, goid_keep) */
 	uint64_t goid_young;   /* samples whose goroutine id was not kept: it was younger
 				* than AGG_GOID_OLD_NS after goid_all_max goroutines */
