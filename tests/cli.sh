@@ -2,7 +2,7 @@
 # cli.sh: --help, --version, list, man page, and command-line errors with their exit codes.
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
 
-plan 12
+plan 14
 out=$T/out
 "$GOTOP_PERF" --help >"$out" 2>&1
 check "--help exits 0 and shows record usage" grep -q 'gotop-perf record (-p PID' "$out"
@@ -39,5 +39,11 @@ rc=$?
 check "unknown event exits 5 with a clear message" sh -c "[ $rc -eq 5 ] && grep -q \"unknown event 'bogus-event'\" '$out'"
 "$GOTOP_PERF" record --nope >"$out" 2>&1
 check "unknown option exits 2" [ $? -eq 2 ]
+# --max-memory: 0 is no limit; anything else must be a number of MB.
+"$GOTOP_PERF" --batch -n 1 --view top --max-memory 0 -- /bin/sh -c 'sleep 2' >"$out" 2>&1
+check "--max-memory 0 (no limit) is accepted (exit $?)" [ $? -eq 0 ]
+"$GOTOP_PERF" --batch -n 1 --max-memory 12x -p 1 >"$out" 2>&1
+check "--max-memory 12x is a usage error (exit 2) naming it" \
+	sh -c "[ $? -eq 2 ] && grep -q \"invalid memory limit '12x'\" '$out'"
 check "man page exists and names the commands" grep -q 'record' "$TOP_SRCDIR/doc/gotop-perf.1"
 finish

@@ -166,7 +166,10 @@ static int parse_args(int argc, char **argv, struct live_cli *o)
 			o->window = (unsigned)d;
 			break;
 		case OPT_MAX_MEMORY:
-			if (cli_parse_u64(optarg, &o->max_memory_mb) || o->max_memory_mb > (1u << 20)) {
+			if (!strcmp(optarg, "0")) /* cli_parse_u64 takes only positive numbers */
+				o->max_memory_mb = 0;
+			else if (cli_parse_u64(optarg, &o->max_memory_mb) ||
+				 o->max_memory_mb > (1u << 20)) {
 				cli_error("invalid memory limit '%s' (MB, 0 to %u; 0: no limit)", optarg,
 					  1u << 20);
 				return EXIT_USAGE;
