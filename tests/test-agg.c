@@ -476,6 +476,8 @@ static void test_compact(void **state)
 
 static void add_go_sample_x(struct batchbuf *b, uint64_t t, uint64_t goid, uint32_t flags,
 			    const struct gort_labels *gl);
+/* The user stack (2 frames) of the next Go samples; NULL: the usual one. */
+static const uint64_t *go_user;
 
 static void add_go_sample(struct batchbuf *b, uint64_t t, uint64_t goid)
 {
@@ -492,7 +494,7 @@ static void add_go_sample_x(struct batchbuf *b, uint64_t t, uint64_t goid, uint3
 	struct goread_extra gx;
 	size_t at = b->n;
 
-	add_sample(b, 10, NULL, 0, u, 2);
+	add_sample(b, 10, NULL, 0, go_user ? go_user : u, 2);
 	b->w[at + 3] = t; /* PERF_SAMPLE_TIME, after ip and tid */
 	memset(&gx, 0, sizeof(gx));
 	gx.goid = goid;
@@ -558,6 +560,7 @@ static void test_labels_dropped(void **state)
 		struct gort_label p[3] = { { "req", "1", 3, 1 }, { "req", "2", 3, 1 },
 					   { "req", "3", 3, 1 } };
 		struct gort_labels r1 = { 1, 0, &p[0] }, r2 = { 1, 0, &p[1] }, r3 = { 1, 0, &p[2] };
+		static const uint64_t other[] = { 0x403030, 0x402020 };
 		char *got;
 
 		offline_opts(&o);
@@ -566,21 +569,27 @@ static void test_labels_dropped(void **state)
 		memset(&bb, 0, sizeof(bb));
 		add_go_sample_x(&bb, 1000, 1, 0, &r1);
 		add_go_sample_x(&bb, 2000, 1, 0, &r2); /* full */
-		add_go_sample_x(&bb, 3000, 1, 0, &r3); /* no entry: no labels */
+		add_go_sample_x(&bb, 3000, 1, 0, &r3); /* a set never taken: no labels */
 		add_go_sample_x(&bb, 4000, 1, 0, &r1); /* its entry */
 		add_go_sample_x(&bb, 5000, 1, 0, &r3); /* the entry without labels */
+		go_user = other;
+		add_go_sample_x(&bb, 6000, 1, 0, &r1); /* a set taken, a new stack: no labels */
+		go_user = NULL;
 		batch_of(&b, &bb, &ev);
 		agg_feed(a, &b);
 		agg_get_stats(a, &st);
-		assert_int_equal(st.samples, 5);
-		assert_int_equal(st.labels_dropped, 2);
+		assert_int_equal(st.samples, 6);
+		assert_int_equal(st.labels_dropped, 3);
 		assert_int_equal(st.labelled, 3);
-		assert_int_equal(prof_nsamples(agg_profile(a, "cpu-clock")), 3);
+		assert_int_equal(prof_nsamples(agg_profile(a, "cpu-clock")), 4);
 		got = profile_text(agg_profile(a, "cpu-clock"));
 		assert_int_equal(count_with(got, " req=1 "), 2);
 		assert_int_equal(count_with(got, " req=2 "), 1);
 		assert_int_equal(count_with(got, " req=3 "), 0);
 		assert_int_equal(count_with(got, " req="), 3);
+		/* The set never taken cost nothing: its value is not among the strings. */
+		for (uint32_t i = 0; i < prof_nstrings(agg_profile(a, "cpu-clock")); i++)
+			assert_string_not_equal(prof_string(agg_profile(a, "cpu-clock"), i, NULL), "3");
 		free(got);
 		agg_free(a);
 	}
