@@ -20,7 +20,10 @@
 # many seconds (`-w`), which forgets the stacks the window no longer shows (src/live.c,
 # forget): columns window_rss_kb, window_hwm_kb last, its data in WORKDIR/mem-window.pb.gz.
 # MEMORY_TARGET_ARGS (environment): more arguments for the labels workload, e.g.
-# "-gopercall" for a goroutine per unit of work, as a goroutine-per-request server.
+# "-gopercall" for a goroutine per unit of work, as a goroutine-per-request server, or
+# "-reqid" for a label value per unit, as a service that labels by request id.
+# The live UIs run with the default memory limit (--max-memory 48). For the same build
+# without it as BEFORE, a script: exec GOTOP --max-memory 0 "$@".
 
 set -u
 gotop=$1
