@@ -558,6 +558,12 @@ static const struct prof_label *labels_for(struct evprof *e, const struct gort_l
 	return ls->labels;
 }
 
+/* Whether e's profile is past labels_full entries (see "Label sets and memory"). */
+static int labels_full(const struct agg *a, const struct evprof *e)
+{
+	return prof_nsamples(e->prof) >= (a->o.labels_full ? a->o.labels_full : AGG_LABELS_FULL);
+}
+
 /* Counts one sample folded into the profile: flags as held.flags, dropped as
  * add_sample's. */
 static void count_sample(struct agg *a, unsigned flags, unsigned dropped)
@@ -601,7 +607,7 @@ static long add_sample(struct agg *a, struct evprof *e, const uint64_t *locs, si
 		else
 			rest[k++] = labels[i];
 	}
-	if (k && prof_nsamples(e->prof) >= (a->o.labels_full ? a->o.labels_full : AGG_LABELS_FULL)) {
+	if (k && labels_full(a, e)) {
 		idx = prof_add_to_sample(e->prof, locs, nl, values, rest, k, 0);
 		if (idx >= 0) {
 			count_sample(a, flags, *dropped);
@@ -856,10 +862,8 @@ located:
 				/* Past labels_full entries, a set the profile has no labels of
 				 * has no entry: left out now, it costs no strings nor map
 				 * (see "Label sets and memory"). */
-				uint32_t lfull = a->o.labels_full ? a->o.labels_full : AGG_LABELS_FULL;
 				size_t n, k;
-				const struct prof_label *pl =
-					labels_for(e, gx->labels, &n, prof_nsamples(e->prof) >= lfull);
+				const struct prof_label *pl = labels_for(e, gx->labels, &n, labels_full(a, e));
 
 				if (pl) {
 					flags |= HELD_LABELLED;
