@@ -35,7 +35,7 @@
  * a minute after 15 minutes on labels.go with 16 workers at 1 kHz, mostly kernel paths
  * under rare user addresses (issue 6, goal 5). A window shows none of the old ones. */
 #define FORGET_MIN_DEAD 2048
-/* Over the memory limit (live_opts.max_rss), an event's profile with at least this many
+/* Over the memory limit (live_opts.max_mem), an event's profile with at least this many
  * entries keeps the half with the most samples, those of the history before the others
  * (shed). It sheds again only once it has grown by a quarter: the heap that is not the
  * profile's (symbol tables, the model) may be over the limit alone, and shedding then
@@ -418,15 +418,16 @@ static void forget(struct live *l)
 }
 
 /* Over the memory limit, each event's profile that is large enough keeps the half of its
- * entries with the most samples (see SHED_MIN_ENTRIES). The resident size is read
- * (/proc/self/statm, about 10 us): glibc's mallinfo2 walks every free chunk with the
- * arenas locked: 26 ms with 200,000 free chunks in a 70 MB heap. */
+ * entries with the most samples (see SHED_MIN_ENTRIES). The anonymous memory is read from
+ * /proc/self/statm, a few microseconds; glibc's mallinfo2 would be exact for the heap but
+ * walks every free chunk with the arenas locked, tens of milliseconds on a large heap. */
 static void shed(struct live *l)
 {
+	struct proc_mem m;
 	size_t k, used;
 	int any = 0;
 
-	if (!l->o.max_rss || procinfo_self_rss() <= l->o.max_rss)
+	if (!l->o.max_mem || procinfo_self_mem(&m) || m.anon <= l->o.max_mem)
 		return;
 	for (k = 0; k < l->nlevs; k++) {
 		struct lev *e = l->levs[k];
@@ -717,7 +718,8 @@ static void publish(struct live *l, int periodic)
 	s->forgotten_entries = l->forgotten_entries;
 	s->shed = l->shed;
 	s->shed_entries = l->shed_entries;
-	s->max_rss = l->o.max_rss;
+	s->max_mem = l->o.max_mem;
+	procinfo_self_mem(&s->mem);
 	s->elapsed_ns = now - l->start_ns;
 	s->start_wall_ns = l->start_wall;
 	dt = (double)(now - l->last_pub_ns) / 1e9;

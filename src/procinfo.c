@@ -208,16 +208,24 @@ uint64_t procinfo_self_cpu_ns(void)
 	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
 }
 
-size_t procinfo_self_rss(void)
+int procinfo_self_mem(struct proc_mem *m)
 {
 	char *text = util_read_file("/proc/self/statm", 256, NULL);
-	unsigned long long size, resident;
+	unsigned long long size, resident, shared;
 	long page = sysconf(_SC_PAGESIZE);
-	size_t r = 0;
+	int r = -EIO;
 
-	/* proc(5): "size resident shared text lib data dt", in pages. */
-	if (text && sscanf(text, "%llu %llu", &size, &resident) == 2 && page > 0)
-		r = (size_t)resident * (size_t)page;
+	memset(m, 0, sizeof(*m));
+	/* proc(5): "size resident shared text lib data dt", in pages. "shared" counts the
+	 * resident file-backed and shmem pages (linux fs/proc/task_mmu.c, task_statm:
+	 * MM_FILEPAGES + MM_SHMEMPAGES), so resident less shared is MM_ANONPAGES, the
+	 * RssAnon of /proc/self/status, at a third of the cost of parsing that file. */
+	if (text && sscanf(text, "%llu %llu %llu", &size, &resident, &shared) == 3 && page > 0) {
+		m->resident = (size_t)resident * (size_t)page;
+		m->file = (size_t)(shared <= resident ? shared : resident) * (size_t)page;
+		m->anon = m->resident - m->file;
+		r = 0;
+	}
 	free(text);
 	return r;
 }

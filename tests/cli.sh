@@ -2,7 +2,7 @@
 # cli.sh: --help, --version, list, man page, and command-line errors with their exit codes.
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
 
-plan 14
+plan 16
 out=$T/out
 "$GOTOP_PERF" --help >"$out" 2>&1
 check "--help exits 0 and shows record usage" grep -q 'gotop-perf record (-p PID' "$out"
@@ -45,5 +45,12 @@ check "--max-memory 0 (no limit) is accepted (exit $?)" [ $? -eq 0 ]
 "$GOTOP_PERF" --batch -n 1 --max-memory 12x -p 1 >"$out" 2>&1
 check "--max-memory 12x is a usage error (exit 2) naming it" \
 	sh -c "[ $? -eq 2 ] && grep -q \"invalid memory limit '12x'\" '$out'"
+# The same event twice (or under two of its names) would write one profile twice.
+"$GOTOP_PERF" record -e cpu-clock -e cpu-clock -d 1 -o "$T/twice.pb.gz" -- /bin/sh -c 'sleep 2' >"$out" 2>&1
+check "record -e cpu-clock -e cpu-clock is refused (exit 2) naming the event" \
+	sh -c "[ $? -eq 2 ] && grep -q \"event 'cpu-clock' is given twice\" '$out' && [ ! -e '$T/twice.pb.gz' ]"
+"$GOTOP_PERF" record -e page-faults -e faults -d 1 -o "$T/twice.pb.gz" -- /bin/sh -c 'sleep 2' >"$out" 2>&1
+check "... and so is an event under two of its names (page-faults, faults)" \
+	sh -c "[ $? -eq 2 ] && grep -q \"event 'faults' is given twice (as page-faults)\" '$out'"
 check "man page exists and names the commands" grep -q 'record' "$TOP_SRCDIR/doc/gotop-perf.1"
 finish

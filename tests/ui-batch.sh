@@ -4,7 +4,7 @@
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
 
 need_perf
-plan 49
+plan 51
 W=$TOP_BUILDDIR/tests/workloads/cchains
 out=$T/out
 err=$T/err
@@ -161,11 +161,14 @@ rc=$?
 line=$(grep '^cumulative' "$out" | tail -1)
 check "--max-memory 1 on ever-new stacks: exit 0, entries forgotten ($line)" \
 	sh -c "[ $rc -eq 0 ] && echo '$line' | grep -Eq '^cumulative, less [1-9][0-9]* samples the memory limit forgot +[1-9][0-9]* samples'"
+check "... the first shed is said once, naming the limit and what it counts" \
+	sh -c "[ \$(grep -c 'memory limit reached (1 MB anonymous, --max-memory)' '$err') -eq 1 ]"
+check "... the header shows the memory counted against the limit" grep -Eq '  mem [0-9]+/1 MB$' "$out"
 [ $rc -eq 0 ] || diag_file "$err"
 if pprof_setup; then
 	n=$(echo "$line" | awk '{ print $(NF - 1) }')
 	got=$(pprof_total "$T/shed.pb.gz" 1)
-	said=$(pprof -comments "$T/shed.pb.gz" 2>/dev/null | grep -c 'forgotten to keep gotop-perf under 1 MB resident')
+	said=$(pprof -comments "$T/shed.pb.gz" 2>/dev/null | grep -c 'forgotten to keep gotop-perf under 1 MB of anonymous memory')
 	check "... the saved profile holds exactly the $n samples shown ($got), and says what went" \
 		sh -c "[ '${n:-0}' -gt 0 ] && [ '$got' = '$n' ] && [ '$said' = 1 ]"
 else

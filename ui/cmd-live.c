@@ -89,9 +89,9 @@ static void live_usage(FILE *f)
 	      "  -w, --window SECONDS   start with a decaying window of the last SECONDS\n"
 	      "                         (default: cumulative; the w key toggles); its memory\n"
 	      "                         stays flat: stacks it no longer shows are forgotten\n"
-	      "      --max-memory MB    resident size gotop-perf may reach (default 48; 0: no\n"
-	      "                         limit): past it, the entries with the fewest samples are\n"
-	      "                         forgotten, and counted\n"
+	      "      --max-memory MB    anonymous memory gotop-perf may hold (default 96; 0: no\n"
+	      "                         limit; mapped binaries do not count): past it, the\n"
+	      "                         entries with the fewest samples are forgotten, and counted\n"
 	      "  -o, --output-dir DIR   where snapshots (S key) are saved (default: current dir)\n"
 	      "      --focus FUNC       keep samples with a function containing FUNC (repeatable)\n"
 	      "      --ignore FUNC      drop samples with a function containing FUNC (repeatable)\n"
@@ -138,7 +138,7 @@ static int parse_args(int argc, char **argv, struct live_cli *o)
 	o->refresh = 1.0;
 	o->rows = 25;
 	o->min_pct = 1.0;
-	o->max_memory_mb = LIVE_DEFAULT_MAX_RSS_MB;
+	o->max_memory_mb = LIVE_DEFAULT_MAX_MEM_MB;
 	o->views = "top,tree,labels";
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+" CLI_SAMPLING_SHORTOPTS "d:w:n:o:", long_opts, NULL)) != -1) {
@@ -456,7 +456,7 @@ static void print_iteration(struct ui *ui, const char *views, uint64_t iter, int
 
 static int run_batch(struct ui *ui, struct live_cli *o, struct cli_target *t)
 {
-	uint64_t iter = 0;
+	uint64_t iter = 0, said_ns = 0;
 	struct pollfd p = { live_fd(ui->live), POLLIN, 0 };
 
 	while (!cli_stop_signal) {
@@ -472,6 +472,12 @@ static int run_batch(struct ui *ui, struct live_cli *o, struct cli_target *t)
 		if (!t->spawned && t->pid && t->exit_status >= 0 && o->command)
 			ui->target_status = t->exit_status;
 		r = ui_refresh(ui);
+		/* What the screen shows on its status line as an error (the memory limit
+		 * reached) goes to stderr once. */
+		if (ui->status_attr == UA_ERR && ui->status_ns != said_ns) {
+			said_ns = ui->status_ns;
+			cli_error("%s", ui->status);
+		}
 		/* One iteration per refresh (not for the answers to requests). */
 		if (!(r & R_REDRAW) || !ui->snap || !(ui->snap->periodic || ui->snap->exited))
 			continue;
@@ -575,7 +581,7 @@ int cmd_live(int argc, char **argv)
 	lo.go_drain_ms = o.s.label_latency_ms; /* as cli_go_sampling without its BPF program */
 	lo.refresh_ns = (uint64_t)(o.refresh * 1e9);
 	lo.window_s = o.window;
-	lo.max_rss = (size_t)o.max_memory_mb << 20;
+	lo.max_mem = (size_t)o.max_memory_mb << 20;
 	live = live_new(&lo, why, sizeof(why));
 	if (!live) {
 		int err = errno;

@@ -147,6 +147,13 @@ int cli_sampling_option(struct cli_sampling *s, int c, const char *arg, size_t m
 			cli_error("unknown event '%s' (see `gotop-perf list`)", arg);
 			return EXIT_EVENT;
 		}
+		/* The same event twice would write the same profile twice (aliases too). */
+		for (size_t i = 0; i < s->nevents; i++)
+			if (s->events[i].type == s->events[s->nevents].type &&
+			    s->events[i].config == s->events[s->nevents].config) {
+				cli_error("event '%s' is given twice (as %s)", arg, s->events[i].name);
+				return EXIT_USAGE;
+			}
 		s->nevents++;
 		return 0;
 	case 'F':
@@ -447,8 +454,9 @@ static void usage(FILE *f)
 	      "  -d SECONDS        refresh interval (default 1; also --refresh)\n"
 	      "  -w SECONDS        start with a decaying window of the last SECONDS (w key toggles;\n"
 	      "                    memory stays flat: stacks it no longer shows are forgotten)\n"
-	      "  --max-memory MB   resident size it may reach (default 48; 0: no limit): past it,\n"
-	      "                    the entries with the fewest samples are forgotten, and counted\n"
+	      "  --max-memory MB   anonymous memory it may hold (default 96; 0: no limit; mapped\n"
+	      "                    binaries do not count): past it, the entries with the fewest\n"
+	      "                    samples are forgotten, and counted\n"
 	      "  -o DIR            where snapshots (S key) are saved (default: the current directory)\n"
 	      "  --focus FUNC, --ignore FUNC, --tag KEY=VALUE, --thread TID   start focused\n"
 	      "  --no-color        no colours (NO_COLOR is respected too); --ascii: no UTF-8\n"

@@ -186,6 +186,12 @@ int ui_refresh(struct ui *ui)
 	ui->snap = s;
 	ui->snap_seq = s->seq;
 	r |= R_REDRAW;
+	/* The first shed of the session (or since a zero) is said once on the status line;
+	 * later ones show in the info line's count. */
+	if (s->shed_entries && (!old || !old->shed_entries))
+		ui_set_status(ui, UA_ERR,
+			      "memory limit reached (%zu MB anonymous, --max-memory): the entries with "
+			      "the fewest samples are being forgotten", s->max_mem >> 20);
 	if (ui->wait_seq && s->reply_seq >= ui->wait_seq) {
 		if (s->reply_seq == ui->wait_seq && s->reply[0])
 			ui_set_status(ui, s->reply_err ? UA_ERR : UA_OK, "%s", s->reply);
@@ -457,6 +463,12 @@ void ui_header(struct ui *ui, struct tline *l1, struct tline *l2)
 		tl_printf(l2, UA_ERR, "labels dropped %llu  ", (unsigned long long)s->ast.labels_dropped);
 	tl_printf(l2, UA_NORMAL, "threads %u  ", s->sst.threads);
 	tl_printf(l2, UA_NORMAL, "gotop-perf CPU %.1f%%", s->self_cpu_pct);
+	/* The memory the limit counts (anonymous), against the limit. */
+	if (s->max_mem)
+		tl_printf(l2, s->shed_entries ? UA_ERR : UA_NORMAL, "  mem %zu/%zu MB",
+			  (s->mem.anon + (1 << 19)) >> 20, s->max_mem >> 20);
+	else
+		tl_printf(l2, UA_NORMAL, "  mem %zu MB", (s->mem.anon + (1 << 19)) >> 20);
 	if (strcmp(ui_viewed_event(ui), s->event))
 		tl_printf(l2, UA_MARK, "  viewing %s", ui_viewed_event(ui));
 }
@@ -627,9 +639,9 @@ int ui_save(struct ui *ui, const char *path)
 	if (ui->snap->shed_entries) {
 		snprintf(buf, sizeof(buf),
 			 "less %llu samples in %llu entries with the fewest samples, forgotten to keep "
-			 "gotop-perf under %zu MB resident (--max-memory)",
+			 "gotop-perf under %zu MB of anonymous memory (--max-memory)",
 			 (unsigned long long)ui->snap->shed, (unsigned long long)ui->snap->shed_entries,
-			 ui->snap->max_rss >> 20);
+			 ui->snap->max_mem >> 20);
 		prof_add_comment(p, buf);
 	}
 	r = pprof_write_file(p, path);

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "gotop/agg.h"
+#include "gotop/procinfo.h"
 #include "gotop/events.h"
 #include "gotop/profile.h"
 #include "gotop/sampler.h"
@@ -36,17 +37,18 @@ struct live_opts {
 	unsigned go_drain_ms;
 	uint64_t refresh_ns;     /* how often a snapshot is published (>= 10 ms) */
 	unsigned window_s;       /* 0: cumulative; else a decaying window of this many seconds */
-	/* The resident size gotop-perf may reach (bytes, 0: no limit). Past it, the profile
-	 * entries with the fewest samples are forgotten (live.c, shed), and the snapshots
-	 * count them. */
-	size_t max_rss;
+	/* The anonymous memory gotop-perf may hold (bytes, 0: no limit): what it allocated
+	 * and can give back, not the clean file pages of the binaries and symbol tables it
+	 * maps, which the kernel drops when it needs them and which shedding cannot shrink.
+	 * Past it, the profile entries with the fewest samples are forgotten (live.c, shed),
+	 * and the snapshots count them. */
+	size_t max_mem;
 };
 
-/* The default of live_opts.max_rss. Shedding builds the new profile and model before the
- * old ones go, so the peak passes the limit: on labels.go -reqid (16 workers at 1 kHz, a
- * label value per request) it was 53.9 MB with 48, 59.8 MB with 52 (issue 6, goal 5:
- * under 64 MB). */
-#define LIVE_DEFAULT_MAX_RSS_MB 48
+/* The default of live_opts.max_mem, in MB: above what a large service needs in a long
+ * session, so that shedding stays for a profile that grows without end (a label value
+ * per request). BENCHMARKS.md, "Memory", has the figures it was chosen from. */
+#define LIVE_DEFAULT_MAX_MEM_MB 96
 
 /* The most seconds a decaying window may span. */
 #define LIVE_MAX_WINDOW 3600
@@ -88,10 +90,11 @@ struct live_snapshot {
 	 * last zero: no sample came to them in the history the window keeps (the window, and
 	 * at least the last minute; live.c, forget), so the cumulative profile lacks them. */
 	uint64_t forgotten, forgotten_entries;
-	/* Samples (and entries) forgotten to keep the resident size under max_rss (the
+	/* Samples (and entries) forgotten to keep the anonymous memory under max_mem (the
 	 * entries with the fewest samples; live.c, shed), since the start or the last zero. */
 	uint64_t shed, shed_entries;
-	size_t max_rss;          /* live_opts.max_rss */
+	size_t max_mem;          /* live_opts.max_mem */
+	struct proc_mem mem;     /* gotop-perf's own memory at the publication */
 
 	uint64_t elapsed_ns;     /* since the session started */
 	uint64_t start_wall_ns;

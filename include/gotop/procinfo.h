@@ -32,7 +32,14 @@ char *procinfo_cmdline(pid_t pid, size_t maxlen);
 long procinfo_online_cpus(int **cpus);
 /* CPU time (user+system) the calling process used, in ns. */
 uint64_t procinfo_self_cpu_ns(void);
-/* The calling process's resident size in bytes (/proc/self/statm, proc(5)); 0 if unknown. */
-size_t procinfo_self_rss(void);
+/* The calling process's resident memory, in bytes. */
+struct proc_mem {
+	size_t resident;     /* all resident pages */
+	size_t anon;         /* anonymous: what it allocated and can give back (heap, stacks) */
+	size_t file;         /* file-backed and shared: mapped binaries and symbol tables, clean
+			      * pages the kernel may drop and read again */
+};
+/* Fills *m from /proc/self/statm (proc(5)). 0, or -EIO with *m zeroed. */
+int procinfo_self_mem(struct proc_mem *m);
 
 #endif
