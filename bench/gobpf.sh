@@ -1,6 +1,6 @@
 #!/bin/bash
 # gobpf.sh: what reading goroutines and labels costs per sample, with the BPF program
-# (src/bpf/gobpf.bpf.c: g, m and m.curg read in the kernel at each sample) and without it
+# (src/go/bpf/gobpf.bpf.c: g, m and m.curg read in the kernel at each sample) and without it
 # (--no-bpf: read by the sampling thread after each drain), on the labels workload.
 # Not part of make check. Needs root (the program, and kernel.bpf_stats_enabled for its
 # run time).

@@ -17,7 +17,7 @@
 # (same target, same start), so that its distinct samples at T can be counted
 # (`go tool pprof -raw`) and set against the RSS column at T.
 # MEMORY_WINDOW=SECONDS (environment): also attach a live UI with a decaying window of that
-# many seconds (`-w`), which forgets the stacks the window no longer shows (src/live.c,
+# many seconds (`-w`), which forgets the stacks the window no longer shows (src/live/live.c,
 # forget): columns window_rss_kb, window_hwm_kb last, its data in WORKDIR/mem-window.pb.gz.
 # MEMORY_TARGET_ARGS (environment): more arguments for the labels workload, e.g.
 # "-gopercall" for a goroutine per unit of work, as a goroutine-per-request server, or

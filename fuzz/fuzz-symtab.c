@@ -13,7 +13,7 @@
  * Input: an ELF file, opened from memory as a [vdso] image is (symfile_open_memory).
  * Addresses to look up come from the file's own symbols (up to 64 of .symtab/.dynsym),
  * its entry point and its Go functions: each is symbolized, given to the CFI the way
- * src/repair.c asks it (CFA from SP or FP), and mapped back through its PT_LOAD.
+ * src/stacks/repair.c asks it (CFA from SP or FP), and mapped back through its PT_LOAD.
  */
 #define MAX_ADDRS 64
 
@@ -25,7 +25,7 @@ static void use_str(const char *s)
 		sink += strlen(s);
 }
 
-/* As src/repair.c cfi_frame: where is the CFA at vaddr? */
+/* As src/stacks/repair.c cfi_frame: where is the CFA at vaddr? */
 static void cfi_probe(Dwarf_CFI *cfi, uint64_t vaddr)
 {
 	Dwarf_Frame *frame = NULL;

@@ -1,5 +1,5 @@
 #!/bin/sh
-# go-bpf.sh: goroutines and labels read at the sample by the BPF program (src/bpf/gobpf.bpf.c)
+# go-bpf.sh: goroutines and labels read at the sample by the BPF program (src/go/bpf/gobpf.bpf.c)
 # rather than after it: every Go sample gets its record, labels that change every millisecond
 # are still the sample's own, --no-bpf and an unprivileged user fall back to reads after the
 # sample with a reason, and the program's offsets are the reader's for Go 1.19, 1.23 and 1.27.

@@ -67,7 +67,7 @@ for v in $VERSIONS; do
 	# Go's traceback stops at runtime.mcall as a caller (go1.23 runtime/traceback.go:
 	# it writes SP, and only systemstack and morestack are followed to the goroutine's
 	# stack). The frame-pointer walk went on into the goroutine that mcall left, which
-	# may already run elsewhere (src/repair.c, live_frame). -yield spends much of the
+	# may already run elsewhere (src/stacks/repair.c, live_frame). -yield spends much of the
 	# time in the scheduler under mcall (runtime.Gosched).
 	"$GOTOP_PERF" record -q -o "$T/y-$v.pb.gz" -- "$bin" -yield -d 3s \
 		-cpuprofile "$T/goy-$v.pprof" -cpurate 250 >"$T/out" 2>&1

@@ -1253,7 +1253,7 @@ static void test_batch_snapshot(void **state)
 }
 
 /* Adds to snapshot r the copy the BPF program makes of a label set: n pieces of the fake
- * memory as it is now (src/bpf/gobpf.bpf.c, include/gotop/gobpf-abi.h). */
+ * memory as it is now (src/go/bpf/gobpf.bpf.c, include/gotop/gobpf-abi.h). */
 static void copy_label_set(struct fake *f, struct gobpf_rec *r, const uint64_t *addr,
 			   const uint32_t *len, uint32_t n)
 {
@@ -1509,7 +1509,7 @@ static void test_batch_label_copy(void **state)
  * at the same address (the first freed; its heap string's memory reused, and for a map a
  * new hash0, as makemap draws one), then the first bytes again. The second copy is known
  * by its key, and its bytes are kept: a copy equal to them gives the same set without
- * its key (src/goruntime.c labels_of); any other byte (batch 2) gives the labels the
+ * its key (src/go/goruntime.c labels_of); any other byte (batch 2) gives the labels the
  * bytes say, never the remembered set. */
 static void label_copy_same_address(const char *version, bool map)
 {

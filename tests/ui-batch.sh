@@ -130,7 +130,7 @@ else
 	skip "no Go toolchain for go tool pprof"
 fi
 
-# --- the decaying window forgets the stacks it no longer shows (src/live.c, forget) ---
+# --- the decaying window forgets the stacks it no longer shows (src/live/live.c, forget) ---
 # drift makes a stack no recent sample had at nearly every sample. With 2 s of history
 # kept instead of 60 (GOTOP_PERF_MIN_HISTORY), the profile drops its old entries within
 # seconds; what the window shows must not change by it.

@@ -155,7 +155,7 @@ void ui_rebuild(struct ui *ui)
 	int i;
 
 	/* A later snapshot of the same event's profile extends the model: its cost follows
-	 * what is new, not the whole profile (src/model.c). */
+	 * what is new, not the whole profile (src/live/model.c). */
 	if (!ui->ev || !ui->model || model_update(ui->model, ui->ev->prof, ui->by_line, f, nf)) {
 		model_free(ui->model);
 		ui->model = ui->ev ? model_new(ui->ev->prof, ui->by_line) : NULL;

@@ -83,7 +83,7 @@ static int idx_cmp(const void *pa, const void *pb, void *arg)
 }
 
 /* Sorts t->mrows into t->rows, starting from the last sort's order. model_flat keeps its
- * rows from refresh to refresh and appends new ones (src/model.c, the kept flat
+ * rows from refresh to refresh and appends new ones (src/live/model.c, the kept flat
  * profile), so the last order, with the new rows after it, is nearly sorted, and an
  * insertion sort finishes it in about n comparisons. A full qsort_r took 106 K
  * instructions a refresh (1,430 comparisons) on labels.go's 200 rows, 6 % of the screen

@@ -1,5 +1,5 @@
 /* gobpf.h: the BPF program that reads a Go target's g, m and m.curg at sample time
- * (src/bpf/gobpf.bpf.c), its loading and the ring of its records. */
+ * (src/go/bpf/gobpf.bpf.c), its loading and the ring of its records. */
 #ifndef GOTOP_GOBPF_H
 #define GOTOP_GOBPF_H
 

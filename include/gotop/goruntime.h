@@ -11,7 +11,7 @@
 
 enum { GORT_ARCH_AMD64 = 1, GORT_ARCH_ARM64 = 2 };
 
-/* How g.labels points at the label set (see src/goruntime.c for the sources). */
+/* How g.labels points at the label set (see src/go/goruntime.c for the sources). */
 enum gort_labels_kind {
 	GORT_LABELS_MAP = 1,   /* Go 1.19-1.23: g.labels -> *labelMap -> hmap of map[string]string */
 	GORT_LABELS_SLICE = 2, /* Go 1.24+: g.labels -> labelMap{list []{key, value string}} */
@@ -152,7 +152,7 @@ struct gort_sample {
 	uint32_t tid;
 	uint64_t greg, sp;
 	/* Optional: the g at greg, its m and m.curg as the BPF program read them at the
-	 * sample (src/bpf/gobpf.bpf.c), taken instead of reading them now, so that the
+	 * sample (src/go/bpf/gobpf.bpf.c), taken instead of reading them now, so that the
 	 * goroutine and its g.labels are the sample's, not what runs at the read. Its
 	 * offsets must be the reader's (gobpf_offsets_match). Label sets are still read
 	 * at the call, from the sample's g.labels. All sizeof(struct gobpf_rec) bytes of

@@ -1,5 +1,5 @@
 /* drift: a C workload whose stack keeps changing, so that nearly every sample is a stack
- * that no sample of the last seconds had: the decaying window's forgetting (src/live.c,
+ * that no sample of the last seconds had: the decaying window's forgetting (src/live/live.c,
  * forget) has old entries to drop.
  *
  *   main -> a (x I) -> b (x J) -> c (x K) -> spin     I, J, K in 0..29

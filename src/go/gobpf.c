@@ -1,4 +1,4 @@
-/* gobpf.c: loads src/bpf/gobpf.bpf.c (embedded at build time) with libbpf, for one
+/* gobpf.c: loads src/go/bpf/gobpf.bpf.c (embedded at build time) with libbpf, for one
  * Go binary's offsets, and reads the ring of records it writes at each sample. */
 #include "config.h"
 #include "gotop/gobpf.h"
@@ -16,11 +16,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "bpf/gobpf-obj.h" /* gobpf_obj[]: the compiled program (Makefile.am) */
+#include "go/bpf/gobpf-obj.h" /* gobpf_obj[]: the compiled program (Makefile.am) */
 
 /* The ring is read in place, not through libbpf's ring_buffer: that one gives the
  * consumer position back after each record, so a record had to be copied out before
- * its sample was matched (add_rec in src/goread.c copied about 650 bytes a sample,
+ * its sample was matched (add_rec in src/go/goread.c copied about 650 bytes a sample,
  * written by the kernel on another CPU: 9 % of the live UI's CPU on labels.go at
  * 1 kHz, perf record of gotop-perf; issue 6). Layout of the map's mmap (linux
  * kernel/bpf/ringbuf.c, struct bpf_ringbuf and bpf_ringbuf_mmap_kern): page 0 holds

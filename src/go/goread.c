@@ -256,7 +256,7 @@ static void add_rec(void *arg, const struct gobpf_rec *r)
 }
 
 /* A copy of record r that outlives the ring's: its fixed part and the label bytes its
- * pieces cover (the reader reads nothing else of them: src/goruntime.c snap_piece), in
+ * pieces cover (the reader reads nothing else of them: src/go/goruntime.c snap_piece), in
  * a whole record, the rest zero, since gort_read_batch loads lines of each record up
  * to its strings before reading it (snap_load; a copy cut at its last byte was read
  * past its end under ASan). Few records outlive their drain (4 of 15,897 on labels.go). */

@@ -2340,7 +2340,7 @@ static const uint8_t *snap_piece(const struct gort *g, uint64_t addr, size_t len
 }
 
 /* snap_piece, trying piece hint first: the program copies a set's pieces in the order
- * set_key reads them (src/bpf/gobpf.bpf.c read_labels: a map's cell, hmap and bucket, a
+ * set_key reads them (src/go/bpf/gobpf.bpf.c read_labels: a map's cell, hmap and bucket, a
  * slice's header and array, then the strings it copied, in pair order), so that each is
  * found without a scan. */
 static inline const uint8_t *snap_piece_at(const struct gort *g, uint32_t hint, uint64_t addr,
