@@ -196,8 +196,8 @@ size_t tl_fit(const char *s, size_t n, int maxcols, int *cols)
 	size_t i = 0, cl;
 	int used = 0;
 
-	/* Eight ASCII bytes at a time, eight columns: nearly all the screen shows (the
-	 * byte loop was 14 % of the screen thread's instructions by callgrind, issue 6). */
+	/* Eight ASCII bytes at a time, eight columns: nearly all the screen shows is ASCII,
+	 * and this loop is the screen thread's hottest (BENCHMARKS.md, "Own CPU"). */
 	while (n - i >= 8 && maxcols - used >= 8) {
 		uint64_t w8;
 

@@ -85,9 +85,9 @@ static int idx_cmp(const void *pa, const void *pb, void *arg)
 /* Sorts t->mrows into t->rows, starting from the last sort's order. model_flat keeps its
  * rows from refresh to refresh and appends new ones (src/live/model.c, the kept flat
  * profile), so the last order, with the new rows after it, is nearly sorted, and an
- * insertion sort finishes it in about n comparisons. A full qsort_r took 106 K
- * instructions a refresh (1,430 comparisons) on labels.go's 200 rows, 6 % of the screen
- * thread (callgrind, issue 6). Rows in a new order (the model started again, another
+ * insertion sort finishes it in about n comparisons where a full qsort_r needs n log n
+ * at every refresh, a visible part of the screen thread's work (BENCHMARKS.md, "Own
+ * CPU"). Rows in a new order (the model started again, another
  * sort key, a decaying window) would cost the insertion sort n^2: past 4n moves
  * qsort_r sorts. */
 static void top_sort(struct ui *ui, struct top *t)
