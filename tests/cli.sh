@@ -52,5 +52,5 @@ check "record -e cpu-clock -e cpu-clock is refused (exit 2) naming the event" \
 "$GOTOP_PERF" record -e page-faults -e faults -d 1 -o "$T/twice.pb.gz" -- /bin/sh -c 'sleep 2' >"$out" 2>&1
 check "... and so is an event under two of its names (page-faults, faults)" \
 	sh -c "[ $? -eq 2 ] && grep -q \"event 'faults' is given twice (as page-faults)\" '$out'"
-check "man page exists and names the commands" grep -q 'record' "$TOP_SRCDIR/doc/gotop-perf.1"
+check "man page exists and names the commands" grep -q 'record' "$TOP_BUILDDIR/doc/gotop-perf.1"
 finish
