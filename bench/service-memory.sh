@@ -7,11 +7,12 @@
 # tmux pane of 80 x 24 on a tmux server of this script's own:
 #   cum: default options (cumulative, default --max-memory)
 #   win: -w 60 (a decaying window of 60 s)
-# Every EVERY seconds (default 10) it records, for each, RssAnon, RssFile, VmHWM, VmRSS from
-# /proc/PID/status, and from the screen (tmux capture-pane) the header's "mem A/L MB" and
-# samples/s, the info line's sample count, and whether the screen says anything was forgotten
-# ("the memory limit forgot" / "the window forgot" / "memory limit reached" / "of them
-# forgotten"). At the end each UI saves its data (S key) in WORKDIR: the pprof comments say
+# Every EVERY seconds (default 10: the sleep between probes, so the interval is EVERY plus
+# what a probe takes, 18 s on a 2-CPU machine at load 20) it records, for each UI, RssAnon,
+# RssFile, VmHWM, VmRSS from /proc/PID/status, and from the screen (tmux capture-pane) the
+# header's "mem A/L MB" (cut at 80 columns: what is left of it) and samples/s, the info
+# line's sample count, and whether the screen says anything was forgotten ("the memory
+# limit forgot" / "the window forgot" / "memory limit reached" / "of them forgotten"). At the end each UI saves its data (S key) in WORKDIR: the pprof comments say
 # whether the memory limit forgot anything (shed) over the whole run.
 #
 # Usage: bench/service-memory.sh [GOTOP] [WORKDIR]
@@ -20,7 +21,8 @@
 # Environment: DURATION (s, 1800), EVERY (s, 10), RATE (Hz, 1000), LOADERS (concurrent
 #   query loops, 2), LOAD_PAR (requests at a time per loop, 6), LOAD_PAUSE
 #   (s between one loop's rounds, 0), PROM_GOMAXPROCS (6: on a 2-CPU machine shared with
-#   other builds, Prometheus's GOMAXPROCS of 2 held it to a small share of the CPU)., EXTRA_OPTS (more options for both UIs, e.g. "--max-memory 0").
+#   other builds, Prometheus's GOMAXPROCS of 2 held it to a small share of the CPU),
+#   EXTRA_OPTS (more options for both UIs, e.g. "--max-memory 0").
 # Writes WORKDIR/service-memory.tsv (one row per UI per probe) and prints a summary.
 # Everything it starts (Prometheus, the loads, its tmux server) is stopped at the end, also on
 # INT/TERM.
