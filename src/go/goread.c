@@ -3,10 +3,10 @@
  * and hands them on as an extra record. */
 #include "config.h"
 #include "gotop/goread.h"
+#include "gotop/arch.h"
 #include "gotop/gobpf.h"
 #include "gotop/maps.h"
 #include "gotop/mem.h"
-#include "gotop/sampler.h"
 #include "gotop/symtab.h"
 #include "gotop/util.h"
 
@@ -183,7 +183,7 @@ int goread_publish_file(struct goread_slot *slot, pid_t pid, struct symfile *sf)
 	char exe[64];
 	uint64_t bias = 0, allm, mheap, ro[GOBPF_STATIC_MAX][2];
 	int have_bias = 0, r;
-	size_t i, nro = 0;
+	size_t nro = 0;
 
 	if (!ver)
 		return -ENOTSUP;
@@ -197,7 +197,7 @@ int goread_publish_file(struct goread_slot *slot, pid_t pid, struct symfile *sf)
 	m = maps_load(pid);
 	pthread_mutex_lock(&slot->lock);
 	if (m && stat(exe, &st) == 0) {
-		for (i = 0; i < maps_count(m); i++) {
+		for (size_t i = 0; i < maps_count(m); i++) {
 			const struct maps_entry *me = maps_at(m, i);
 			uint64_t vaddr;
 
