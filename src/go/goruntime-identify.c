@@ -95,8 +95,8 @@ static int read_m(struct gort *gr, const struct gp_mem *mem, uint64_t addr, stru
 
 /* The thread's slot, or (not known) the first slot of its set: callers check s->tid.
  * TID_WAYS slots per set, so threads whose tids hash alike all stay known: direct-mapped,
- * a dozen threads collided in about 1 process of 60 (goruntime-live found one whose m
- * was then never found). */
+ * two of a process's threads that fall in one slot evict each other's m at every
+ * sample, and even a dozen threads often have such a pair. */
 struct tid_slot *gort_tid_slot(struct gort *g, uint32_t tid)
 {
 	struct tid_slot *set = &g->tids[util_mix64(tid) & (TID_SLOTS - TID_WAYS)];
