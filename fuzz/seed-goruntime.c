@@ -12,7 +12,7 @@
  * One thread (tid 100) with its m, g0, gsignal and a running goroutine (goid 42) carrying
  * three labels (one with an escape sequence), in the layout of the version's table row:
  * g.labels -> labelMap {list []label} (go1.24+) or -> *hmap of one bucket (go1.19-1.23),
- * the layouts src/go/goruntime.c cites. Stacks are only compared with SP, so they lie outside
+ * the layouts src/go/goruntime-int.h cites. Stacks are only compared with SP, so they lie outside
  * the memory, which stays about 3 KiB.
  */
 #define M 0x000

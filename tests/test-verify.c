@@ -83,9 +83,9 @@ static void test_fp_chain(void **state)
 	(void)state;
 
 	memset(&ts, 0, sizeof(ts));
-	ts.regs[UNW_GP_RSP] = 0x1000;
-	ts.regs[UNW_GP_RBP] = 0x1010;
-	ts.regs[UNW_GP_RIP] = 0xAAA;
+	ts.regs[X86_64_DW_RSP] = 0x1000;
+	ts.regs[X86_64_DW_RBP] = 0x1010;
+	ts.regs[X86_64_DW_RIP] = 0xAAA;
 	stack[2] = 0x1040; /* [0x1010] saved fp */
 	stack[3] = 0xBBB;  /* [0x1018] return address */
 	stack[8] = 0;      /* [0x1040] saved fp: the end */
@@ -103,7 +103,7 @@ static void test_fp_chain(void **state)
 	n = verify_fp_chain(0, &ts, out, 2);
 	assert_int_equal(n, 2);
 	/* a frame pointer outside user space ends the walk */
-	ts.regs[UNW_GP_RBP] = 0xffff800000000000ULL;
+	ts.regs[X86_64_DW_RBP] = 0xffff800000000000ULL;
 	n = verify_fp_chain(0, &ts, out, N(out));
 	assert_int_equal(n, 1);
 }
@@ -135,7 +135,7 @@ static void test_capture_child(void **state)
 	assert_int_equal(rc, 0);
 	assert_int_equal(cap.ts.tid, child);
 	assert_true(cap.ts.stack_len > 0);
-	assert_true(cap.ts.regs[UNW_GP_RIP] != 0);
+	assert_true(cap.ts.regs[X86_64_DW_RIP] != 0);
 	assert_true(cap.stopped_ns > 0);
 	/* released: not traced, not stopped, and it goes on running */
 	usleep(20000);
@@ -195,7 +195,7 @@ static void test_unwind_vdso(void **state)
 		if (rc == -EPERM)
 			break;
 		assert_int_equal(rc, 0);
-		symbolizer_lookup(sym, cap.ts.regs[UNW_GP_RIP], 0, &mod, NULL, 0);
+		symbolizer_lookup(sym, cap.ts.regs[X86_64_DW_RIP], 0, &mod, NULL, 0);
 		if (!mod || strcmp(mod->path, "[vdso]") != 0)
 			continue;
 		hits++;

@@ -27,9 +27,9 @@ enum { GOBPF_M_G0, GOBPF_M_PROCID, GOBPF_M_GSIGNAL, GOBPF_M_CURG, GOBPF_M_NFIELD
 
 /* Label sets: what the program copies of the label set of the goroutine it took for the
  * sample (m.curg's when read, else the register's g), so that the reader need not read
- * them later (each process_vm_readv costs more than the program's reads; issue 6). A
- * piece is len bytes of the target at addr, at lbl[off]; the reader takes them as the
- * answers to its own reads of exactly (addr, len) (src/go/goruntime.c snap_piece). Pieces, by
+ * them later (each process_vm_readv costs more than the program's reads). A piece is
+ * len bytes of the target at addr, at lbl[off]; the reader takes them as the answers to
+ * its own reads of exactly (addr, len) (snap_piece, src/go/goruntime-int.h). Pieces, by
  * gobpf_cfg.lkind (runtime/pprof/label.go of the release):
  *   GOBPF_LBL_MAP (go1.19 to go1.23, labelMap is map[string]string): the 8-byte cell
  *     at g.labels (the *hmap), hsz bytes of the hmap, and, for a map of one bucket
@@ -96,7 +96,7 @@ struct gobpf_cfg {
 	__u32 moff[GOBPF_M_NFIELDS];
 	/* Label sets (GOBPF_LBL_*): hsz bytes of an hmap, where B, buckets and oldbuckets
 	 * are in them, the bytes of a bucket and where its keys and values are
-	 * (src/go/goruntime.c map_fingerprint, map_walk_array). */
+	 * (src/go/goruntime-decode.c map_fingerprint, map_walk_array). */
 	__u32 lkind, hsz, hmap_b, hmap_buckets, hmap_oldbuckets, bucket_size, bucket_keys,
 		bucket_values;
 };

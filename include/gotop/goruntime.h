@@ -11,7 +11,7 @@
 
 enum { GORT_ARCH_AMD64 = 1, GORT_ARCH_ARM64 = 2 };
 
-/* How g.labels points at the label set (see src/go/goruntime.c for the sources). */
+/* How g.labels points at the label set (see src/go/goruntime-int.h for the sources). */
 enum gort_labels_kind {
 	GORT_LABELS_MAP = 1,   /* Go 1.19-1.23: g.labels -> *labelMap -> hmap of map[string]string */
 	GORT_LABELS_SLICE = 2, /* Go 1.24+: g.labels -> labelMap{list []{key, value string}} */

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "gotop/arch.h" /* sampler_reg: the registers each sample records */
 #include "gotop/events.h"
 #include "gotop/perfrec.h"
 
@@ -95,8 +96,9 @@ int sampler_start(struct sampler *s);
 struct sample_batch *sampler_take(struct sampler *s, int timeout_ms);
 /* From now on a wait in sampler_take lasts its timeout unless at least `bytes` are queued
  * (0, the default: until any batch is): for a consumer that takes its batches at its own
- * pace (a refresh), so that it does not wake for each (issue 6). Kicks, the end of the
- * sampling and the timeout still end the wait. Any thread. */
+ * pace (a refresh), so that it does not wake for each: every wakeup costs the
+ * consumer's thread CPU time. Kicks, the end of the sampling and the timeout still end
+ * the wait. Any thread. */
 void sampler_set_wake_bytes(struct sampler *s, size_t bytes);
 /* What the live UI's worker uses: 2 MiB, about a second of a Go target's samples at
  * 1 kHz on 3 busy threads; more would only hold more memory. */
@@ -131,24 +133,5 @@ int sampler_target_exited(struct sampler *s);
 void sampler_stop(struct sampler *s);
 /* Closes everything. Accepts NULL. Batches taken and not freed must be freed before. */
 void sampler_free(struct sampler *s);
-
-/* The perf register numbers sampled (per architecture) and their meaning, for
- * consumers of perf_sample.regs. */
-enum sampler_reg { SREG_IP, SREG_SP, SREG_FP, SREG_G, SREG_LR, SREG_COUNT };
-/* perf register number for a role on this build's architecture, or -1. Inline: the
- * repair and the Go reader ask for four of them at every sample (issue 6). */
-static inline int sampler_reg(enum sampler_reg role)
-{
-#if defined(__x86_64__)
-	/* linux arch/x86/include/uapi/asm/perf_regs.h: bp 6, sp 7, ip 8, r14 22 */
-	static const int8_t roles[SREG_COUNT] = { 8, 7, 6, 22, -1 };
-#elif defined(__aarch64__)
-	/* linux arch/arm64/include/uapi/asm/perf_regs.h: x0..x30, sp 31, pc 32 */
-	static const int8_t roles[SREG_COUNT] = { 32, 31, 29, 28, 30 };
-#else
-	static const int8_t roles[SREG_COUNT] = { -1, -1, -1, -1, -1 };
-#endif
-	return (unsigned)role < SREG_COUNT ? roles[role] : -1;
-}
 
 #endif

@@ -7,19 +7,17 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct symbolizer;
+#include "gotop/arch.h" /* X86_64_DW_*: the registers of a thread_snapshot */
 
-/* x86-64 DWARF register numbers (System V psABI, "DWARF Register Number Mapping"):
- * 0 rax, 1 rdx, 2 rcx, 3 rbx, 4 rsi, 5 rdi, 6 rbp, 7 rsp, 8-15 r8-r15, 16 the return
- * address column (rip). libunwind's UNW_X86_64_* numbers are the same. */
-enum { UNW_GP_RBP = 6, UNW_GP_RSP = 7, UNW_GP_RIP = 16, UNW_GP_NREGS = 17 };
+struct symbolizer;
 
 /* What a thread looked like while it was stopped: its registers and a copy of its stack
  * from SP upward. Everything in it came from the target and is untrusted. */
+/* regs[] is indexed by x86-64 DWARF register number (X86_64_DW_*). */
 struct thread_snapshot {
 	pid_t tid;
-	uint64_t regs[UNW_GP_NREGS];
-	const uint8_t *stack; /* bytes at regs[UNW_GP_RSP] ... */
+	uint64_t regs[X86_64_DW_NREGS];
+	const uint8_t *stack; /* bytes at regs[X86_64_DW_RSP] ... */
 	size_t stack_len;     /* ... this many of them */
 };
 

@@ -3,10 +3,10 @@
  * and hands them on as an extra record. */
 #include "config.h"
 #include "gotop/goread.h"
+#include "gotop/arch.h"
 #include "gotop/gobpf.h"
 #include "gotop/maps.h"
 #include "gotop/mem.h"
-#include "gotop/sampler.h"
 #include "gotop/symtab.h"
 #include "gotop/util.h"
 
@@ -58,10 +58,9 @@ struct goread {
 	uint32_t dedup[DEDUP_SLOTS]; /* item + 1 by hash of (tid, greg, sp); 0: empty */
 	/* The BPF program's records (gobpf): read at each drain's end, kept in the order
 	 * they came, and found through a hash table of (tid, registers) built at each
-	 * drain's end (index_recs). Keys sorted by (tid, time) did it before: the hook
-	 * took 2,530 instructions per sample with them, 2,045 with the table (callgrind,
-	 * labels.go at 1 kHz; issue 6). Sorting the records themselves moved more memory
-	 * than the copy out of the ring. */
+	 * drain's end (index_recs): a lookup per sample costs less than sorting keys by
+	 * (tid, time), and sorting the records themselves would move more memory than
+	 * the copy out of the ring. */
 	int use_snap;
 	/* recs[i]: in the ring (gobpf_peek) until the drain's end; the few kept for a later
 	 * drain are copied then (meta[i].own), before the ring's space is given back. */
@@ -72,9 +71,9 @@ struct goread {
 	size_t nhead;          /* a power of two, at least twice nrecs */
 };
 
-/* Matching and dropping records read only these, never the records (about 900 bytes,
- * cold by then: issue 6, the reads of gobpf_rec.time and .matched in the match and the
- * compaction were over half of flush's own CPU on labels.go at 4 kHz). */
+/* Matching and dropping records read only these, never the records: a record is about
+ * 900 bytes, written on another CPU and cold by then, so reading its time and matched
+ * fields in the match and the compaction cost a cache miss each. */
 struct rec_meta {
 	uint64_t time, ip, sp, greg;
 	uint32_t tid;
@@ -183,7 +182,7 @@ int goread_publish_file(struct goread_slot *slot, pid_t pid, struct symfile *sf)
 	char exe[64];
 	uint64_t bias = 0, allm, mheap, ro[GOBPF_STATIC_MAX][2];
 	int have_bias = 0, r;
-	size_t i, nro = 0;
+	size_t nro = 0;
 
 	if (!ver)
 		return -ENOTSUP;
@@ -197,7 +196,7 @@ int goread_publish_file(struct goread_slot *slot, pid_t pid, struct symfile *sf)
 	m = maps_load(pid);
 	pthread_mutex_lock(&slot->lock);
 	if (m && stat(exe, &st) == 0) {
-		for (i = 0; i < maps_count(m); i++) {
+		for (size_t i = 0; i < maps_count(m); i++) {
 			const struct maps_entry *me = maps_at(m, i);
 			uint64_t vaddr;
 
@@ -256,10 +255,11 @@ static void add_rec(void *arg, const struct gobpf_rec *r)
 }
 
 /* A copy of record r that outlives the ring's: its fixed part and the label bytes its
- * pieces cover (the reader reads nothing else of them: src/go/goruntime.c snap_piece), in
- * a whole record, the rest zero, since gort_read_batch loads lines of each record up
- * to its strings before reading it (snap_load; a copy cut at its last byte was read
- * past its end under ASan). Few records outlive their drain (4 of 15,897 on labels.go). */
+ * pieces cover (the reader reads nothing else of them: snap_piece in
+ * src/go/goruntime-int.h), in a whole record, the rest zero, since gort_read_batch
+ * loads lines of each record up to its strings before reading it (snap_load): a copy
+ * cut at its last byte would be read past its end. Few records outlive their drain, so
+ * the whole-record copies cost little. */
 static const struct gobpf_rec *rec_copy(const struct gobpf_rec *r)
 {
 	uint32_t used = gobpf_lbl_used(r);

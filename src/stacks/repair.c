@@ -3,8 +3,8 @@
  * FP chain where both name the same return-address slot. */
 #include "config.h"
 #include "gotop/repair.h"
+#include "gotop/arch.h"
 #include "gotop/gopclntab.h"
-#include "gotop/sampler.h"
 #include "gotop/symbolizer.h"
 #include "gotop/symtab.h"
 #include "gotop/util.h"
@@ -27,10 +27,9 @@ uint32_t repair_stack_bytes(const char *go_version)
 	 * frameless leaves and NOFRAME assembly do without BP: the slots the repair reads
 	 * are a few words above SP. Up to 1.20 the prologue is SUBQ $F, SP; MOVQ BP,
 	 * F-8(SP), and between the two the slot is the whole frame up. C without frame
-	 * pointers needs the copy for its CFI unwind: xz's liblzma gave 8 to 9 frames
-	 * with 1024 bytes, 3 to 4 with 256. With 256, gotop-perf verify found 0.0 % wrong after repair on
-	 * labels.go, demo.go and leafduff.go built with go1.23 (with 128: 0.1 % on
-	 * leafduff.go). */
+	 * pointers needs a deeper copy for its CFI unwind, which follows only as many
+	 * frames as the copy holds. The sizes and what the verifier found with them:
+	 * BENCHMARKS.md, "a smaller stack copy for Go". */
 	return util_go_minor(go_version) >= 21 ? REPAIR_STACK_GO : REPAIR_STACK_OTHER;
 }
 
@@ -75,8 +74,8 @@ static int splice(const struct repair_input *in, const uint64_t *t_ra, size_t j,
  * stack (a loop, or garbage) begins a part where no true frame's slot can be met
  * except by a loop back into frames already passed. Increasing, the slots are walked
  * only as far as the one being matched: the frameless leaf's own slot lies below the
- * first, which walking the whole chain to rule out cost spin.c 160 instructions a
- * sample (issue 6). */
+ * first, and walking the whole chain only to rule that out was most of the repair's
+ * cost on C code (BENCHMARKS.md, "repair cheaper on C"). */
 struct kwalk {
 	uint64_t slot[UNWIND_MAX + 2];
 	size_t n;
@@ -114,18 +113,149 @@ static long kernel_match(const struct repair_input *in, struct kwalk *k, uint64_
 	return -1;
 }
 
+/* The kernel's chain as it is, cut to max. */
+static size_t copy_chain(const struct repair_input *in, uint64_t *out, size_t max)
+{
+	size_t i;
+
+	for (i = 0; i < in->n && i < max; i++)
+		out[i] = in->chain[i];
+	return i;
+}
+
+/* One frame of the exact unwind: where its return address lives. */
+struct tframe {
+	uint64_t slot;    /* the return address's stack slot; 0: in the link register */
+	uint64_t ra;
+	uint64_t next_sp; /* the caller's SP */
+	int have;         /* the stack copy holds ra */
+	int last;         /* a caller that keeps a frame pointer: the unwind ends with it */
+};
+
+/* Frame j of the exact unwind (layout f, at SP sp) into *t. -1 when the unwind cannot
+ * go on from it. */
+static int tframe_of(const struct repair_input *in, const struct repair_frame *f, size_t j,
+		     uint64_t sp, int garbage_fp, struct tframe *t)
+{
+	memset(t, 0, sizeof(*t));
+	if (j > 0 && f->known && f->fp_based && !garbage_fp) {
+		/* A caller that keeps a frame pointer (C, CFA = RBP+16): the frames below it
+		 * computed their CFA from SP and left the frame pointer alone, so it is still
+		 * this caller's, and its return address is at FP+8, where the kernel's walk
+		 * starts. */
+		t->slot = in->fp + 8;
+		t->have = stack_word(in, t->slot, &t->ra) == 0;
+		t->last = 1;
+		return 0;
+	}
+	if ((j > 0 && (!f->known || f->fp_based || f->top)) || f->sp_delta < 0)
+		return -1;
+	if (in->arch == REPAIR_AMD64) {
+		/* RA at SP+pcsp; the caller's SP is just above it (go1.24
+		 * runtime/traceback.go: fp = sp + spdelta + 8 on x86). */
+		t->slot = sp + (uint64_t)f->sp_delta;
+		t->have = stack_word(in, t->slot, &t->ra) == 0;
+		t->next_sp = t->slot + 8;
+	} else if (f->sp_delta == 0) {
+		/* arm64 frameless (or before the prologue's store): the return address is
+		 * still in LR; valid for the innermost frame only. */
+		if (j > 0)
+			return -1;
+		t->ra = in->lr;
+		t->have = 1;
+		t->next_sp = sp;
+	} else {
+		/* arm64: LR saved at [SP] by MOVD.W R30,-F(RSP). */
+		t->slot = sp;
+		t->have = stack_word(in, t->slot, &t->ra) == 0;
+		t->next_sp = sp + (uint64_t)f->sp_delta;
+	}
+	return 0;
+}
+
+/* What the exact unwind proved: ra[j] is frame j's return address when the stack copy
+ * holds it (have[j]). */
+struct unwound {
+	uint64_t ra[UNWIND_MAX];
+	int have[UNWIND_MAX];
+	size_t n;
+};
+
+/* Unwinds exactly from the leaf f, frame by frame, and splices at the first true frame
+ * whose slot the kernel also read: the outcome, or -1 when none met the kernel's chain
+ * (u then holds the frames unwound). A frame's entry does not depend on the frames
+ * after it, so stopping there gives what unwinding the whole stack first did, and a Go
+ * stack usually meets the kernel's chain within its first frames (BENCHMARKS.md, "repair
+ * stops at the first frame that meets the kernel's chain"). */
+static int unwind_splice(const struct repair_input *in, const struct repair_frame *leaf,
+			 int garbage_fp, struct unwound *u, uint64_t *out, size_t *nout, size_t max)
+{
+	struct repair_frame f = *leaf;
+	uint64_t pc = in->pc, sp = in->sp;
+	struct kwalk kw = { .n = 0, .fp = in->fp, .done = garbage_fp };
+	struct tframe t;
+	size_t j;
+
+	u->n = 0;
+	for (j = 0; j < UNWIND_MAX; j++) {
+		if (j > 0)
+			in->frame(in->ctx, pc, 0, &f);
+		if (tframe_of(in, &f, j, sp, garbage_fp, &t))
+			break;
+		u->ra[u->n] = t.ra;
+		u->have[u->n] = t.have;
+		u->n++;
+		long m = kernel_match(in, &kw, t.slot, t.have, t.ra);
+
+		if (m >= 0)
+			return splice(in, u->ra, u->n - 1, (size_t)m, out, nout, max);
+		if (t.last || !t.have || t.ra == 0)
+			break;
+		pc = t.ra;
+		sp = t.next_sp;
+	}
+	return -1;
+}
+
+/* The chain when the exact unwind never met the kernel's: the known ways the kernel
+ * goes wrong without a match, else the kernel's chain as it is. */
+static int no_match(const struct repair_input *in, const struct unwound *u, int garbage_fp,
+		    uint64_t *out, size_t *nout, size_t max)
+{
+	size_t j, n;
+
+	/* amd64 duffzero/duffcopy: the caller set BP to a fake frame below SP
+	 * (cmd/compile amd64 ssa.go, "dummy frame pointer" before DUFFCOPY); the
+	 * kernel read one stale slot from it, then continued with the real frame. */
+	if (in->arch == REPAIR_AMD64 && !garbage_fp && in->fp < in->sp && u->n > 0 && u->have[0]) {
+		for (size_t i = 2; i < in->n && i < 4; i++) {
+			if (in->chain[i] != u->ra[0])
+				continue;
+			n = emit(out, 0, max, in->pc);
+			for (j = i; j < in->n; j++)
+				n = emit(out, n, max, in->chain[j]);
+			*nout = n;
+			return REPAIR_DROPPED;
+		}
+	}
+	/* BP clobbered (assembly using it as a scratch register): the kernel chain is
+	 * nonsense; keep what the exact unwind proved, truncated there. */
+	if (garbage_fp && u->n > 0 && u->have[0]) {
+		n = emit(out, 0, max, in->pc);
+		for (j = 0; j < u->n && u->have[j] && u->ra[j]; j++)
+			n = emit(out, n, max, u->ra[j]);
+		*nout = n;
+		return REPAIR_DROPPED | REPAIR_INSERTED | REPAIR_NOMATCH;
+	}
+	*nout = copy_chain(in, out, max);
+	return REPAIR_NOMATCH;
+}
+
 int repair_core(const struct repair_input *in, uint64_t *out, size_t *nout, size_t max)
 {
-	/* The exact unwind: t_ra[j] is frame j's return address when the stack copy holds
-	 * it (t_have[j]). */
-	uint64_t t_ra[UNWIND_MAX];
-	int t_have[UNWIND_MAX];
-	size_t nt = 0, i, j, n = 0;
 	struct repair_frame f;
-	struct kwalk kw;
-	uint64_t pc = in->pc, sp = in->sp, fp = in->fp;
-	int garbage_fp;
-	long m;
+	struct unwound u;
+	int garbage_fp, res;
 
 	*nout = 0;
 	if (in->n == 0 || max == 0)
@@ -135,109 +265,13 @@ int repair_core(const struct repair_input *in, uint64_t *out, size_t *nout, size
 	else
 		in->frame(in->ctx, in->pc, 1, &f);
 	if (!f.known || f.fp_based || f.top) {
-		for (i = 0; i < in->n && i < max; i++)
-			out[i] = in->chain[i];
-		*nout = i;
+		*nout = copy_chain(in, out, max);
 		return f.known ? REPAIR_UNCHANGED : REPAIR_UNKNOWN;
 	}
-
-	garbage_fp = fp == 0 || (fp & 7) || fp + FP_RANGE < in->sp || fp > in->sp + FP_RANGE;
-
-	kw.n = 0;
-	kw.fp = fp;
-	kw.done = garbage_fp;
-
-	/* Unwind exactly, frame by frame, and splice at the first true frame whose slot the
-	 * kernel also read. A frame's entry does not depend on the frames after it, so
-	 * stopping there gives what unwinding the whole stack first did. A Go stack
-	 * usually meets the kernel's chain within its first frames: unwinding it whole,
-	 * repair_chain took 1,203 instructions a sample of labels.go, now 845, with the
-	 * same profile (issue 6; callgrind, bench/ingest.c replay of 5,894 samples). */
-	for (j = 0; j < UNWIND_MAX; j++) {
-		/* slot: where the return address lives (0: in the link register) */
-		uint64_t slot = 0, ra = 0, next_sp = 0;
-		int have = 0, last = 0;
-
-		if (j > 0) {
-			in->frame(in->ctx, pc, 0, &f);
-			if (f.known && f.fp_based && !garbage_fp) {
-				/* A caller that keeps a frame pointer (C, CFA = RBP+16): the
-				 * frames below it computed their CFA from SP and left the
-				 * frame pointer alone, so it is still this caller's, and its
-				 * return address is at FP+8, where the kernel's walk starts. */
-				slot = in->fp + 8;
-				have = stack_word(in, slot, &ra) == 0;
-				last = 1;
-			} else if (!f.known || f.fp_based || f.top) {
-				break;
-			}
-		}
-		if (last) {
-			/* slot, ra and have set above */
-		} else if (f.sp_delta < 0) {
-			break;
-		} else if (in->arch == REPAIR_AMD64) {
-			/* RA at SP+pcsp; the caller's SP is just above it (go1.24
-			 * runtime/traceback.go: fp = sp + spdelta + 8 on x86). */
-			slot = sp + (uint64_t)f.sp_delta;
-			have = stack_word(in, slot, &ra) == 0;
-			next_sp = slot + 8;
-		} else if (f.sp_delta == 0) {
-			/* arm64 frameless (or before the prologue's store): the return
-			 * address is still in LR; valid for the innermost frame only. */
-			if (j > 0)
-				break;
-			slot = 0;
-			ra = in->lr;
-			have = 1;
-			next_sp = sp;
-		} else {
-			/* arm64: LR saved at [SP] by MOVD.W R30,-F(RSP). */
-			slot = sp;
-			have = stack_word(in, slot, &ra) == 0;
-			next_sp = sp + (uint64_t)f.sp_delta;
-		}
-		t_ra[nt] = ra;
-		t_have[nt] = have;
-		nt++;
-		m = kernel_match(in, &kw, slot, have, ra);
-		if (m >= 0)
-			return splice(in, t_ra, nt - 1, (size_t)m, out, nout, max);
-		if (last || !have || ra == 0)
-			break;
-		pc = ra;
-		sp = next_sp;
-	}
-
-	/* amd64 duffzero/duffcopy: the caller set BP to a fake frame below SP
-	 * (cmd/compile amd64 ssa.go, "dummy frame pointer" before DUFFCOPY); the
-	 * kernel read one stale slot from it, then continued with the real frame. */
-	if (in->arch == REPAIR_AMD64 && !garbage_fp && in->fp < in->sp && nt > 0 && t_have[0]) {
-		for (i = 2; i < in->n && i < 4; i++) {
-			if (in->chain[i] != t_ra[0])
-				continue;
-			n = emit(out, 0, max, in->pc);
-			for (size_t k = i; k < in->n; k++)
-				n = emit(out, n, max, in->chain[k]);
-			*nout = n;
-			return REPAIR_DROPPED;
-		}
-	}
-
-	/* BP clobbered (assembly using it as a scratch register): the kernel chain is
-	 * nonsense; keep what the exact unwind proved, truncated there. */
-	if (garbage_fp && nt > 0 && t_have[0]) {
-		n = emit(out, 0, max, in->pc);
-		for (j = 0; j < nt && t_have[j] && t_ra[j]; j++)
-			n = emit(out, n, max, t_ra[j]);
-		*nout = n;
-		return REPAIR_DROPPED | REPAIR_INSERTED | REPAIR_NOMATCH;
-	}
-
-	for (i = 0; i < in->n && i < max; i++)
-		out[i] = in->chain[i];
-	*nout = i;
-	return REPAIR_NOMATCH;
+	garbage_fp = in->fp == 0 || (in->fp & 7) || in->fp + FP_RANGE < in->sp ||
+		     in->fp > in->sp + FP_RANGE;
+	res = unwind_splice(in, &f, garbage_fp, &u, out, nout, max);
+	return res >= 0 ? res : no_match(in, &u, garbage_fp, out, nout, max);
 }
 
 /* --- live targets: frame layouts from the symbolizer's files --- */
@@ -250,9 +284,9 @@ struct fcache_ent {
 };
 
 /* The cut at the outermost frame (top_cut) of chains seen before: a cut looks up every
- * frame of the chain; remembered, repair_chain went from 1,415 to 1,107 instructions per
- * sample on labels.go (callgrind; issue 6). Keyed by the whole chain, which is compared,
- * not only hashed: a wrong cut would be a wrong stack. */
+ * frame of the chain, and a service's samples bring the same few chains again and
+ * again. Keyed by the whole chain, which is compared, not only hashed: a wrong cut
+ * would be a wrong stack. */
 #define TCACHE 512
 #define TCACHE_FRAMES 32
 
@@ -267,7 +301,6 @@ struct repair {
 	struct fcache_ent cache[FCACHE];
 	struct tcache_ent tcache[TCACHE];
 	struct repair_stats st;
-	int arch_ok;
 };
 
 struct repair *repair_new(struct symbolizer *sym)
@@ -298,15 +331,16 @@ static void cfi_frame(Dwarf_CFI *cfi, uint64_t vaddr, struct repair_frame *out)
 	if (dwarf_cfi_addrframe(cfi, vaddr, &frame) != 0)
 		return;
 	if (dwarf_frame_cfa(frame, &ops, &nops) == 0 && nops == 1) {
-		/* x86-64 DWARF registers: 6 rbp, 7 rsp (System V psABI, table 3.36). */
-		if (ops[0].atom == DW_OP_breg7 || (ops[0].atom == DW_OP_bregx && ops[0].number == 7)) {
+		/* CFA = rsp + off, or based on rbp (x86-64 DWARF register numbers, arch.h). */
+		if (ops[0].atom == DW_OP_breg0 + X86_64_DW_RSP ||
+		    (ops[0].atom == DW_OP_bregx && ops[0].number == X86_64_DW_RSP)) {
 			int64_t off = ops[0].atom == DW_OP_bregx ? (int64_t)ops[0].number2
 								 : (int64_t)ops[0].number;
 
 			out->known = 1;
 			out->sp_delta = (int32_t)(off - 8); /* RA at CFA-8 */
-		} else if (ops[0].atom == DW_OP_breg6 ||
-			   (ops[0].atom == DW_OP_bregx && ops[0].number == 6)) {
+		} else if (ops[0].atom == DW_OP_breg0 + X86_64_DW_RBP ||
+			   (ops[0].atom == DW_OP_bregx && ops[0].number == X86_64_DW_RBP)) {
 			out->known = 1;
 			out->fp_based = 1;
 		}
@@ -319,12 +353,10 @@ static void live_frame(void *ctx, uint64_t pc, int innermost, struct repair_fram
 	struct repair *r = ctx;
 	uint64_t key = (pc << 1) | (innermost ? 1 : 0), look = innermost ? pc : pc - 1, vaddr;
 	/* Two ways per set, the newest first: direct-mapped, two hot pcs of one slot
-	 * evicted each other, and 5,440 of 232,000 lookups missed on labels.go (a miss,
-	 * about 2,000 instructions, cost 195 per sample; issue 6). */
+	 * evict each other, and a miss (a symbolizer lookup and a pcsp or CFI decode)
+	 * costs far more than a second compare (BENCHMARKS.md, "a two-way frame cache"). */
 	struct fcache_ent *e = &r->cache[util_mix64(key) & (FCACHE - 2)];
 	const struct sym_module *mod = NULL;
-	struct gopcln *g;
-	int mcall = 0;
 
 	if (e[0].key == key && key) {
 		*out = e[0].f;
@@ -338,7 +370,9 @@ static void live_frame(void *ctx, uint64_t pc, int innermost, struct repair_fram
 	memset(out, 0, sizeof(*out));
 	symbolizer_lookup(r->sym, look, 0, &mod, NULL, 0);
 	if (mod && mod->sf && symfile_file_vaddr(mod->sf, mod->start, mod->pgoff, look, &vaddr) == 0) {
-		g = symfile_gopcln(mod->sf);
+		struct gopcln *g = symfile_gopcln(mod->sf);
+		int mcall = 0;
+
 		if (g) {
 			struct gopcln_func fn;
 			int32_t d;
@@ -368,10 +402,10 @@ static void live_frame(void *ctx, uint64_t pc, int innermost, struct repair_fram
 		 * into the goroutine it switched from (go1.19 to 1.27 asm_amd64.s), so the walk
 		 * went on into the frames of a goroutine that may already run elsewhere, which
 		 * Go's profile never shows; a preempted one's lacked the caller of a frameless
-		 * function. On labels.go (16 workers, 30 minutes) 18 % of the distinct stacks
-		 * went on past mcall (issue 6). The stack ends there; also when mcall is the
-		 * leaf, as in Go's (which stops at any SP-writing leaf when profiling): past
-		 * its switch to g0, SP no longer leads to its caller. */
+		 * function (BENCHMARKS.md, "stacks end at runtime.mcall"). The stack ends
+		 * there; also when mcall is the leaf, as in Go's (which stops at any
+		 * SP-writing leaf when profiling): past its switch to g0, SP no longer leads
+		 * to its caller. */
 		if (mcall)
 			out->top = 1;
 	}
@@ -383,9 +417,9 @@ static void live_frame(void *ctx, uint64_t pc, int innermost, struct repair_fram
  * runtime.mstart: the TopFrame flag, go1.24 internal/abi/symtab.go) end the stack; the
  * kernel's walk goes on into whatever the frame pointer slot above them holds; a chain
  * also ends at runtime.mcall (live_frame), and a leaf that is such a frame is the whole
- * stack, as in Go's traceback. Only Go stacks have them: a chain
- * whose leaf (leaf, the frame at pc[0]) and its caller are not Go is kept whole without
- * hashing it (on spin.c 110 instructions a sample; issue 6). */
+ * stack, as in Go's traceback. Only Go stacks have them: a chain whose leaf (leaf, the
+ * frame at pc[0]) and its caller are not Go is kept whole without hashing it, which
+ * would be all of the cut's cost on C code. */
 static size_t top_cut(struct repair *r, const struct repair_frame *leaf, const uint64_t *pc,
 		      size_t n)
 {

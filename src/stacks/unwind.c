@@ -337,10 +337,10 @@ static int from_pcsp(struct unwinder *u, unw_addr_space_t as, struct gopcln *g, 
 		     unw_word_t ip, unw_proc_info_t *pi, int need, void *arg)
 {
 	static const uint8_t init[] = {
-		DW_CFA_def_cfa, 7, 8,           /* CFA = rsp + 8 */
-		DW_CFA_offset | 16, 1,          /* return address at CFA - 8 (data align -8) */
+		DW_CFA_def_cfa, X86_64_DW_RSP, 8,   /* CFA = rsp + 8 */
+		DW_CFA_offset | X86_64_DW_RIP, 1,   /* return address at CFA - 8 (data align -8) */
 	};
-	struct cie_desc c = { 1, -8, 16, init, init + sizeof(init) };
+	struct cie_desc c = { 1, -8, X86_64_DW_RIP, init, init + sizeof(init) };
 	uint8_t ins[16];
 	struct emit e = { ins, 0, sizeof(ins), 0 };
 	int32_t delta;
@@ -447,7 +447,7 @@ static int acc_access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val,
 {
 	struct unwinder *u = cur;
 	const struct thread_snapshot *ts = u->ts;
-	uint64_t sp = ts->regs[UNW_GP_RSP];
+	uint64_t sp = ts->regs[X86_64_DW_RSP];
 
 	if (write)
 		return -UNW_EREADONLYREG;
@@ -473,7 +473,7 @@ static int acc_access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val,
 
 static int acc_access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, int write, void *arg)
 {
-	if (write || reg < 0 || reg >= UNW_GP_NREGS)
+	if (write || reg < 0 || reg >= X86_64_DW_NREGS)
 		return -UNW_EBADREG;
 	*val = cur->ts->regs[reg];
 	return 0;
@@ -576,7 +576,7 @@ int unwinder_unwind(struct unwinder *u, const struct thread_snapshot *ts, uint64
 {
 	unw_cursor_t c;
 	size_t n = 0;
-	int rc, e;
+	int rc;
 
 	if (max > MAX_FRAMES_HARD)
 		max = MAX_FRAMES_HARD;
@@ -598,13 +598,15 @@ int unwinder_unwind(struct unwinder *u, const struct thread_snapshot *ts, uint64
 			break;
 		}
 		pcs[n++] = ip;
-		e = go_end(u, n == 1 ? ip : ip - 1);
+		int e = go_end(u, n == 1 ? ip : ip - 1);
+
 		if (e >= 0) {
 			*end = (enum unwind_end)e;
 			break;
 		}
 		u->noinfo = 0;
-		rc = unw_step(&c);
+		rc = unw_step(&c); /* may set u->noinfo (find_proc_info) */
+		// cppcheck-suppress knownConditionTrueFalse
 		if (rc >= 0 && u->noinfo) {
 			/* libunwind found no unwind information for this frame and guessed
 			 * the caller, or the end, from RBP (libunwind 1.6.2

@@ -19,10 +19,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gotop/arch.h"
 #include "gotop/perfrec.h"
 #include "gotop/procinfo.h"
 #include "gotop/repair.h"
-#include "gotop/sampler.h"
 #include "gotop/symbolizer.h"
 #include "gotop/util.h"
 
@@ -30,8 +30,6 @@
  * PERF_MAX_STACK_DEPTH). */
 #define KERNEL_MAX_STACK 127
 #define MAX_FRAMES 256
-/* Highest user address on x86-64 with 4-level paging (linux TASK_SIZE_MAX). */
-#define USER_ADDR_END 0x00007ffffffff000ULL
 #define STOP_HIST_US 10000 /* stop-time histogram: 1 us buckets up to 10 ms, then one */
 #define MAX_SHAPES 6
 
@@ -58,8 +56,8 @@ static int collect_exit(pid_t tid)
 }
 
 /* While a thread of the target is stopped, the verifier must run at once: on a busy
- * machine an ordinary thread waits a scheduler tick or more to be woken (5 to 10 ms
- * measured on 2 busy CPUs), and the target waits with it. With CAP_SYS_NICE the stop
+ * machine an ordinary thread waits a scheduler tick or more to be woken, and the
+ * target waits with it. With CAP_SYS_NICE the stop
  * window runs at the lowest real-time priority; without it, as it is. */
 static int boost(int on)
 {
@@ -146,7 +144,7 @@ static int capture(pid_t pid, pid_t tid, size_t stack_max, struct verify_capture
 
 		/* x86-64 DWARF register order (System V psABI): rax rdx rcx rbx rsi rdi rbp
 		 * rsp r8-r15, then rip as the return-address column. */
-		uint64_t regs[UNW_GP_NREGS] = { r.rax, r.rdx, r.rcx, r.rbx, r.rsi, r.rdi, r.rbp, r.rsp, r.r8,
+		uint64_t regs[X86_64_DW_NREGS] = { r.rax, r.rdx, r.rcx, r.rbx, r.rsi, r.rdi, r.rbp, r.rsp, r.r8,
 						r.r9,  r.r10, r.r11, r.r12, r.r13, r.r14, r.r15, r.rip };
 		memcpy(ts->regs, regs, sizeof(regs));
 		ts->tid = tid;
@@ -217,7 +215,7 @@ void verify_explain_eperm(pid_t pid, int err, char *buf, size_t len)
 
 static int read_word(pid_t pid, const struct thread_snapshot *ts, uint64_t addr, uint64_t *v)
 {
-	uint64_t sp = ts->regs[UNW_GP_RSP];
+	uint64_t sp = ts->regs[X86_64_DW_RSP];
 
 	if (addr >= sp && addr - sp < ts->stack_len && ts->stack_len - (addr - sp) >= 8) {
 		memcpy(v, ts->stack + (addr - sp), 8);
@@ -232,16 +230,16 @@ size_t verify_fp_chain(pid_t pid, const struct thread_snapshot *ts, uint64_t *ou
 	/* linux arch/x86/events/core.c perf_callchain_user: store regs->ip, then while the
 	 * frame at fp is a valid user address and both words read, store the return
 	 * address (whatever it is, 0 included) and follow the saved frame pointer. */
-	uint64_t fp = ts->regs[UNW_GP_RBP];
+	uint64_t fp = ts->regs[X86_64_DW_RBP];
 	size_t n = 0;
 
 	if (max == 0)
 		return 0;
-	out[n++] = ts->regs[UNW_GP_RIP];
+	out[n++] = ts->regs[X86_64_DW_RIP];
 	while (n < max) {
 		uint64_t next, ra;
 
-		if (fp >= USER_ADDR_END - 16)
+		if (fp >= X86_64_USER_ADDR_END - 16)
 			break;
 		if (read_word(pid, ts, fp, &next) || read_word(pid, ts, fp + 8, &ra))
 			break;
@@ -614,9 +612,9 @@ static void repaired_chain(struct verifier *v, const struct thread_snapshot *ts,
 	s.tid = (uint32_t)ts->tid;
 	s.regs_abi = 2; /* PERF_SAMPLE_REGS_ABI_64 */
 	s.regs_mask = (1ULL << ip) | (1ULL << sp) | (1ULL << fp);
-	s.regs[ip] = ts->regs[UNW_GP_RIP];
-	s.regs[sp] = ts->regs[UNW_GP_RSP];
-	s.regs[fp] = ts->regs[UNW_GP_RBP];
+	s.regs[ip] = ts->regs[X86_64_DW_RIP];
+	s.regs[sp] = ts->regs[X86_64_DW_RSP];
+	s.regs[fp] = ts->regs[X86_64_DW_RBP];
 	/* The repair gets no more stack than a sample carries (--stack-size). */
 	s.stack = ts->stack;
 	s.stack_size = s.stack_dyn = GP_MIN(ts->stack_len, v->o.sample_stack);
@@ -688,14 +686,13 @@ static void set_error(struct verifier *v, int rc)
 int verifier_round(struct verifier *v, pid_t tid)
 {
 	pid_t *tids = NULL, pick = tid;
-	long n;
 	int rc;
 
 	v->last_round_ns = now_ns();
 	if (!pick) {
 		size_t nrun = 0;
 
-		n = procinfo_tasks(v->pid, &tids);
+		long n = procinfo_tasks(v->pid, &tids);
 		if (n == -ENOENT || n == -ESRCH) {
 			bump(v, &v->tot.gone); /* the process is gone: the caller sees it too */
 			return -ESRCH;

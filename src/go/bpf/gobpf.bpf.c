@@ -1,7 +1,8 @@
 /* gobpf.bpf.c: a BPF program the kernel runs at every sample of a Go target (attached
  * to the perf events with PERF_EVENT_IOC_SET_BPF): it copies the fields of the sampled
- * g, its m and m.curg that src/go/goruntime.c needs to name the goroutine and find its
- * labels, at the moment of the sample, into a ring the sampling thread reads later.
+ * g, its m and m.curg that the Go runtime reader (src/go/goruntime*.c) needs to name
+ * the goroutine and find its labels, at the moment of the sample, into a ring the
+ * sampling thread reads later.
  * amd64 only (the g register is R14: Go's ABIInternal, cmd/compile/abi-internal.md).
  * Built with clang -target bpf; loaded by src/go/gobpf.c. */
 #include <linux/bpf.h>
