@@ -1,10 +1,10 @@
 #!/bin/sh
 # record-c.sh: profile a C workload with known call chains (frame pointers) and check with
 # `go tool pprof` that the exact chains appear, with the right split, labels and metadata.
-. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
+. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
 need_perf
-pprof_setup || skip_all "no Go toolchain for go tool pprof: $(cat "$T/go-toolchain.err")"
+need_pprof
 plan 14
 W=$TOP_BUILDDIR/tests/workloads/cchains
 P=$T/c.pb.gz

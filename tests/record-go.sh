@@ -1,12 +1,12 @@
 #!/bin/sh
 # record-go.sh: profile a Go workload and compare its top functions with Go's own CPU profile
 # of the same run (same process, runtime/pprof at 250 Hz next to gotop-perf at 1 kHz).
-. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
+. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
 need_perf
-pprof_setup || skip_all "no Go toolchain for go tool pprof: $(cat "$T/go-toolchain.err")"
+need_pprof
 plan 9
-v=${GOTOP_GO_VERSION:-1.23}
+v=$GO_VERSION
 bin=$T/labels
 go_build "$v" plain "$TOP_SRCDIR/tests/workloads/go/labels.go" "$bin" >"$T/build.err" 2>&1
 rc=$?
