@@ -18,15 +18,15 @@ le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 <= b + 0) }'; }
 for v in $GO_VERSIONS; do
 	bin=$T/leafduff-$v
 	go_build_or_skip 5 "$v" plain "$SRC" "$bin" || continue
-	# At least 20 comparisons in main.leaf to judge percentages of 1 and 90: a machine too
-	# busy to give them in 6 s gets a longer run (12 s, then 24 s).
+	# A tolerance of 1% needs 100 comparisons in main.leaf (one odd one is then 1%): a
+	# machine too busy to give them in 6 s gets a longer run (12 s, then 24 s).
 	secs=6
 	while :; do
 		"$GOTOP_PERF" verify -q -d $secs --rate 300 --max-stopped 3% --json -- "$bin" -d $((secs + 30))s \
 			>"$T/seed-$v.json" 2>"$T/seed-$v.err"
 		rc=$?
 		n=$(json "$T/seed-$v.json" '[.functions[] | select(.function == "main.leaf")][0].comparisons // 0')
-		{ [ $rc -ne 0 ] || [ "${n:-0}" -ge 20 ] || [ $secs -ge 24 ]; } && break
+		{ [ $rc -ne 0 ] || [ "${n:-0}" -ge 100 ] || [ $secs -ge 24 ]; } && break
 		diag "go$v: only ${n:-0} comparisons in main.leaf in $secs s: again for $((secs * 2)) s"
 		secs=$((secs * 2))
 	done
@@ -38,8 +38,8 @@ for v in $GO_VERSIONS; do
 	diag "go$v: $tot comparisons, $n in main.leaf: raw wrong $raw% ($shape), repaired wrong $rep%; all functions repaired wrong $all%"
 	check "go$v: verify exits 0 and writes JSON jq can read (exit $rc)" \
 		sh -c "[ $rc -eq 0 ] && jq -e .comparisons '$T/seed-$v.json' >/dev/null"
-	check "go$v: raw FP stacks in main.leaf are wrong in >= 90% of comparisons ($raw% of ${n:-0}, need 20)" \
-		sh -c "[ ${n:-0} -ge 20 ] && awk -v r='$raw' 'BEGIN { exit !(r >= 90) }'"
+	check "go$v: raw FP stacks in main.leaf are wrong in >= 90% of comparisons ($raw% of ${n:-0}, need 100)" \
+		sh -c "[ ${n:-0} -ge 100 ] && awk -v r='$raw' 'BEGIN { exit !(r >= 90) }'"
 	check "go$v: the usual wrong shape is the missing caller main.work ($shape)" \
 		[ "$shape" = "caller missing: main.work" ]
 	check "go$v: repaired stacks in main.leaf disagree with the truth in <= 1% ($rep%)" le "$rep" 1
@@ -62,13 +62,14 @@ grep 'thread stops' "$T/text.out" | sed 's/^/# /'
 # C: cchains keeps its frame pointers, cleaf's leaf does not (its caller is missing raw, put
 # back from the CFI by the repair). Stacks count down to glibc's entry (__libc_start_call_main),
 # below which no frame-pointer walk goes (verify.c libc_entry_depth).
-# At least 20 comparisons: a busy machine gets a longer run (6 s, then 12 s).
+# A tolerance of 1% needs 200 comparisons (two odd ones are then 1%; 1 of 44 failed on a
+# busy machine): a busy machine gets a longer run (6, 12, then 24 s).
 for w in cchains cleaf; do
 	secs=3
 	while :; do
 		"$GOTOP_PERF" verify -q -d $secs --rate 100 --json -- "$W/$w" $(((secs + 2) * gp_slow)) >"$T/c-$w.json" 2>"$T/c-$w.err"
 		n=$(json "$T/c-$w.json" '.comparisons // 0')
-		{ [ "${n:-0}" -ge 20 ] || [ $secs -ge 12 ]; } && break
+		{ [ "${n:-0}" -ge 200 ] || [ $secs -ge 24 ]; } && break
 		diag "C $w: only ${n:-0} comparisons in $secs s: again for $((secs * 2)) s"
 		secs=$((secs * 2))
 	done
@@ -78,11 +79,11 @@ for w in cchains cleaf; do
 		"\(.function): \(.comparisons), raw \(.raw_wrong_pct)% \(.raw_shape), repaired \(.repaired_wrong_pct)% \(.repaired_shape)"' \
 		"$T/c-$w.json" 2>/dev/null | head -5 | sed "s/^/$w: /" | while read -r l; do diag "$l"; done
 	if [ "$w" = cchains ]; then
-		check "C cchains (frame pointers everywhere): raw $raw% and repaired $rep% wrong, <= 1% ($n comparisons, need 20)" \
-			awk -v a="$raw" -v b="$rep" -v n="${n:-0}" 'BEGIN { exit !(n >= 20 && a <= 1 && b <= 1) }'
+		check "C cchains (frame pointers everywhere): raw $raw% and repaired $rep% wrong, <= 1% ($n comparisons, need 200)" \
+			awk -v a="$raw" -v b="$rep" -v n="${n:-0}" 'BEGIN { exit !(n >= 200 && a <= 1 && b <= 1) }'
 	else
-		check "C cleaf (frameless leaf): raw $raw% wrong (>= 90%), repaired $rep% (<= 1%; $n comparisons, need 20)" \
-			awk -v a="$raw" -v b="$rep" -v n="${n:-0}" 'BEGIN { exit !(n >= 20 && a >= 90 && b <= 1) }'
+		check "C cleaf (frameless leaf): raw $raw% wrong (>= 90%), repaired $rep% (<= 1%; $n comparisons, need 200)" \
+			awk -v a="$raw" -v b="$rep" -v n="${n:-0}" 'BEGIN { exit !(n >= 200 && a >= 90 && b <= 1) }'
 	fi
 done
 
