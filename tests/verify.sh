@@ -47,7 +47,8 @@ for v in $GO_VERSIONS; do
 done
 
 # --- the text report and stop times ---
-"$W/cchains" 60 >/dev/null 2>&1 &
+# It must outlive the runs below, which take up to 80 s on a busy machine (ended at the end).
+"$W/cchains" 600 >/dev/null 2>&1 &
 cpid=$!
 track $cpid
 sleep 0.3
