@@ -55,7 +55,7 @@ build() {
 
 go_toolchains() {
 	for v in "$@"; do
-		"$TOP/tests/go-toolchain.sh" "$v" >/dev/null || say "Go $v unavailable: tests that need it will SKIP"
+		"$TOP/tests/helpers/go-toolchain.sh" "$v" >/dev/null || say "Go $v unavailable: tests that need it will SKIP"
 	done
 }
 
@@ -69,13 +69,13 @@ demo)
 	go_toolchains 1.23
 	build
 	demo="$BUILD/demo"
-	"$TOP/tests/go-build.sh" 1.23 plain "$TOP/tests/workloads/go/demo.go" "$demo"
+	"$TOP/tests/helpers/go-build.sh" 1.23 plain "$TOP/tests/workloads/go/demo.go" "$demo"
 	if [ -t 1 ] && [ -z "${GOTOP_DEMO_RECORD:-}" ] && "$BUILD/gotop-perf" --help | grep -q 'live profiler'; then
 		exec "$BUILD/gotop-perf" -- "$demo"
 	fi
 	# Headless: record the demo for a few seconds and show the top functions.
 	"$BUILD/gotop-perf" record -d "${GOTOP_DEMO_SECONDS:-5}" -o "$BUILD/demo.pb.gz" -- "$demo"
-	goroot=$("$TOP/tests/go-toolchain.sh" 1.23)
+	goroot=$("$TOP/tests/helpers/go-toolchain.sh" 1.23)
 	GOROOT=$goroot GOTOOLCHAIN=local "$goroot/bin/go" tool pprof -top -nodecount=25 "$BUILD/demo.pb.gz"
 	;;
 test)

@@ -46,7 +46,7 @@ gotop=$(cd "$(dirname "$gotop")" && pwd)/$(basename "$gotop")
 [ -x "$gotop" ] || { echo "bench/gobpf.sh: no gotop-perf at $gotop" >&2; exit 1; }
 work=${work:-$(mktemp -d /tmp/gotop-gobpf.XXXXXX)}
 mkdir -p "$work"
-GOROOT_=$("$src/tests/go-toolchain.sh" "$gover") || { echo "bench/gobpf.sh: no Go $gover" >&2; exit 1; }
+GOROOT_=$("$src/tests/helpers/go-toolchain.sh" "$gover") || { echo "bench/gobpf.sh: no Go $gover" >&2; exit 1; }
 GOROOT=$GOROOT_ GOTOOLCHAIN=local GO111MODULE=off GOCACHE=$work/gocache \
 	"$GOROOT_/bin/go" build -o "$work/labels" "$src/tests/workloads/go/labels.go" || exit 1
 

@@ -81,7 +81,7 @@ echo
 labels=$work/bin/labels
 have_go=0
 if want ingest || want memory || want attach; then
-	"$srcdir/tests/go-build.sh" "$gover" plain "$srcdir/tests/workloads/go/labels.go" "$labels" && have_go=1
+	"$srcdir/tests/helpers/go-build.sh" "$gover" plain "$srcdir/tests/workloads/go/labels.go" "$labels" && have_go=1
 	[ $have_go = 1 ] || log "issue6.sh: no Go $gover toolchain: Go parts skipped"
 fi
 
@@ -165,7 +165,7 @@ if want attach; then
 	: >"$tsv"
 	targets=()
 	if [ $have_go = 1 ]; then
-		goroot=$("$srcdir/tests/go-toolchain.sh" "$gover" 2>/dev/null)
+		goroot=$("$srcdir/tests/helpers/go-toolchain.sh" "$gover" 2>/dev/null)
 		if [ -n "$goroot" ] && "$here/genbig.sh" go "$goroot" "$work/bin/biggo" >"$work/out/genbig-go.log" 2>&1; then
 			targets+=("go")
 		else

@@ -174,8 +174,8 @@ if want syscost; then
 fi
 have_go=0
 if want slowdown-go || want gocost; then
-	"$srcdir/tests/go-build.sh" "$gover" plain "$here/gospin.go" "$work/bin/gospin" &&
-		"$srcdir/tests/go-build.sh" "$gover" plain "$srcdir/tests/workloads/go/labels.go" \
+	"$srcdir/tests/helpers/go-build.sh" "$gover" plain "$here/gospin.go" "$work/bin/gospin" &&
+		"$srcdir/tests/helpers/go-build.sh" "$gover" plain "$srcdir/tests/workloads/go/labels.go" \
 			"$work/bin/labels" && have_go=1
 	[ $have_go = 1 ] || echo "bench/run.sh: no Go $gover toolchain: Go benchmarks skipped" >&2
 fi

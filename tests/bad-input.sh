@@ -1,7 +1,7 @@
 #!/bin/sh
 # bad-input.sh: wrong PIDs, kernel threads, no permission, unsupported events, unwritable
 # output, target exit, signals; never a partial output file.
-. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
+. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
 need_perf
 plan 25
@@ -52,8 +52,8 @@ check "... with a note" grep -q 'target exited' "$out"
 check "... and a profile" [ -s "$T/exit.pb.gz" ]
 check "... which is gzip" sh -c "gzip -t '$T/exit.pb.gz'"
 
-# running ARG: how many processes run "$W ARG" (the command line of a started command).
-running() { ps -eo args | grep -c "^$W $1\$"; }
+# copies ARG: how many processes run "$W ARG" (the command line of a started command).
+copies() { cmd_pids "$W" "$1" | wc -l; }
 
 # -d ends the recording of a command that runs on: it is stopped, not waited for.
 "$GOTOP_PERF" record -q -d 1 -o "$T/long.pb.gz" -- "$W" 60 >"$out" 2>&1 &
@@ -66,7 +66,7 @@ i=0 limit=100
 while kill -0 $gpid 2>/dev/null && [ $i -lt $limit ]; do sleep 0.1; i=$((i + 1)); done
 check "record -d 1 -- COMMAND returns although the command runs on (${i}00 ms)" sh -c "! kill -0 $gpid 2>/dev/null"
 wait $gpid 2>/dev/null
-left=$(running 60)
+left=$(copies 60)
 check "... and the command is gone ($left left)" [ "$left" -eq 0 ]
 
 # gotop-perf killed outright (SIGKILL: no chance to stop its command) takes the command along
@@ -75,13 +75,13 @@ check "... and the command is gone ($left left)" [ "$left" -eq 0 ]
 gpid=$!
 track $gpid
 i=0
-while [ "$(running 61)" -eq 0 ] && [ $i -lt $limit ]; do sleep 0.1; i=$((i + 1)); done
-started=$(running 61)
+while [ "$(copies 61)" -eq 0 ] && [ $i -lt $limit ]; do sleep 0.1; i=$((i + 1)); done
+started=$(copies 61)
 kill -9 $gpid 2>/dev/null
 wait $gpid 2>/dev/null
 i=0
-while [ "$(running 61)" -ne 0 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-left=$(running 61)
+while [ "$(copies 61)" -ne 0 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+left=$(copies 61)
 check "gotop-perf killed with SIGKILL: its command is gone too (started $started, $left left after ${i}00 ms)" \
 	sh -c "[ $started -eq 1 ] && [ $left -eq 0 ]"
 

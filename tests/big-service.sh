@@ -4,12 +4,12 @@
 # symbol tables makes tens of MB of gotop-perf's resident size clean file pages: the memory
 # limit (--max-memory) counts only anonymous memory, so the live UI forgets nothing, and the
 # header reports the memory the limit counts.
-. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
+. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
 need_perf
 [ -n "${GOTOP_WRAP:-}" ] && skip_all "under valgrind, symbolizing a 100 MB binary takes minutes"
 command -v curl >/dev/null 2>&1 || skip_all "curl not found (setup.sh installs it)"
-bin=$("$TOP_SRCDIR/tests/debian-service.sh" prometheus 2>"$T/fetch.err") ||
+bin=$("$TOP_SRCDIR/tests/helpers/debian-service.sh" prometheus 2>"$T/fetch.err") ||
 	skip_all "no Prometheus from Debian: $(head -1 "$T/fetch.err")"
 plan 6
 

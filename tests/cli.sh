@@ -1,6 +1,6 @@
 #!/bin/sh
 # cli.sh: --help, --version, list, man page, and command-line errors with their exit codes.
-. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
+. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
 plan 16
 out=$T/out

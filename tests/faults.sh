@@ -3,7 +3,7 @@
 # the target stopped (SIGSTOP) or killed (SIGKILL) under the live UI, record stopped by
 # SIGTERM before sampling began, and an unprivileged
 # user at kernel.perf_event_paranoid 1, 2 and 3. Never a hang: every run has a generous bound.
-. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
+. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
 need_perf
 plan 39
@@ -21,7 +21,7 @@ run_bounded() {
 	timeout -k 5 "$s" "$@"
 }
 # none_left: no process runs our workload copy any more.
-none_left() { ! ps -eo args | grep -q "^$W "; }
+none_left() { [ -z "$(cmd_pids "$W")" ]; }
 one_line() { [ "$(wc -l <"$1")" -eq 1 ]; }
 
 # --- output disk full and read-only (a 64 KiB tmpfs) ---
@@ -76,7 +76,7 @@ if [ "$(id -u)" -eq 0 ] && mount -t tmpfs -o size=64k,mode=755 gotop-test "$mnt"
 	umount "$mnt" && mounted=0
 	trap cleanup EXIT
 else
-	for i in 1 2 3 4 5 6 7 8 9 10; do skip "cannot mount a tmpfs here: $(head -1 "$err")"; done
+	skip_n 10 "cannot mount a tmpfs here: $(head -1 "$err")"
 fi
 
 # --- ring buffer overflow: 20 kHz on a 32-goroutine Go workload with 16 KiB stack copies,
@@ -85,7 +85,7 @@ fi
 # test it got too little CPU to finish in 80 s) ---
 GOW=$T/go
 mkdir -p "$GOW"
-if go_build 1.23 plain "$TOP_SRCDIR/tests/workloads/go/labels.go" "$GOW/labels" >"$T/gob.err" 2>&1 && pprof_setup; then
+if go_build "$GO_VERSION" plain "$TOP_SRCDIR/tests/workloads/go/labels.go" "$GOW/labels" >"$T/gob.err" 2>&1 && pprof_setup; then
 	d=3 extra=$((20 * gp_slow))
 	start=$(date +%s)
 	run_bounded $((d + extra)) nice -n $([ -n "${GOTOP_WRAP:-}" ] && echo 0 || echo 19) "$GOTOP_PERF" record -v -F 20000 --stack-size 16384 -d $d \
@@ -95,10 +95,10 @@ if go_build 1.23 plain "$TOP_SRCDIR/tests/workloads/go/labels.go" "$GOW/labels" 
 	check "20 kHz burst: the run ends within its duration + $extra s with exit 0 (exit $rc after ${took} s)" \
 		test $rc -eq 0
 	# A hung gotop-perf was killed: its command must not outlive the test.
-	for p in $(ps -eo pid,args | awk -v w="$GOW/labels" '$2 == w { print $1 }'); do kill -9 "$p"; done
+	for p in $(cmd_pids "$GOW/labels"); do kill -9 "$p"; done
 	if [ $rc -ne 0 ]; then
 		diag_file "$out"
-		for i in 1 2 3 4; do skip "the run failed (see above)"; done
+		skip_n 4 "the run failed (see above)"
 	else
 		line=$(grep -E '^gotop-perf: cpu-clock: [0-9]+ samples, [0-9]+ lost, [0-9]+ dropped' "$out")
 		check "... the summary counts lost and dropped records ($(echo "$line" | cut -d, -f1-3))" [ -n "$line" ]
@@ -118,7 +118,7 @@ if go_build 1.23 plain "$TOP_SRCDIR/tests/workloads/go/labels.go" "$GOW/labels" 
 			test "$seen" = "$((agg + dropped))"
 	fi
 else
-	for i in 1 2 3 4 5; do skip "Go 1.23 toolchain or go tool pprof unavailable: $(tail -1 "$T/gob.err")"; done
+	skip_n 5 "Go $GO_VERSION toolchain or go tool pprof unavailable: $(tail -1 "$T/gob.err")"
 fi
 
 # --- SIGSTOP of the target: nothing to sample while stopped, no hang, sampling resumes ---
@@ -188,7 +188,7 @@ run_bounded 30 "$GOTOP_PERF" --batch -d 0.5 --view top -- "$W" 60 >"$out" 2>"$er
 gpid=$!
 track $gpid
 i=0
-until kpid=$(ps -eo pid,args | awk -v w="$W" '$2 == w { print $1; exit }') && [ -n "$kpid" ] || [ $i -ge 50 ]; do
+until kpid=$(cmd_pids "$W" | head -1) && [ -n "$kpid" ] || [ $i -ge 50 ]; do
 	sleep 0.1
 	i=$((i + 1))
 done
@@ -278,7 +278,7 @@ if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 && command -v setpriv >/dev
 	check "perf_event_paranoid restored to $orig" [ "$(cat $pf)" = "$orig" ]
 	trap cleanup EXIT
 else
-	for i in 1 2 3 4 5 6 7 8 9; do skip "needs root, the nobody user, setpriv and a writable $pf"; done
+	skip_n 9 "needs root, the nobody user, setpriv and a writable $pf"
 fi
 
 # --- the ring buffers refused on the second CPU: smaller ones, not an error ---
@@ -313,6 +313,6 @@ if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 && command -v setpriv >/dev
 		sh -c "[ $rc -eq 4 ] && grep -q 'perf_event_mlock_kb=0 per CPU, then ulimit -l' '$out' && ! grep -q 'another user' '$out'"
 	check "perf_event_mlock_kb restored to $origml" [ "$(cat $ml)" = "$origml" ]
 else
-	for i in 1 2 3; do skip "needs root, the nobody user, setpriv, 2 CPUs and a writable $ml"; done
+	skip_n 3 "needs root, the nobody user, setpriv, 2 CPUs and a writable $ml"
 fi
 finish

@@ -2,15 +2,14 @@
 # go-bpf.sh: goroutines and labels read at the sample by the BPF program (src/go/bpf/gobpf.bpf.c)
 # rather than after it: every Go sample gets its record, labels that change every millisecond
 # are still the sample's own, --no-bpf and an unprivileged user fall back to reads after the
-# sample with a reason, and the program's offsets are the reader's for Go 1.19, 1.23 and 1.27.
+# sample with a reason, and the program's offsets are the reader's for each Go release of GO_VERSIONS (tests/helpers/lib.sh).
 # Drains that read nothing (label sets copied, strings constant) let the next drain wait.
-. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
+. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
 need_perf
-pprof_setup || skip_all "no Go toolchain for go tool pprof: $(cat "$T/go-toolchain.err")"
+need_pprof
 grep -q '^#define HAVE_GOBPF 1' "$TOP_BUILDDIR/config.h" || skip_all "built without BPF support (configure: no libbpf or clang)"
-VERSIONS=${GOTOP_GO_VERSIONS:-1.19 1.23 1.27}
-plan $(($(echo $VERSIONS | wc -w) * 8 + 3))
+plan_per_version 8 3
 SRC=$TOP_SRCDIR/tests/workloads/go/labels.go
 
 # field OUT TEXT: the number before TEXT in gotop-perf -v's "go at the sample" line.
@@ -22,7 +21,7 @@ idle() { sed -n 's/.* \([0-9]*\) of \([0-9]*\) drains read nothing later.*/\1 \2
 purity() { pprof_flat "$1" -relative_percentages -tagfocus=handler=gamma | awk '$1 == "main.gammaWork" { print $2 + 0 }'; }
 
 last=
-for v in $VERSIONS; do
+for v in $GO_VERSIONS; do
 	bin=$T/labels-$v
 	go_build_or_skip 8 "$v" plain "$SRC" "$bin" || continue
 	last=$bin
@@ -33,7 +32,7 @@ for v in $VERSIONS; do
 	diag "go$v: $(grep 'go at the sample' "$T/out-$v")"
 	on=$(sed -n 's/.*go at the sample (BPF): \([a-z]*\);.*/\1/p' "$T/out-$v")
 	if [ "$on" != on ]; then
-		for i in 2 3 4 5 6 7 8; do skip "go$v: the BPF program did not load: $(sed -n 's/.*go at the sample (BPF): \([^;]*\);.*/\1/p' "$T/out-$v")"; done
+		skip_n 7 "go$v: the BPF program did not load: $(sed -n 's/.*go at the sample (BPF): \([^;]*\);.*/\1/p' "$T/out-$v")"
 		continue
 	fi
 	matched=$(field "$T/out-$v" "samples matched")
@@ -93,7 +92,7 @@ for v in $VERSIONS; do
 done
 
 if [ -z "$last" ]; then
-	for i in 1 2 3; do skip "no Go toolchain built the workload"; done
+	skip_n 3 "no Go toolchain built the workload"
 	finish
 fi
 # --no-bpf: no program, every Go sample read after it, and still labelled.

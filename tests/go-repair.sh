@@ -1,16 +1,15 @@
 #!/bin/sh
 # go-repair.sh: the program from Go issue 73753 (seed 000): with repair, >= 99% of samples in
 # main.leaf and main.duff have main.work as their parent; with --no-repair the chains are
-# broken as the kernel's frame-pointer walk (and perf) gives them. Go 1.19, 1.23 and 1.27.
-. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
+# broken as the kernel's frame-pointer walk (and perf) gives them. Every Go release of GO_VERSIONS.
+. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
 need_perf
-pprof_setup || skip_all "no Go toolchain for go tool pprof: $(cat "$T/go-toolchain.err")"
-VERSIONS=${GOTOP_GO_VERSIONS:-1.19 1.23 1.27}
-plan $(($(echo $VERSIONS | wc -w) * 7))
+need_pprof
+plan_per_version 7
 SRC=$TOP_SRCDIR/tests/workloads/go/leafduff.go
 
-for v in $VERSIONS; do
+for v in $GO_VERSIONS; do
 	bin=$T/leafduff-$v
 	go_build_or_skip 7 "$v" plain "$SRC" "$bin" || continue
 	"$GOTOP_PERF" record -v -d 3 -o "$T/rep-$v.pb.gz" -- "$bin" -d 4s >"$T/rep-$v.out" 2>&1

@@ -1,12 +1,11 @@
 #!/bin/sh
 # go-stripped.sh: a stripped (-s -w) Go binary's top functions and stacks equal those of its
-# unstripped twin (names, files and lines from .gopclntab); also for PIE. Go 1.19, 1.23, 1.27.
-. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
+# unstripped twin (names, files and lines from .gopclntab); also for PIE. Every Go release of GO_VERSIONS.
+. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
 need_perf
-pprof_setup || skip_all "no Go toolchain for go tool pprof: $(cat "$T/go-toolchain.err")"
-VERSIONS=${GOTOP_GO_VERSIONS:-1.19 1.23 1.27}
-plan $(($(echo $VERSIONS | wc -w) * 4))
+need_pprof
+plan_per_version 4
 SRC=$TOP_SRCDIR/tests/workloads/go/leafduff.go
 
 # The program's own stacks (leaf in main.* or runtime.duffcopy) with at least 1% of the
@@ -17,13 +16,13 @@ main_stacks() {
 		END { for (s in w) if (w[s] >= 0.01 * t) print s }' | sort
 }
 
-for v in $VERSIONS; do
+for v in $GO_VERSIONS; do
 	ok_build=1
 	for variant in plain stripped pie; do
 		go_build "$v" $variant "$SRC" "$T/ld-$v-$variant" >"$T/build.err" 2>&1 || ok_build=0
 	done
 	if [ $ok_build -eq 0 ]; then
-		for i in 1 2 3 4; do skip "Go $v unavailable or build failed: $(head -1 "$T/build.err")"; done
+		skip_n 4 "Go $v unavailable or build failed: $(head -1 "$T/build.err")"
 		continue
 	fi
 	for variant in plain stripped pie; do

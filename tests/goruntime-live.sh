@@ -8,7 +8,7 @@
 # from DWARF against gdb's `ptype /o`, and arm64 binaries' DWARF against the version table.
 # GOTOP_GORT_VERSIONS overrides the versions; GOTOP_GORT_ROUNDS the stops per process.
 
-. "${TOP_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}/tests/lib.sh"
+. "${TOP_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}/tests/helpers/lib.sh"
 
 CHECK=$TOP_BUILDDIR/tests/goruntime-live
 versions=${GOTOP_GORT_VERSIONS:-1.19 1.23 1.24 1.26 1.27}

@@ -2,7 +2,7 @@
 # hostile.sh: broken and hostile targets: Go binaries with a corrupt .gopclntab or corrupt DWARF,
 # hostile pprof labels in the written profile (bounded, byte-exact), and an executable replaced
 # or deleted on disk while it runs. gotop-perf must keep running, exit 0 and name things right.
-. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
+. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
 need_perf
 plan 48
@@ -43,11 +43,11 @@ corrupt_sect() {
 GOW=$T/go
 mkdir -p "$GOW"
 have_go=1
-if ! go_build 1.23 plain "$TOP_SRCDIR/tests/workloads/go/labels.go" "$GOW/labels" >"$T/gob.err" 2>&1 ||
-	! go_build 1.23 plain "$TOP_SRCDIR/tests/workloads/go/hostile.go" "$GOW/hostile" >>"$T/gob.err" 2>&1 ||
+if ! go_build "$GO_VERSION" plain "$TOP_SRCDIR/tests/workloads/go/labels.go" "$GOW/labels" >"$T/gob.err" 2>&1 ||
+	! go_build "$GO_VERSION" plain "$TOP_SRCDIR/tests/workloads/go/hostile.go" "$GOW/hostile" >>"$T/gob.err" 2>&1 ||
 	! pprof_setup; then
 	have_go=0
-	why="Go 1.23 toolchain or go tool pprof unavailable: $(tail -1 "$T/gob.err")"
+	why="Go $GO_VERSION toolchain or go tool pprof unavailable: $(tail -1 "$T/gob.err")"
 fi
 
 # --- corrupt .gopclntab and corrupt DWARF (the labels workload: main.alphaWork has 60% of
@@ -105,7 +105,7 @@ tag_values() {
 
 for v in hdr names dwz dw; do
 	if [ $have_go = 0 ]; then
-		for i in 1 2 3 4 5 6 7 8; do skip "$why"; done
+		skip_n 8 "$why"
 		continue
 	fi
 	b=$GOW/$v
@@ -114,7 +114,7 @@ for v in hdr names dwz dw; do
 	else
 		not_ok "$v: the corrupted binary still runs"
 		diag_file "$err"
-		for i in 1 2 3 4 5 6 7; do skip "$v: no corrupted binary"; done
+		skip_n 7 "$v: no corrupted binary"
 		continue
 	fi
 	run_bounded 60 "$GOTOP_PERF" record -v -d 2 -o "$T/$v.pb.gz" -- "$b" -d 30s >"$out" 2>&1
@@ -184,7 +184,7 @@ if [ $have_go = 1 ]; then
 		sh -c "grep -aqF '$esc' '$T/hl.raw' && grep -aqF '$esc' '$T/go.raw' &&
 			grep -aqF '$bad' '$T/hl.raw' && grep -aqF '$bad' '$T/go.raw'"
 else
-	for i in 1 2 3 4 5 6; do skip "$why"; done
+	skip_n 6 "$why"
 fi
 
 # --- an executable replaced (mv) or deleted (rm) while it runs: the process keeps the old
@@ -202,7 +202,7 @@ names_ok() {
 L=$TOP_BUILDDIR/tests/workloads/cleaf
 mkdir -p "$T/bin"
 if [ $have_go = 0 ]; then
-	for i in 1 2 3 4 5 6 7 8; do skip "$why"; done
+	skip_n 8 "$why"
 else
 	cp "$C" "$T/bin/replaced"
 	cp "$C" "$T/bin/deleted"

@@ -1,10 +1,10 @@
 #!/bin/sh
 # record-cleaf.sh: stack repair for C code from the CFI (.eh_frame through libdw): in a
 # frameless leaf the kernel's frame-pointer chain skips the caller; gotop-perf puts it back.
-. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
+. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
 need_perf
-pprof_setup || skip_all "no Go toolchain for go tool pprof: $(cat "$T/go-toolchain.err")"
+need_pprof
 plan 4
 W=$TOP_BUILDDIR/tests/workloads/cleaf
 # Confirm the premise: leaf really has no frame pointer setup (no push %rbp).

@@ -53,9 +53,9 @@ configure_build() {
 
 UNITS=$(cd "$SRC" && ls tests/test-*.c | sed 's/\.c$//' | tr '\n' ' ')
 # The whole suite: every integration test and the fuzz corpora; one Go version keeps the time
-# down (the plain suite covers the others).
-INTEG=$(cd "$SRC" && ls tests/*.sh | grep -v -e '/lib\.sh$' -e '/go-build\.sh$' -e '/go-toolchain\.sh$' \
-	-e '/tap-unit\.sh$' -e '/sanitize\.sh$' | tr '\n' ' ')
+# down (the plain suite covers the others). The list is Makefile.am's INTEGRATION_TESTS:
+# helper scripts live in tests/helpers, and no script in tests/ is run unless listed there.
+INTEG=$(sed -n '/^INTEGRATION_TESTS =/,/[^\\]$/p' "$SRC/Makefile.am" | sed 's/^INTEGRATION_TESTS =//; s/\\$//' | tr '\n\t' '  ')
 FUZZ=$(cd "$SRC" && ls fuzz/fuzz-*.c | grep -v fuzz-main | sed 's/\.c$//' | tr '\n' ' ')
 
 # --- ASan + UBSan ---
@@ -167,7 +167,7 @@ if command -v valgrind >/dev/null && configure_build "$P"; then
 		done
 	) &
 	vg_units=$!
-	# Every integration test with gotop-perf under memcheck (tests/lib.sh's GOTOP_WRAP); the
+	# Every integration test with gotop-perf under memcheck (tests/helpers/lib.sh's GOTOP_WRAP); the
 	# workloads it starts run natively (valgrind does not follow exec). gotop-perf needs 15-20
 	# times the CPU (record -d 1 of cchains: 6.4 s instead of 0.37), so the tests bound runs
 	# generously and skip figures that need gotop-perf's own speed or memory under

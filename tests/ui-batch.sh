@@ -1,7 +1,7 @@
 #!/bin/sh
 # ui-batch.sh: the live profiler's --batch mode (the views as text, like top -b) on the C chains
 # workload and the Go demo; numbers checked against go tool pprof reading the same data (--save).
-. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
+. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
 need_perf
 plan 51
@@ -197,7 +197,7 @@ check "the UI without a terminal: exit 2, pointing at --batch" sh -c "[ $? -eq 2
 # --- Go: labels, goroutines, escaping ---
 GOW=$T/go
 mkdir -p "$GOW"
-if go_build 1.23 plain "$TOP_SRCDIR/tests/workloads/go/demo.go" "$GOW/demo" >"$T/gob.err" 2>&1 && pprof_setup; then
+if go_build "$GO_VERSION" plain "$TOP_SRCDIR/tests/workloads/go/demo.go" "$GOW/demo" >"$T/gob.err" 2>&1 && pprof_setup; then
 	"$GOTOP_PERF" --batch -n 3 --rows 0 --view top,labels,goroutines --save "$T/demo.pb.gz" \
 		-- "$GOW/demo" >"$out" 2>"$err"
 	check "Go demo: the header shows the Go version" grep -Eq '^gotop-perf PID [0-9]+ .*demo go1\.23' "$out"
@@ -222,7 +222,7 @@ if go_build 1.23 plain "$TOP_SRCDIR/tests/workloads/go/demo.go" "$GOW/demo" >"$T
 	# Started through a shell that execs it: Go is found after the exec, not latched as absent.
 	"$GOTOP_PERF" --batch -n $((2 * gp_slow + 2)) --rows 0 --view labels -- /bin/sh -c "exec '$GOW/demo'" \
 		>"$T/sh.out" 2>"$err"
-	check "... also when a shell script execs it (header: go1.23)" grep -Eq '^gotop-perf PID [0-9]+ .* go1\.23' "$T/sh.out"
+	check "... also when a shell script execs it (header: go$GO_VERSION)" grep -Eq "^gotop-perf PID [0-9]+ .* go$GO_VERSION" "$T/sh.out"
 	check "... and then Labels lists its handlers" grep -Eq '^ +[0-9.]+% +[0-9]+  search ' "$T/sh.out"
 	section "$out" 3 "Labels: handler" | awk '$3 !~ /^\(no/ { print $3, $2 }' | sort >"$T/ours.txt"
 	pprof -tags -sample_index=samples "$T/demo.pb.gz" 2>/dev/null | awk '
@@ -255,10 +255,10 @@ if go_build 1.23 plain "$TOP_SRCDIR/tests/workloads/go/demo.go" "$GOW/demo" >"$T
 	check "... main.handleSearch's total share under the focus ($ours%) is pprof -tagfocus -relative_percentages's ($theirs%)" \
 		awk -v a="$ours" -v b="$theirs" 'BEGIN { d = a - b; exit !(a != "" && b != "" && d < 0.06 && d > -0.06) }'
 else
-	for i in 1 2 3 4 5 6 7 8 9 10; do skip "Go 1.23 toolchain unavailable: $(tail -1 "$T/gob.err")"; done
+	skip_n 10 "Go $GO_VERSION toolchain unavailable: $(tail -1 "$T/gob.err")"
 fi
 
-if go_build 1.23 plain "$TOP_SRCDIR/tests/workloads/go/hostile.go" "$GOW/hostile" >"$T/gob.err" 2>&1; then
+if go_build "$GO_VERSION" plain "$TOP_SRCDIR/tests/workloads/go/hostile.go" "$GOW/hostile" >"$T/gob.err" 2>&1; then
 	# More refreshes under valgrind, where the first ones may come before any label is read.
 	"$GOTOP_PERF" --batch -n $((2 * gp_slow)) --rows 0 --view top,labels,goroutines -- "$GOW/hostile" -d 10s \
 		>"$out" 2>"$err"
@@ -277,14 +277,14 @@ if go_build 1.23 plain "$TOP_SRCDIR/tests/workloads/go/hostile.go" "$GOW/hostile
 		sh -c "grep -A3 '^== Labels: nul\\\\x00key ==' '$out' | grep -q '^ .*%  *[0-9][0-9]*  nul\\\\x00value\\\\x00 '"
 	check "... and no right-to-left override either" sh -c "! grep -q \"\$(printf '\\342\\200\\256')\" '$out' && grep -q 'u202e\\|xe2\\\\x80\\\\xae' '$out'"
 else
-	for i in 1 2 3 4; do skip "Go 1.23 toolchain unavailable"; done
+	skip_n 4 "Go $GO_VERSION toolchain unavailable"
 fi
 # A goroutine per request (labels.go -gopercall, about 1000 new goroutines a second): past
 # the first 1000 goroutines, those younger than a second keep no id (agg.c). Their samples
 # are the Goroutines view's row without an id, in share order, and the row says why.
 if [ -n "${GOTOP_WRAP:-}" ]; then
 	skip "goroutine per request: not under valgrind, for CI's time (the ASan pass runs it)"
-elif go_build 1.23 plain "$TOP_SRCDIR/tests/workloads/go/labels.go" "$GOW/labels" >"$T/gob.err" 2>&1; then
+elif go_build "$GO_VERSION" plain "$TOP_SRCDIR/tests/workloads/go/labels.go" "$GOW/labels" >"$T/gob.err" 2>&1; then
 	"$GOTOP_PERF" --batch -n 7 --rows 3 --view goroutines -- "$GOW/labels" -gopercall \
 		-workers 2 -d 60s >"$out" 2>"$err"
 	last=$(awk '/^== Goroutines ==/ { n = NR } END { print n + 2 }' "$out")
@@ -292,7 +292,7 @@ elif go_build 1.23 plain "$TOP_SRCDIR/tests/workloads/go/labels.go" "$GOW/labels
 		sh -c "sed -n '${last}p' '$out' | grep -q '(no goroutine) .*younger than 1 s once over 1000'"
 	sed -n "${last}p" "$out" | grep -q 'younger than' || diag_file "$out"
 else
-	skip "Go 1.23 toolchain unavailable"
+	skip "Go $GO_VERSION toolchain unavailable"
 fi
 # The Verifier view in batch mode (--verify --view verify).
 "$GOTOP_PERF" --batch -n 3 -d 0.7 --verify --view verify -- "$W" 300 >"$out" 2>"$err"

@@ -3,7 +3,7 @@
 # capture-pane): hot function, call tree, search, callers, event switching (software works,
 # hardware says why not), snapshot read back by go tool pprof, resize, labels focus, colours,
 # target exit, and the terminal restored on q and on SIGTERM.
-. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
+. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
 command -v tmux >/dev/null 2>&1 || skip_all "tmux is not installed"
 need_perf
@@ -108,21 +108,22 @@ keys 1
 
 # --- events: a software event switches, a hardware one says why not ---
 row_of() { grep -n "^$1 " "$T/list.txt" | cut -d: -f1; }
+# pick EVENT: in the open picker, moves to EVENT's row (as in gotop-perf list) and chooses it.
+pick() {
+	keys Home
+	i=2
+	while [ $i -lt "$(row_of "$1")" ]; do keys Down; i=$((i + 1)); done
+	keys Enter
+}
 keys e
 check "e opens the event picker" wait_for 'EVENT +KIND +HERE +KEPT +DESCRIPTION'
-keys Home
-i=2
-while [ $i -lt "$(row_of task-clock)" ]; do keys Down; i=$((i + 1)); done
-keys Enter
+pick task-clock
 check "choosing task-clock switches sampling live" wait_for 'now sampling task-clock'
 check "... the header shows the event" wait_for '^task-clock 1000 Hz'
 check "... and its data arrives" wait_for '^ +[0-9.]+% +[0-9.]+% +[0-9]+ hot_(ab|c) '
 keys e
 check "the picker keeps cpu-clock's samples" wait_for '^ +cpu-clock +software +yes +[0-9]+ '
-keys Home
-i=2
-while [ $i -lt "$(row_of cycles)" ]; do keys Down; i=$((i + 1)); done
-keys Enter
+pick cycles
 if grep -q '^cycles .* no ' "$T/list.txt"; then
 	check "choosing cycles (no PMU here) says why and keeps task-clock" \
 		wait_for 'cannot sample cycles \(still sampling task-clock\): not supported'
@@ -242,7 +243,7 @@ check "NO_COLOR: attributes only, no colour" sh -c "! grep -q \"\$(printf '\\033
 # --- labels on the Go demo: Enter focuses Top on a value ---
 GOW=$T/go
 mkdir -p "$GOW"
-if go_build 1.23 plain "$TOP_SRCDIR/tests/workloads/go/demo.go" "$GOW/demo" >"$T/gob.err" 2>&1; then
+if go_build "$GO_VERSION" plain "$TOP_SRCDIR/tests/workloads/go/demo.go" "$GOW/demo" >"$T/gob.err" 2>&1; then
 	run "clear; '$GOTOP_PERF' -- '$GOW/demo'"
 	wait_for ' go1\.23' >/dev/null
 	keys 4
@@ -260,6 +261,6 @@ if go_build 1.23 plain "$TOP_SRCDIR/tests/workloads/go/demo.go" "$GOW/demo" >"$T
 	keys q
 	wait_for 'ui-test\$ *$' >/dev/null
 else
-	for i in 1 2 3 4; do skip "Go 1.23 toolchain unavailable"; done
+	skip_n 4 "Go $GO_VERSION toolchain unavailable"
 fi
 finish

@@ -3,7 +3,7 @@
 # info) equals an independent debugger's backtrace of the same stopped threads: eu-stack
 # (elfutils, .debug_frame/.eh_frame) for Go and C, gdb with the unstripped twin's symbols for
 # a stripped Go binary. The target is stopped with SIGSTOP so both see the same state.
-. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
+. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
 ROUNDS=${GOTOP_VERIFY_ROUNDS:-8}
 command -v eu-stack >/dev/null || skip_all "eu-stack (elfutils) is not installed"
@@ -121,10 +121,10 @@ for v in 1.19 1.27; do
 done
 
 # Go: the labelled demo (many goroutines, more runtime code on the stacks).
-if go_build 1.23 plain "$TOP_SRCDIR/tests/workloads/go/demo.go" "$T/demo" >"$T/build.err" 2>&1; then
-	run_truth "go1.23-demo" 1 eu-stack "$T/demo" -work 4
+if go_build "$GO_VERSION" plain "$TOP_SRCDIR/tests/workloads/go/demo.go" "$T/demo" >"$T/build.err" 2>&1; then
+	run_truth "go$GO_VERSION-demo" 1 eu-stack "$T/demo" -work 4
 else
-	skip "go1.23 demo: no toolchain or build failed: $(head -1 "$T/build.err")"
+	skip "go$GO_VERSION demo: no toolchain or build failed: $(head -1 "$T/build.err")"
 fi
 
 # C: libunwind keeps its own .eh_frame path; frame pointers on (cchains) and a frameless
@@ -140,6 +140,6 @@ track $pid
 sleep 0.3
 "$GOTOP_PERF" verify -p $pid -d 1 --rate 200 -q >/dev/null 2>&1
 tr=$(grep -h TracerPid /proc/$pid/task/*/status | awk '$2 != 0' | wc -l)
-check "after verify, no thread of the target has a tracer ($tr traced)" [ "$tr" -eq 0 ]
+check "after verify, no thread of the target has a tracer ($tr traced) or is in a tracing stop" untraced $pid
 kill $pid
 finish

@@ -2,7 +2,7 @@
 # Downloads Debian packages from the first suite that has them and unpacks them (dpkg -x)
 # into a directory: Go toolchains for the tests, real Go services as targets.
 #
-# Usage: tests/debian-fetch.sh DEST "SUITE..." PACKAGE...
+# Usage: tests/helpers/debian-fetch.sh DEST "SUITE..." PACKAGE...
 #
 # SUITE... is a space-separated list tried in order (e.g. "sid trixie"); the first suite whose
 # lists name the first PACKAGE is used for all of them. DEST must not exist; it is created
@@ -26,13 +26,7 @@ suites=$2
 shift 2
 [ ! -e "$dest" ] || die "$dest exists"
 
-if [ -n "${GOTOP_GO_CACHE:-}" ]; then
-	cache=$GOTOP_GO_CACHE
-elif mkdir -p /var/cache/gotop-perf/go 2>/dev/null && [ -w /var/cache/gotop-perf/go ]; then
-	cache=/var/cache/gotop-perf/go
-else
-	cache=${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/gotop-perf/go
-fi
+. "$(dirname "$0")/cache.sh"
 mkdir -p "$cache" || die "cannot create cache directory $cache"
 command -v apt-get >/dev/null 2>&1 || die "apt-get not found"
 command -v dpkg >/dev/null 2>&1 || die "dpkg not found"

@@ -1,4 +1,4 @@
-# tests/lib.sh: TAP helpers and shared setup for gotop-perf's shell tests (sourced, POSIX sh).
+# tests/helpers/lib.sh: TAP helpers and shared setup for gotop-perf's shell tests (sourced, POSIX sh).
 
 : "${TOP_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${TOP_BUILDDIR:=$TOP_SRCDIR}"
@@ -30,6 +30,14 @@ if [ -n "${GOTOP_WRAP:-}" ]; then
 	chmod 755 "$gp_wrap"
 	GOTOP_PERF=$gp_wrap
 fi
+
+# The Go releases the per-release tests run on: the oldest supported, the last with the
+# map label layout, the newest. GOTOP_GO_VERSIONS overrides it (tests/sanitize.sh: 1.23).
+GO_VERSIONS=${GOTOP_GO_VERSIONS:-1.19 1.23 1.27}
+# The one release of the tests that need a Go workload but not every release.
+GO_VERSION=${GOTOP_GO_VERSION:-1.23}
+# plan_per_version N [M]: the plan of a test with N checks per release of GO_VERSIONS and M more.
+plan_per_version() { plan $(($(echo $GO_VERSIONS | wc -w) * $1 + ${2:-0})); }
 
 # gp_slow: how many times a bound meant to catch a hang (not to measure) is stretched:
 # under valgrind gotop-perf needs 15-20 times the CPU, and CI runs two such tests at once.
@@ -72,11 +80,11 @@ need_perf() {
 }
 
 # go_root VERSION: prints the GOROOT of a toolchain (installing it), or nothing.
-go_root() { "$TOP_SRCDIR/tests/go-toolchain.sh" "$1" 2>"$T/go-toolchain.err"; }
+go_root() { "$TOP_SRCDIR/tests/helpers/go-toolchain.sh" "$1" 2>"$T/go-toolchain.err"; }
 
 # The pprof used to check our output: Go's own, from any available toolchain.
 pprof_setup() {
-	for v in ${GOTOP_PPROF_GO:-1.23 1.19 1.27}; do
+	for v in ${GOTOP_PPROF_GO:-$GO_VERSION $GO_VERSIONS}; do
 		r=$(go_root "$v") || continue
 		if [ -x "$r/bin/go" ]; then
 			PPROF_GOROOT=$r
@@ -90,8 +98,11 @@ pprof() {
 		PPROF_TMPDIR="$T" "$PPROF_GOROOT/bin/go" tool pprof "$@"
 }
 
+# need_pprof: the whole test is skipped without go tool pprof.
+need_pprof() { pprof_setup || skip_all "no Go toolchain for go tool pprof: $(cat "$T/go-toolchain.err")"; }
+
 # go_build VERSION VARIANT SRC OUT: builds a Go workload; 77 when no toolchain.
-go_build() { "$TOP_SRCDIR/tests/go-build.sh" "$@"; }
+go_build() { "$TOP_SRCDIR/tests/helpers/go-build.sh" "$@"; }
 # go_build_or_skip N VERSION VARIANT SRC OUT: go_build; when it fails, N checks are skipped
 # with the reason (toolchain unavailable, or the build's first error line) and it returns 1.
 go_build_or_skip() {
@@ -116,12 +127,42 @@ wait_for_threads() {
 	return 1
 }
 
+# running PID: the process exists, is not a zombie, and no thread of it is stopped or traced.
+running() {
+	[ -d "/proc/$1" ] || return 1
+	! thread_states "$1" | grep -q '^[TtZX]$' && untraced "$1"
+}
+# untraced PID: no thread of the process has a tracer or is in a tracing stop.
+untraced() {
+	! grep -h TracerPid "/proc/$1"/task/*/status 2>/dev/null | awk '$2 != 0 { f = 1 } END { exit !f }' &&
+		! thread_states "$1" | grep -q '^t$'
+}
+# thread_states PID: the state letter of each thread (/proc/PID/task/*/stat), one a line.
+thread_states() {
+	for st in /proc/"$1"/task/*/stat; do
+		sed 's/.*) //' "$st" 2>/dev/null | cut -d' ' -f1
+	done
+}
+# truth COMMAND...: "true" or "false", as the command succeeds, for a condition inside sh -c.
+truth() { if "$@"; then echo true; else echo false; fi; }
+# cmd_pids PROGRAM [ARGS...]: the pids of processes whose command line is PROGRAM ARGS (with
+# only PROGRAM: PROGRAM with any arguments), from ps.
+cmd_pids() {
+	ps -eo pid=,args= | awk -v cmd="$*" -v any=$(($# == 1)) '
+		{ pid = $1; sub(/^ *[0-9]+ /, "")
+		  if ($0 == cmd || (any && index($0, cmd " ") == 1)) print pid }'
+}
+
 finish() { exit $tap_failed; }
 
-# pprof_total FILE [COLUMN]: sum of sample value COLUMN (1-based, default 2) from
-# `go tool pprof -raw` (an independent decoder of our output).
+# pprof_total FILE [COLUMN [OPTIONS...]]: sum of sample value COLUMN (1-based, default 2) from
+# `go tool pprof -raw` (an independent decoder of our output); OPTIONS such as
+# -tagfocus=handler=. select samples.
 pprof_total() {
-	pprof -raw "$1" 2>/dev/null | awk -v col="${2:-2}" '
+	ptf=$1 ptc=${2:-2}
+	shift
+	[ $# -gt 0 ] && shift
+	pprof -raw "$@" "$ptf" 2>/dev/null | awk -v col="$ptc" '
 		/^Samples:/ { s = 1; getline; next }
 		/^Locations/ { s = 0 }
 		s && /^ *[0-9]+ +[0-9]+:/ { sub(":", "", $col); t += $col }

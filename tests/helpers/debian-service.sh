@@ -2,10 +2,10 @@
 # Prints the path of a real Go program that Debian builds (a stripped service such as
 # prometheus), fetching and unpacking its package on first use.
 #
-# Usage: tests/debian-service.sh PACKAGE [BINARY]     (BINARY defaults to usr/bin/PACKAGE)
+# Usage: tests/helpers/debian-service.sh PACKAGE [BINARY]     (BINARY defaults to usr/bin/PACKAGE)
 #
 # The package comes from the newest suite that has it (sid, then trixie, then bookworm) and
-# is unpacked by tests/debian-fetch.sh into ${GOTOP_GO_CACHE:-/var/cache/gotop-perf/go}/pkg/.
+# is unpacked by tests/helpers/debian-fetch.sh into ${GOTOP_GO_CACHE:-/var/cache/gotop-perf/go}/pkg/.
 # Idempotent; concurrent callers are serialised with flock. On failure one line on stderr, 1.
 
 set -u
@@ -22,13 +22,7 @@ case $pkg in
 */* | .*) die "bad package name '$pkg'" ;;
 esac
 
-if [ -n "${GOTOP_GO_CACHE:-}" ]; then
-	cache=$GOTOP_GO_CACHE
-elif mkdir -p /var/cache/gotop-perf/go 2>/dev/null && [ -w /var/cache/gotop-perf/go ]; then
-	cache=/var/cache/gotop-perf/go
-else
-	cache=${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/gotop-perf/go
-fi
+. "$(dirname "$0")/cache.sh"
 dest=$cache/pkg/$pkg
 if [ -f "$dest/.gotop-complete" ] && [ -x "$dest/$bin" ]; then
 	echo "$dest/$bin"
