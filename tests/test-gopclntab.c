@@ -543,13 +543,13 @@ static const char *inl_source(void)
 	return path;
 }
 
-/* Builds src with tests/go-build.sh; 0, or 77 when the toolchain is unavailable. */
+/* Builds src with tests/helpers/go-build.sh; 0, or 77 when the toolchain is unavailable. */
 static int go_build(const char *ver, const char *variant, const char *src, char *out, size_t outsz)
 {
 	const char *base = strrchr(src, '/') ? strrchr(src, '/') + 1 : src;
 
 	snprintf(out, outsz, "%s/tests/gopcln-data/%.*s-%s-%s", builddir(), (int)(strlen(base) - 3), base, ver, variant);
-	return run("sh '%s/tests/go-build.sh' %s %s '%s' '%s' >/dev/null 2>&1", srcdir(), ver, variant, src, out);
+	return run("sh '%s/tests/helpers/go-build.sh' %s %s '%s' '%s' >/dev/null 2>&1", srcdir(), ver, variant, src, out);
 }
 
 /* An open Go binary and, when it has them, its DWARF and CFI. */
@@ -1212,7 +1212,7 @@ static int go_setup(void **state)
 
 	if (!srcdir())
 		return 0;
-	char *g = capture("sh '%s/tests/go-toolchain.sh' %s 2>/dev/null", srcdir(), gc->ver);
+	char *g = capture("sh '%s/tests/helpers/go-toolchain.sh' %s 2>/dev/null", srcdir(), gc->ver);
 	if (!g)
 		return 0;
 	chomp(g);
@@ -1239,7 +1239,7 @@ static bool build_extpie(const struct go_case *gc, const char *src, bool strip, 
 	snprintf(out, outsz, "%s/tests/gopcln-data/inl-%s-extpie%s", builddir(), gc->ver, strip ? "-stripped" : "");
 	if (stat(out, &a) == 0 && stat(src, &b) == 0 && a.st_mtime > b.st_mtime)
 		return true;
-	/* the build cache tests/go-build.sh uses: CACHE/gocache-1.X for GOROOT CACHE/1.X/usr/lib/go-1.X */
+	/* the build cache tests/helpers/go-build.sh uses: CACHE/gocache-1.X for GOROOT CACHE/1.X/usr/lib/go-1.X */
 	return run("cd '%s/tests/gopcln-data' && cache=$(cd '%s/../../../..' && pwd) && env GOROOT='%s' "
 		   "GOTOOLCHAIN=local GO111MODULE=off GOFLAGS= GOENV=off GOPATH=\"$cache/gopath\" "
 		   "GOCACHE=\"$cache/gocache-%s\" GOPROXY=off CGO_ENABLED=1 GOARCH=amd64 '%s/bin/go' build "
@@ -1275,7 +1275,7 @@ static void test_go(void **state)
 		skip();
 	}
 	if (!gc->goroot[0]) {
-		print_message("# SKIP: Go %s toolchain unavailable (tests/go-toolchain.sh)\n", gc->ver);
+		print_message("# SKIP: Go %s toolchain unavailable (tests/helpers/go-toolchain.sh)\n", gc->ver);
 		skip();
 	}
 	const char *srcs[2] = {inl_source(), NULL};

@@ -1290,7 +1290,7 @@ static void test_go_binary(void **state)
 	if (!have_eu)
 		skip();
 	if (src)
-		goroot = capture("sh '%s/tests/go-toolchain.sh' 1.19 2>/dev/null", src);
+		goroot = capture("sh '%s/tests/helpers/go-toolchain.sh' 1.19 2>/dev/null", src);
 	if (goroot == NULL || goroot[0] == '\0') {
 		free(goroot);
 		goroot = access("/usr/lib/go-1.19/bin/go", X_OK) == 0 ? xstrdup("/usr/lib/go-1.19") : NULL;
