@@ -1,6 +1,6 @@
 #!/bin/bash
 # service-memory.sh: issue 34: gotop-perf's own memory on a large real Go service, Prometheus
-# as Debian builds it (tests/debian-service.sh: a stripped binary of about 100 MB), under a
+# as Debian builds it (tests/helpers/debian-service.sh: a stripped binary of about 100 MB), under a
 # steady query load, at 1 kHz, for DURATION seconds (default 1800).
 #
 # Two live UIs are attached side by side to the same Prometheus, each the interactive UI in a
@@ -47,7 +47,7 @@ EXTRA_OPTS=${EXTRA_OPTS:-}
 for c in tmux curl; do
 	command -v $c >/dev/null 2>&1 || { echo "service-memory.sh: $c not found" >&2; exit 1; }
 done
-bin=$("$here/tests/debian-service.sh" prometheus) || exit 1
+bin=$("$here/tests/helpers/debian-service.sh" prometheus) || exit 1
 
 sock=gotop-svcmem-$$
 prom=
