@@ -4,6 +4,7 @@
 #include "gotop/agg.h"
 #include "gotop/goread.h"
 #include "gotop/goruntime.h"
+#include "gotop/hashmap.h"
 #include "gotop/kallsyms.h"
 #include "gotop/perfrec.h"
 #include "gotop/repair.h"
@@ -33,52 +34,6 @@
 /* Held samples (agg_opts.hold_kernel) kept at most; past it agg_feed waits for the
  * kernel symbols instead (about 100 ms of loading: 10 kHz on 16 CPUs stays below). */
 #define MAX_HELD_BYTES (16u << 20)
-
-/* Open-addressing map from a 64-bit key to a 64-bit value; key 0 is reserved. */
-struct u64map {
-	uint64_t *keys, *vals;
-	size_t cap, n;
-};
-
-static uint64_t *u64map_slot(struct u64map *m, uint64_t key, int insert)
-{
-	size_t i;
-
-	if (insert && (m->n + 1) * 4 > m->cap * 3) {
-		struct u64map old = *m;
-		size_t j;
-
-		m->cap = old.cap ? old.cap * 2 : 1024;
-		m->keys = xcalloc(m->cap, sizeof(uint64_t));
-		m->vals = xcalloc(m->cap, sizeof(uint64_t));
-		m->n = 0;
-		for (j = 0; j < old.cap; j++)
-			if (old.keys[j])
-				*u64map_slot(m, old.keys[j], 1) = old.vals[j];
-		free(old.keys);
-		free(old.vals);
-	}
-	if (!m->cap)
-		return NULL;
-	for (i = util_mix64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (m->keys[i] == key)
-			return &m->vals[i];
-		if (!m->keys[i]) {
-			if (!insert)
-				return NULL;
-			m->keys[i] = key;
-			m->n++;
-			return &m->vals[i];
-		}
-	}
-}
-
-static void u64map_free(struct u64map *m)
-{
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof(*m));
-}
 
 /* Label sets converted to prof labels, by the goruntime's interned pointer. */
 struct labelset {
@@ -110,16 +65,16 @@ struct evprof {
 	struct memo *memo; /* MEMO_SLOTS, allocated at the first use */
 	struct smemo *smemo; /* SMEMO_SLOTS, the same */
 	struct prof *prof;
-	struct u64map locs;     /* address (| 1 << 63 for "is return address") -> location id */
+	struct hashmap locs;     /* address (| 1 << 63 for "is return address") -> location id */
 	/* The same for addresses in no mapping when last looked up: looked up again each
 	 * time (location_for), as the maps may have been read before the mapping came
 	 * (a library mapped by ld.so right after the exec, its PERF_RECORD_MMAP2 in
 	 * another CPU's ring than the sample). */
-	struct u64map unmapped;
-	struct u64map mappings; /* sym_module id + 1 -> mapping id */
+	struct hashmap unmapped;
+	struct hashmap mappings; /* sym_module id + 1 -> mapping id */
 	struct labelset *lsets;
 	size_t nlsets, caplsets;
-	struct u64map lsidx; /* interned label set pointer -> index + 1 into lsets */
+	struct hashmap lsidx; /* interned label set pointer -> index + 1 into lsets */
 	uint32_t k_thread, k_goroutine;
 	int main_mapped; /* the main executable's mapping is mapping 1 (pprof's "File:") */
 };
@@ -230,15 +185,15 @@ static void evprof_free_maps(struct evprof *e)
 {
 	size_t j;
 
-	u64map_free(&e->locs);
-	u64map_free(&e->unmapped);
-	u64map_free(&e->mappings);
+	hashmap_free(&e->locs);
+	hashmap_free(&e->unmapped);
+	hashmap_free(&e->mappings);
 	for (j = 0; j < e->nlsets; j++)
 		free(e->lsets[j].labels);
 	free(e->lsets);
 	e->lsets = NULL;
 	e->nlsets = e->caplsets = 0;
-	u64map_free(&e->lsidx);
+	hashmap_free(&e->lsidx);
 }
 
 void agg_free(struct agg *a)
@@ -396,7 +351,7 @@ const char *agg_go_version(struct agg *a)
 
 static uint64_t mapping_for(struct evprof *e, const struct sym_module *mod)
 {
-	uint64_t *slot = u64map_slot(&e->mappings, (uint64_t)mod->id + 1, 1);
+	uint64_t *slot = hashmap_put(&e->mappings, (uint64_t)mod->id + 1, NULL);
 
 	if (!*slot) {
 		struct prof_mapping m;
@@ -451,9 +406,7 @@ static uint64_t location_for(struct agg *a, struct evprof *e, uint64_t addr, int
 	uint64_t mapping = 0;
 	int n, i;
 
-	if (key == 0)
-		key = 1ULL << 62; /* address 0 must not collide with the empty slot */
-	slot = u64map_slot(&e->locs, key, 1);
+	slot = hashmap_put(&e->locs, key, NULL);
 	/* the location id stored for this address (0: none yet); cppcheck takes the
 	 * returned id for the condition itself */
 	if (*slot)
@@ -464,7 +417,7 @@ static uint64_t location_for(struct agg *a, struct evprof *e, uint64_t addr, int
 	}
 	/* In no mapping when last looked up: again only once the maps may have changed
 	 * (the value is the location id, and the maps version above bit 32). */
-	um = u64map_slot(&e->unmapped, key, 0);
+	um = hashmap_get(&e->unmapped, key);
 	if (um && *um && (uint32_t)(*um >> 32) == symbolizer_maps_version(a->sym)) {
 		a->unmapped_seen = 1;
 		return *um & 0xffffffffu;
@@ -518,7 +471,7 @@ static uint64_t location_for(struct agg *a, struct evprof *e, uint64_t addr, int
 	if (!mod) {
 		uint64_t id = prof_add_location(e->prof, mapping, addr, lines, (size_t)n);
 
-		*u64map_slot(&e->unmapped, key, 1) = id | (uint64_t)symbolizer_maps_version(a->sym) << 32;
+		*hashmap_put(&e->unmapped, key, NULL) = id | (uint64_t)symbolizer_maps_version(a->sym) << 32;
 		a->unmapped_seen = 1;
 		return id;
 	}
@@ -529,7 +482,8 @@ static uint64_t location_for(struct agg *a, struct evprof *e, uint64_t addr, int
 static const struct prof_label *labels_for(struct evprof *e, const struct gort_labels *gl,
 					   size_t *n, int known_only)
 {
-	uint64_t *slot = u64map_slot(&e->lsidx, (uint64_t)(uintptr_t)gl, !known_only);
+	uint64_t key = (uint64_t)(uintptr_t)gl;
+	uint64_t *slot = known_only ? hashmap_get(&e->lsidx, key) : hashmap_put(&e->lsidx, key, NULL);
 	struct labelset *ls;
 	size_t i;
 
