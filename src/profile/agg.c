@@ -680,194 +680,279 @@ static struct smemo *smemo_slot(struct evprof *e, const uint64_t *stack, uint32_
 	return &e->smemo[h >> 52 & (SMEMO_SLOTS - 1)];
 }
 
-static void fold_sample(struct agg *a, struct evprof *e, const struct perf_sample *s,
-			const struct goread_extra *gx)
+/*
+ * Folding one sample, in the order fold_sample takes the steps: read and repair its call
+ * chain (chain_read), make sure the executable is the profile's first mapping
+ * (map_main_first), decide whether it waits for the kernel symbols (hold_for_kernel),
+ * turn its addresses into location ids (locate_memo, or locate), label it (thread,
+ * goroutine, label set: sample_labels), then hold it or add it to its profile entry
+ * (add_located, through the sample memo).
+ */
+
+/* A sample's call chain as the steps see it: kern[nk] (leaf first), then user[nu]. */
+struct chain {
+	uint64_t user[MAX_FRAMES], kern[MAX_FRAMES];
+	size_t nu, nk;
+};
+
+/* Reads s's call chain: the kernel part only with agg_opts.kernel; the user part starts at
+ * the sampled user pc and is repaired (agg_opts.repair, repair.h) where the frame-pointer
+ * chain lost frames. */
+static void chain_read(struct agg *a, const struct perf_sample *s, struct chain *c)
 {
-	uint64_t user[MAX_FRAMES], kern[MAX_FRAMES], locs[2 * MAX_FRAMES];
-	const uint64_t *lp = locs; /* the location ids: locs, or the memo's own */
-	struct prof_label labels[MAX_LABELS];
-	size_t nu, nk = 0, nl = 0, i, nlabels = 0;
-	int64_t values[2];
-	unsigned flags = 0;
-	int defer = 0;
-	struct memo *ms = NULL;
-	struct smemo *sm = NULL;
-	uint64_t goid = 0;
-	const void *lset = NULL;
-
-	nu = perfrec_split_chain(s, user, MAX_FRAMES, kern, MAX_FRAMES, &nk);
+	c->nk = 0;
+	c->nu = perfrec_split_chain(s, c->user, MAX_FRAMES, c->kern, MAX_FRAMES, &c->nk);
 	if (!a->o.kernel)
-		nk = 0;
-	go_init(a);
-
-	/* The user part of the chain starts at the sampled user pc. */
-	if (a->o.repair && nu > 0 && s->regs_abi) {
+		c->nk = 0;
+	if (a->o.repair && c->nu > 0 && s->regs_abi) {
 		if (!a->repair)
 			a->repair = repair_new(a->sym);
-		if (repair_chain(a->repair, s, user, &nu, MAX_FRAMES) > 0)
+		if (repair_chain(a->repair, s, c->user, &c->nu, MAX_FRAMES) > 0)
 			a->st.repaired++;
 	}
+}
 
-	/* pprof takes the first mapping for the main binary: add the executable's
-	 * mapping before any other (kernel, libraries). */
-	if (!e->main_mapped) {
-		struct symfile *mainf = symbolizer_main_file(a->sym);
+/* pprof takes the first mapping for the main binary: the executable's mapping goes into
+ * e's profile before any other (kernel, libraries), from the first user frame in it. */
+static void map_main_first(struct agg *a, struct evprof *e, const struct chain *c)
+{
+	struct symfile *mainf;
+	size_t i;
 
-		for (i = 0; i < nu && !e->main_mapped; i++) {
-			const struct sym_module *mod = NULL;
+	if (e->main_mapped)
+		return;
+	mainf = symbolizer_main_file(a->sym);
+	for (i = 0; i < c->nu && !e->main_mapped; i++) {
+		const struct sym_module *mod = NULL;
 
-			symbolizer_lookup(a->sym, user[i], 0, &mod, NULL, 0);
-			if (mod && (!mainf || mod->sf == mainf)) {
-				mapping_for(e, mod);
-				e->main_mapped = 1;
-			}
-		}
-		if (!mainf)
+		symbolizer_lookup(a->sym, c->user[i], 0, &mod, NULL, 0);
+		if (mod && (!mainf || mod->sf == mainf)) {
+			mapping_for(e, mod);
 			e->main_mapped = 1;
-	}
-	/* A kernel address (kernel part, or a bad one in the user part) would wait for
-	 * kallsyms: with hold_kernel the sample waits instead, its other frames resolved
-	 * now (a later mmap cannot change them). */
-	if (a->o.hold_kernel && !a->kready) {
-		defer = nk > 0;
-		for (i = 0; i < nu && !defer; i++)
-			defer = kallsyms_is_kernel_addr(user[i]);
-		if (defer && kernel_ready(a))
-			defer = 0;
-		if (defer && a->held_len >= MAX_HELD_BYTES) {
-			agg_flush(a, 1); /* enough held: wait for the names */
-			defer = 0;
 		}
 	}
-	/* A frame's is_return is (position > 0): agg_flush relies on it. */
-	if (!defer && nk + nu <= MEMO_FRAMES && nk + nu > 0) {
-		uint64_t h = util_hash_words(util_hash_words(nk << 8 | nu, kern, nk), user, nu);
-		struct memo *m;
+	if (!mainf)
+		e->main_mapped = 1;
+}
 
-		h ^= h >> 31;
-		if (!e->memo)
-			e->memo = xcalloc(MEMO_SLOTS, sizeof(*e->memo));
-		m = &e->memo[h & (MEMO_SLOTS - 1)];
-		ms = m;
-		nl = nk + nu;
-		if (m->hash == h && m->nk == nk && m->nu == nu &&
-		    !memcmp(m->addr, kern, nk * sizeof(uint64_t)) &&
-		    !memcmp(m->addr + nk, user, nu * sizeof(uint64_t))) {
-			lp = m->loc; /* not copied: a sample the smemo finds never reads them */
-			nl = m->nl;
-		} else {
-			a->unmapped_seen = 0;
-			for (i = 0; i < nk; i++)
-				locs[i] = location_for(a, e, kern[i], i > 0);
-			for (i = 0; i < nu; i++)
-				if (!(locs[nk + i] = location_for(a, e, user[i], nk + i > 0)))
-					break; /* not code: the chain ends before it */
-			nl = nk + i;
-			if (a->unmapped_seen) {
-				/* Not remembered: the address may be found in a mapping later. */
-				m->hash = 0;
-				ms = NULL;
-				goto located;
-			}
-			m->hash = h;
-			m->nk = (uint16_t)nk;
-			m->nu = (uint16_t)nu;
-			m->nl = (uint16_t)nl;
-			memcpy(m->addr, kern, nk * sizeof(uint64_t));
-			memcpy(m->addr + nk, user, nu * sizeof(uint64_t));
-			memcpy(m->loc, locs, nl * sizeof(uint64_t));
-			m->stack = NULL;
-		}
-	} else {
-		for (i = 0; i < nk; i++, nl++)
-			locs[nl] = defer && kallsyms_is_kernel_addr(kern[i]) ? kern[i]
-				   : location_for(a, e, kern[i], nl > 0);
-		for (i = 0; i < nu; i++, nl++)
-			if (!(locs[nl] = defer && kallsyms_is_kernel_addr(user[i]) ? user[i]
-					 : location_for(a, e, user[i], nl > 0)))
-				break; /* not code: the chain ends before it */
+/* Whether the sample waits for the kernel symbols (agg_opts.hold_kernel): a kernel address
+ * (the kernel part, or a bad one in the user part) would otherwise wait for kallsyms. The
+ * sample's other frames are resolved now (a later mmap cannot change them). Past
+ * MAX_HELD_BYTES held, this waits for the names and nothing more is held. */
+static int hold_for_kernel(struct agg *a, const struct chain *c)
+{
+	int defer;
+	size_t i;
+
+	if (!a->o.hold_kernel || a->kready)
+		return 0;
+	defer = c->nk > 0;
+	for (i = 0; i < c->nu && !defer; i++)
+		defer = kallsyms_is_kernel_addr(c->user[i]);
+	if (defer && kernel_ready(a))
+		defer = 0;
+	if (defer && a->held_len >= MAX_HELD_BYTES) {
+		agg_flush(a, 1);
+		defer = 0;
 	}
+	return defer;
+}
 
-located:
-	if (nl < nk + nu)
-		a->st.chain_cut++;
-	labels[nlabels].key = e->k_thread;
-	labels[nlabels].str = 0;
-	labels[nlabels].num = s->tid;
-	labels[nlabels++].num_unit = 0;
-	/* The goroutine and its labels were read right after the sample, on the
-	 * sampling thread (goread.c): reading them now would see later labels. */
-	if (gx) {
-		flags |= HELD_GO;
-		if (gx->flags & GORT_LABELS_DROPPED)
-			flags |= HELD_LABELS_DROPPED;
-		if (gx->rc == 0) {
-			flags |= HELD_GOID;
-			if (goid_keep(a, gx->goid, s->time)) {
-				goid = gx->goid;
-				labels[nlabels].key = e->k_goroutine;
-				labels[nlabels].str = 0;
-				labels[nlabels].num = (int64_t)gx->goid;
-				labels[nlabels++].num_unit = 0;
-			} else {
-				a->st.goid_young++;
-			}
-			if (gx->labels && gx->labels->n) {
-				/* Past labels_full entries, a set the profile has no labels of
-				 * has no entry: left out now, it costs no strings nor map
-				 * (see "Label sets and memory"). */
-				size_t n, k;
-				const struct prof_label *pl = labels_for(e, gx->labels, &n, labels_full(a, e));
+/* The location ids of c's frames into locs, each address looked up (location_for); a
+ * frame's is_return is (position > 0), which agg_flush relies on. With defer, kernel
+ * addresses stay as they are for agg_flush (struct held). Returns how many: fewer than
+ * nk + nu when a return address is not code and the chain ends before it. */
+static size_t locate(struct agg *a, struct evprof *e, const struct chain *c, int defer,
+		     uint64_t *locs)
+{
+	size_t i, nl = 0;
 
-				if (pl) {
-					flags |= HELD_LABELLED;
-					lset = gx->labels;
-					for (k = 0; k < n && nlabels < GP_ARRAY_SIZE(labels); k++)
-						labels[nlabels++] = pl[k];
-				} else {
-					flags |= HELD_LABELS_DROPPED;
-				}
-			}
-		}
+	for (i = 0; i < c->nk; i++, nl++)
+		locs[nl] = defer && kallsyms_is_kernel_addr(c->kern[i]) ? c->kern[i]
+			   : location_for(a, e, c->kern[i], nl > 0);
+	for (i = 0; i < c->nu; i++, nl++)
+		if (!(locs[nl] = defer && kallsyms_is_kernel_addr(c->user[i]) ? c->user[i]
+				 : location_for(a, e, c->user[i], nl > 0)))
+			break;
+	return nl;
+}
+
+/* The location ids of a chain of 1 to MEMO_FRAMES frames, through e's stack memo: *lp
+ * gets the memo's ids on a hit (not copied: a sample the sample memo finds never reads
+ * them), else locs, filled by locate. Returns the memo entry now holding the chain, or
+ * NULL when a frame was in no mapping: not remembered, as the address may be found in a
+ * mapping later. */
+static struct memo *locate_memo(struct agg *a, struct evprof *e, const struct chain *c,
+				uint64_t *locs, const uint64_t **lp, size_t *nl)
+{
+	uint64_t h = util_hash_words(util_hash_words(c->nk << 8 | c->nu, c->kern, c->nk),
+				     c->user, c->nu);
+	struct memo *m;
+
+	h ^= h >> 31;
+	if (!e->memo)
+		e->memo = xcalloc(MEMO_SLOTS, sizeof(*e->memo));
+	m = &e->memo[h & (MEMO_SLOTS - 1)];
+	if (m->hash == h && m->nk == c->nk && m->nu == c->nu &&
+	    !memcmp(m->addr, c->kern, c->nk * sizeof(uint64_t)) &&
+	    !memcmp(m->addr + c->nk, c->user, c->nu * sizeof(uint64_t))) {
+		*lp = m->loc;
+		*nl = m->nl;
+		return m;
 	}
-	values[0] = 1;
-	values[1] = (int64_t)s->period;
-	if (defer) {
-		hold(a, e, lp, nl, values, labels, nlabels, flags);
+	a->unmapped_seen = 0;
+	*lp = locs;
+	*nl = locate(a, e, c, 0, locs);
+	if (a->unmapped_seen) {
+		m->hash = 0;
+		return NULL;
+	}
+	m->hash = h;
+	m->nk = (uint16_t)c->nk;
+	m->nu = (uint16_t)c->nu;
+	m->nl = (uint16_t)*nl;
+	memcpy(m->addr, c->kern, c->nk * sizeof(uint64_t));
+	memcpy(m->addr + c->nk, c->user, c->nu * sizeof(uint64_t));
+	memcpy(m->loc, locs, *nl * sizeof(uint64_t));
+	m->stack = NULL;
+	return m;
+}
+
+/* What a sample is labelled with, and with its stack, the key of its sample memo entry:
+ * the labels follow from (tid, goroutine, label set, flags). */
+struct sample_labels {
+	struct prof_label labels[MAX_LABELS];
+	size_t n;
+	unsigned flags;   /* as held.flags */
+	uint64_t goid;    /* 0: no goroutine label */
+	const void *lset; /* the goroutine's label set when its labels are in labels[] */
+};
+
+static void label_num(struct sample_labels *sl, uint32_t key, int64_t num)
+{
+	sl->labels[sl->n].key = key;
+	sl->labels[sl->n].str = 0;
+	sl->labels[sl->n].num = num;
+	sl->labels[sl->n++].num_unit = 0;
+}
+
+/* The goroutine's pprof labels: past labels_full entries, a set the profile has no labels
+ * of has no entry: left out now, it costs no strings nor map (see "Label sets and
+ * memory"). */
+static void label_set(struct agg *a, struct evprof *e, const struct gort_labels *gl,
+		      struct sample_labels *sl)
+{
+	size_t n, k;
+	const struct prof_label *pl = labels_for(e, gl, &n, labels_full(a, e));
+
+	if (!pl) {
+		sl->flags |= HELD_LABELS_DROPPED;
 		return;
 	}
-	/* The labels follow from (tid, goroutine, label set, flags): with the same stack,
-	 * the same sample. */
+	sl->flags |= HELD_LABELLED;
+	sl->lset = gl;
+	for (k = 0; k < n && sl->n < GP_ARRAY_SIZE(sl->labels); k++)
+		sl->labels[sl->n++] = pl[k];
+}
+
+/* The sample's labels: its thread, and for a Go sample its goroutine (when goid_keep keeps
+ * the id: see "Goroutine ids and memory") and the goroutine's label set. The goroutine
+ * and its labels were read right after the sample, on the sampling thread (goread.c):
+ * reading them now would see later labels. */
+static void sample_labels(struct agg *a, struct evprof *e, const struct perf_sample *s,
+			  const struct goread_extra *gx, struct sample_labels *sl)
+{
+	sl->n = 0;
+	sl->flags = 0;
+	sl->goid = 0;
+	sl->lset = NULL;
+	label_num(sl, e->k_thread, s->tid);
+	if (!gx)
+		return;
+	sl->flags |= HELD_GO;
+	if (gx->flags & GORT_LABELS_DROPPED)
+		sl->flags |= HELD_LABELS_DROPPED;
+	if (gx->rc != 0)
+		return;
+	sl->flags |= HELD_GOID;
+	if (goid_keep(a, gx->goid, s->time)) {
+		sl->goid = gx->goid;
+		label_num(sl, e->k_goroutine, (int64_t)gx->goid);
+	} else {
+		a->st.goid_young++;
+	}
+	if (gx->labels && gx->labels->n)
+		label_set(a, e, gx->labels, sl);
+}
+
+/* Adds a located sample to e's profile. With its stack interned (ms->stack), a sample the
+ * sample memo knows adds its values to the entry's index without add_sample's hashing and
+ * compares; otherwise add_sample, and the memos learn the entry's interned stack and
+ * index for the next samples. */
+static void add_located(struct agg *a, struct evprof *e, struct memo *ms, const uint64_t *lp,
+			size_t nl, const int64_t *values, uint32_t tid,
+			const struct sample_labels *sl)
+{
+	struct smemo *sm;
+	struct prof_sample ps;
+	unsigned dropped;
+	long idx;
+
 	if (ms && ms->stack) {
-		sm = smemo_slot(e, ms->stack, s->tid, goid, lset, flags);
-		if (sm->stack == ms->stack && sm->tid == s->tid && sm->goid == goid &&
-		    sm->lset == lset && sm->flags == flags &&
+		sm = smemo_slot(e, ms->stack, tid, sl->goid, sl->lset, sl->flags);
+		if (sm->stack == ms->stack && sm->tid == tid && sm->goid == sl->goid &&
+		    sm->lset == sl->lset && sm->flags == sl->flags &&
 		    prof_sample_add(e->prof, sm->idx, ms->stack, nl, values, 2) == 0) {
-			count_sample(a, flags, sm->dropped);
+			count_sample(a, sl->flags, sm->dropped);
 			return;
 		}
 	}
-	{
-		struct prof_sample ps;
-		unsigned dropped;
-		long idx = add_sample(a, e, lp, nl, values, labels, nlabels, flags, &dropped);
+	idx = add_sample(a, e, lp, nl, values, sl->labels, sl->n, sl->flags, &dropped);
+	if (!ms || idx < 0 || prof_sample_at(e->prof, (size_t)idx, &ps) != 0 || ps.nlocs != nl)
+		return;
+	if (!ms->stack)
+		ms->stack = ps.locs;
+	if (ms->stack != ps.locs)
+		return;
+	sm = smemo_slot(e, ms->stack, tid, sl->goid, sl->lset, sl->flags);
+	sm->stack = ps.locs;
+	sm->tid = tid;
+	sm->goid = sl->goid;
+	sm->lset = sl->lset;
+	sm->flags = sl->flags;
+	sm->idx = (uint32_t)idx;
+	sm->dropped = (uint8_t)dropped;
+}
 
-		/* Learn the entry's interned stack and index for the next samples. */
-		if (ms && idx >= 0 && prof_sample_at(e->prof, (size_t)idx, &ps) == 0 && ps.nlocs == nl) {
-			if (!ms->stack)
-				ms->stack = ps.locs;
-			if (ms->stack == ps.locs) {
-				sm = smemo_slot(e, ms->stack, s->tid, goid, lset, flags);
-				sm->stack = ps.locs;
-				sm->tid = s->tid;
-				sm->goid = goid;
-				sm->lset = lset;
-				sm->flags = flags;
-				sm->idx = (uint32_t)idx;
-				sm->dropped = (uint8_t)dropped;
-			}
-		}
-	}
+static void fold_sample(struct agg *a, struct evprof *e, const struct perf_sample *s,
+			const struct goread_extra *gx)
+{
+	struct chain c;
+	struct sample_labels sl;
+	uint64_t locs[2 * MAX_FRAMES];
+	const uint64_t *lp = locs; /* the location ids: locs, or the stack memo's own */
+	struct memo *ms = NULL;
+	size_t nl;
+	int64_t values[2];
+	int defer;
+
+	go_init(a);
+	chain_read(a, s, &c);
+	map_main_first(a, e, &c);
+	defer = hold_for_kernel(a, &c);
+	if (!defer && c.nk + c.nu <= MEMO_FRAMES && c.nk + c.nu > 0)
+		ms = locate_memo(a, e, &c, locs, &lp, &nl);
+	else
+		nl = locate(a, e, &c, defer, locs);
+	if (nl < c.nk + c.nu)
+		a->st.chain_cut++;
+	sample_labels(a, e, s, gx, &sl);
+	values[0] = 1;
+	values[1] = (int64_t)s->period;
+	if (defer)
+		hold(a, e, lp, nl, values, sl.labels, sl.n, sl.flags);
+	else
+		add_located(a, e, ms, lp, nl, values, s->tid, &sl);
 }
 
 void agg_feed(struct agg *a, const struct sample_batch *b)
