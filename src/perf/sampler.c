@@ -745,130 +745,159 @@ static int target_gone(struct sampler *s)
 	return kill(s->o.pid, 0) != 0 && errno == ESRCH;
 }
 
+/* The sampling thread's wait between drains. The drain interval is a bound, not a period:
+ * sleep 3/4 of it and let the kernel end the sleep anywhere in the last quarter (timer
+ * slack, prctl(2) PR_SET_TIMERSLACK; hrtimers expire between the soft and the hard time,
+ * linux kernel/time/hrtimer.c), so that the wakeup can share an interrupt that comes
+ * anyway (such as the cpu-clock sampling timer). Drains are then 3 to 4 ms apart at a
+ * 4 ms interval (scheduling delays aside), not 4 ms and the default slack (50 us). */
+struct drain_wait {
+	unsigned drain_ms; /* in effect; 0 until the first turn */
+	uint64_t interval_ns;
+	struct timespec sleep_ts;
+};
+
+/* The drain interval for this turn: sampler_set_drain_ms's, else the option's, or the
+ * longer idle one while the hook says the target is idle. Sets the sleep and the timer
+ * slack when it changes. */
+static void drain_wait_update(struct sampler *s, struct drain_wait *w)
+{
+	unsigned want = __atomic_load_n(&s->drain_req, __ATOMIC_RELAXED);
+
+	if (!want)
+		want = s->o.drain_ms ? s->o.drain_ms : DRAIN_DEFAULT_MS;
+	if (s->o.drain_idle_ms > want && __atomic_load_n(&s->hook_idle, __ATOMIC_RELAXED))
+		want = s->o.drain_idle_ms;
+	if (want == w->drain_ms)
+		return;
+	w->drain_ms = want;
+	w->interval_ns = w->drain_ms * 1000000ULL;
+	w->sleep_ts.tv_sec = (time_t)(w->interval_ns * 3 / 4 / 1000000000ULL);
+	w->sleep_ts.tv_nsec = (long)(w->interval_ns * 3 / 4 % 1000000000ULL);
+	prctl(PR_SET_TIMERSLACK, (unsigned long)(w->interval_ns / 4), 0, 0, 0);
+}
+
+/* What the sampling thread polls: the wake eventfd (pfd[0]), the ring of each CPU's owner
+ * fd, and the target's pidfd when there is one (last, at pidx). The set changes only with
+ * the event set, so it is built once per generation. Called with s->lock held. */
+struct poll_set {
+	struct pollfd *pfd; /* ncpus + 2 */
+	size_t np;
+	uint32_t gen;
+	int pidx; /* -1: no pidfd */
+};
+
+static void poll_set_update(struct sampler *s, struct poll_set *p)
+{
+	size_t c;
+
+	if (s->cur->gen != p->gen) {
+		p->gen = s->cur->gen;
+		p->np = 0;
+		p->pfd[p->np].fd = s->wakefd;
+		p->pfd[p->np++].events = POLLIN;
+		for (c = 0; c < s->ncpus; c++) {
+			if (s->cur->owner[c] >= 0) {
+				p->pfd[p->np].fd = s->cur->owner[c];
+				p->pfd[p->np++].events = POLLIN;
+			}
+		}
+		if (s->pidfd >= 0) {
+			p->pfd[p->np].fd = s->pidfd;
+			p->pfd[p->np++].events = POLLIN;
+		}
+	}
+	p->pidx = s->pidfd >= 0 ? (int)p->np - 1 : -1;
+}
+
+/* After a wait: drains the rings, looks for new threads when it is time (all of the
+ * process's threads, not a -t list), drains once more if the target is gone (the last
+ * samples of exiting threads), and hands the batch on. Returns whether the thread
+ * stops. Called with s->lock held. */
+static int drain_turn(struct sampler *s, int gone)
+{
+	uint64_t now;
+	int stop;
+
+	drain(s, s->cur);
+	if (!s->o.ntids && !gone) {
+		now = util_now_ns();
+		if (now - s->last_scan >= s->rescan_ns) {
+			rescan(s, s->cur);
+			s->last_scan = now;
+		}
+	}
+	if (gone) {
+		drain(s, s->cur);
+		s->exited = 1;
+		s->st.target_exited = 1;
+	}
+	stop = s->stop || gone;
+	/* Hand the batch on every second (full ones go at once): short drain intervals are
+	 * for the hook's reads, the consumer need not wake for each. The thread's CPU time
+	 * (a system call, not the vDSO) is taken as often. */
+	now = util_now_ns();
+	if (stop || now - s->last_publish >= PUBLISH_NS) {
+		struct timespec ts;
+
+		batch_publish(s);
+		s->last_publish = now;
+		if (clock_gettime(s->thread_clock, &ts) == 0)
+			s->st.self_cpu_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	}
+	return stop;
+}
+
 static void *sampler_main(void *arg)
 {
 	struct sampler *s = arg;
 	sigset_t all;
+	struct poll_set ps = { NULL, 0, 0, -1 };
+	struct drain_wait w = { 0, 0, { 0, 0 } };
+	/* Until the first sample is delivered, drain every few ms whatever the interval: the
+	 * first data need not wait for a long one. Only in the first second: attached to an
+	 * idle process, the thread would keep waking that often (BENCHMARKS.md, attach and
+	 * own CPU). */
+	const struct timespec first_ts = { 0, 4000000L };
+	const uint64_t first_until = util_now_ns() + FIRST_WINDOW_NS;
 
 	/* Signals are for the main thread (Ctrl-C, SIGTERM, SIGWINCH). */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	pthread_getcpuclockid(pthread_self(), &s->thread_clock);
-
-	/* The poll set changes only with the event set: build it once per generation. */
-	struct pollfd *pfd = xcalloc(s->ncpus + 2, sizeof(*pfd));
-	size_t np = 0;
-	uint32_t pgen = 0;
-	/* The drain interval is a bound, not a period: sleep 3/4 of it and let the kernel
-	 * end the sleep anywhere in the last quarter (timer slack, prctl(2)
-	 * PR_SET_TIMERSLACK; hrtimers expire between the soft and the hard time, linux
-	 * kernel/time/hrtimer.c), so that the wakeup can share an interrupt that comes
-	 * anyway (such as the cpu-clock sampling timer). Drains are then 3 to 4 ms apart at
-	 * the default 4 ms (scheduling delays aside), where they were 4 ms and a little
-	 * more (the default slack is 50 us). */
-	unsigned drain_ms = 0; /* in effect; set from the options at the first turn */
-	uint64_t interval_ns = 0;
-	struct timespec sleep_ts = { 0, 0 };
-
-	/* Until the first sample is delivered, drain every few ms whatever the interval:
-	 * the first data (attach to first refresh, issue 6) need not wait for a long one.
-	 * Only in the first second: attached to an idle process (`sleep`), the thread woke
-	 * 18 to 19 times a second (4 ms, plus the slack of the interval) and took 1.1 to
-	 * 1.2 ms of CPU a second, 0.3 ms since (BENCHMARKS.md). */
-	const struct timespec first_ts = { 0, 4000000L };
-	const uint64_t first_until = util_now_ns() + FIRST_WINDOW_NS;
-
+	ps.pfd = xcalloc(s->ncpus + 2, sizeof(*ps.pfd));
 	for (;;) {
 		size_t c;
-		int stop, gone = 0, pidx = -1, first;
-		unsigned want = __atomic_load_n(&s->drain_req, __ATOMIC_RELAXED);
+		int stop, gone, first;
 
-		if (!want)
-			want = s->o.drain_ms ? s->o.drain_ms : DRAIN_DEFAULT_MS;
-		if (s->o.drain_idle_ms > want && __atomic_load_n(&s->hook_idle, __ATOMIC_RELAXED))
-			want = s->o.drain_idle_ms;
-		if (want != drain_ms) { /* the first turn, or sampler_set_drain_ms */
-			drain_ms = want;
-			interval_ns = drain_ms * 1000000ULL;
-			sleep_ts.tv_sec = (time_t)(interval_ns * 3 / 4 / 1000000000ULL);
-			sleep_ts.tv_nsec = (long)(interval_ns * 3 / 4 % 1000000000ULL);
-			prctl(PR_SET_TIMERSLACK, (unsigned long)(interval_ns / 4), 0, 0, 0);
-		}
+		drain_wait_update(s, &w);
 		pthread_mutex_lock(&s->lock);
-		first = s->st.samples == 0 && interval_ns > 4000000ULL && /* drains may run elsewhere too */
+		first = s->st.samples == 0 && w.interval_ns > 4000000ULL && /* drains may run elsewhere too */
 			util_now_ns() < first_until;
-		if (s->cur->gen != pgen) {
-			pgen = s->cur->gen;
-			np = 0;
-			pfd[np].fd = s->wakefd;
-			pfd[np++].events = POLLIN;
-			for (c = 0; c < s->ncpus; c++) {
-				if (s->cur->owner[c] >= 0) {
-					pfd[np].fd = s->cur->owner[c];
-					pfd[np++].events = POLLIN;
-				}
-			}
-			if (s->pidfd >= 0) {
-				pfd[np].fd = s->pidfd;
-				pfd[np++].events = POLLIN;
-			}
-		}
-		if (s->pidfd >= 0)
-			pidx = (int)np - 1;
+		poll_set_update(s, &ps);
 		pthread_mutex_unlock(&s->lock);
 
-		for (c = 0; c < np; c++)
-			pfd[c].revents = 0;
-		ppoll(pfd, np, first ? &first_ts : &sleep_ts, NULL);
-		if (pfd[0].revents & POLLIN) {
+		for (c = 0; c < ps.np; c++)
+			ps.pfd[c].revents = 0;
+		ppoll(ps.pfd, ps.np, first ? &first_ts : &w.sleep_ts, NULL);
+		if (ps.pfd[0].revents & POLLIN) {
 			uint64_t v;
 
 			if (read(s->wakefd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 				break;
 		}
 		/* A pidfd is readable once the process has exited (pidfd_open(2)). */
-		if (pidx >= 0)
-			gone = (pfd[pidx].revents & (POLLIN | POLLHUP)) != 0;
+		if (ps.pidx >= 0)
+			gone = (ps.pfd[ps.pidx].revents & (POLLIN | POLLHUP)) != 0;
 		else
 			gone = target_gone(s);
 		pthread_mutex_lock(&s->lock);
-		drain(s, s->cur);
-		if (!s->o.ntids && !gone) {
-			uint64_t now = util_now_ns();
-
-			if (now - s->last_scan >= s->rescan_ns) {
-				rescan(s, s->cur);
-				s->last_scan = now;
-			}
-		}
-		if (gone) {
-			/* One more drain: the last samples of exiting threads. */
-			drain(s, s->cur);
-			s->exited = 1;
-			s->st.target_exited = 1;
-		}
-		stop = s->stop || gone;
-		/* Hand the batch on every second (full ones go at once): short drain
-		 * intervals are for the hook's reads, the consumer need not wake for each.
-		 * The thread's CPU time (a system call, not the vDSO) is taken as often. */
-		{
-			uint64_t now = util_now_ns();
-
-			if (stop || now - s->last_publish >= PUBLISH_NS) {
-				struct timespec ts;
-
-				batch_publish(s);
-				s->last_publish = now;
-				if (clock_gettime(s->thread_clock, &ts) == 0)
-					s->st.self_cpu_ns = (uint64_t)ts.tv_sec * 1000000000ULL +
-							    (uint64_t)ts.tv_nsec;
-			}
-		}
+		stop = drain_turn(s, gone);
 		pthread_mutex_unlock(&s->lock);
 		if (stop)
 			break;
 	}
-	free(pfd);
+	free(ps.pfd);
 	pthread_mutex_lock(&s->qlock);
 	s->running = 0;
 	wake_consumer(s);
