@@ -53,7 +53,7 @@ struct kcache {
 
 /* The stacks a kept view (the flat list, the top-down tree) covers, a prefix of m->act,
  * and the value and count it took of each: a refresh adds only what each stack gained,
- * so it walks only the stacks that got samples (issue 6). */
+ * so it walks only the stacks that got samples. */
 struct kept {
 	uint32_t *act;
 	int64_t *sval;
@@ -130,9 +130,8 @@ struct model {
 	 * node each stack it covers ends at, and the values it took of each. A refresh
 	 * whose stacks with passing samples begin with the same ones (the cumulative
 	 * profile: stacks only get added) finds only the new stacks' nodes, and adds what
-	 * each stack gained along parent links; at 1 kHz on labels.go the tree was 36 % of
-	 * the live UI thread's instructions, most of them in finding each frame's node
-	 * (issue 6). */
+	 * each stack gained along parent links: finding each frame's node again was most
+	 * of the tree's cost, and the tree most of the live UI thread's. */
 	struct model_node *tc_nodes;
 	size_t tc_n, tc_cap;
 	struct hashmap tc_kids;     /* parent << 32 | fn -> node */
@@ -142,9 +141,8 @@ struct model {
 
 	/* The last flat profile (model_flat), kept with its values: the stacks it covers
 	 * (a prefix of m->act) and the values it took of each. A refresh adds what each
-	 * stack gained since, so only the stacks that got samples are walked: at 1 kHz on
-	 * labels.go, model_flat went from 2.78 M to 0.77 M instructions in 20 refreshes
-	 * of the live UI, 17 % of its thread before (callgrind; issue 6). */
+	 * stack gained since, so only the stacks that got samples are walked, not every
+	 * stack at every refresh of the live UI. */
 	struct model_flat *fl_rows;
 	size_t fl_n, fl_cap;
 	uint32_t *fl_byfn;       /* !by_line: function -> row + 1 */
@@ -166,8 +164,8 @@ struct model {
 #define FR_BEGIN(m, k) ST_BEGIN(m, (m)->stk[k])
 #define FR_END(m, k) ST_END(m, (m)->stk[k])
 /* Sample k's value (the view's column, vcol) and count (column 0), in the profile. They
- * were copied into arrays of the model at every refresh: 16 bytes a distinct sample and
- * a pass over all of them (the live UI's memory grew with it; issue 6). */
+ * are read in place, not copied into arrays of the model at every refresh (a pass over
+ * all samples, and memory that grew with the profile). */
 #define VAL(m, k) ((m)->pv[(size_t)(k) * (m)->pstride + (size_t)(m)->vcol])
 #define CNT(m, k) ((uint64_t)(m)->pv[(size_t)(k) * (m)->pstride])
 /* Whether sample k has a value: samples that have none (a decaying window's, those
@@ -385,9 +383,8 @@ int model_update(struct model *m, const struct prof *p, int by_line, const struc
 		return -1;
 	m->p = p;
 	extend(m);
-	/* One pass over the samples with the caller's filters: the live UI used to update
-	 * without, then set them, two passes a refresh (13 % of its thread's instructions
-	 * at 1 kHz on labels.go; issue 6). */
+	/* One pass over the samples with the caller's filters, not an update without them
+	 * and a second pass to set them. */
 	model_set_filters(m, f, nf);
 	/* A key's cache not asked for in the last KCACHE_IDLE updates goes: a view the
 	 * user left need not keep 12 bytes per sample. */

@@ -37,18 +37,17 @@ static uint64_t regs_mask(void)
 
 #define BATCH_BYTES (256 * 1024)
 #define QUEUE_MAX_BYTES (64u << 20) /* beyond this the consumer is behind: drop, count */
-/* Rescans of /proc/PID/task start 200 ms apart; each one that finds every thread covered
- * doubles the interval, up to 1.6 s (the thread count it updates lags by as much).
- * Every 200 ms, rescans (open, getdents, /proc's dentry lookups) were 7 % of the
- * sampling thread's CPU on labels.go at 1 kHz (perf record of that thread). */
+/* Rescans of /proc/PID/task start RESCAN_NS apart; each one that finds every thread
+ * covered doubles the interval, up to RESCAN_MAX_NS (the thread count it updates lags by
+ * as much). At a fixed short interval, rescans (open, getdents, /proc's dentry lookups)
+ * were a noticeable part of the sampling thread's CPU. */
 #define RESCAN_NS (200 * 1000000ULL)
 #define RESCAN_MAX_NS (1600 * 1000000ULL)
 /* Without a hook nothing needs the samples soon: the consumer flushes when it wants them
- * (sampler_flush) and a ring 3/4 full wakes the thread. Every wakeup costs: a timer
- * wakeup is 33 us of CPU on the 2-CPU VM of BENCHMARKS.md, so at 1 kHz 10 to 20 of them a
- * second were most of the CPU of `record` (issue 6). 500 ms rather than 250: on the C
- * workload at 1 kHz `record` took 0.75 of the CPU (paired, 5 rounds), the live UI 0.88;
- * the rings have room for 800 ms at the rate (ring_pages_for), or wake the thread. */
+ * (sampler_flush) and a ring 3/4 full wakes the thread. Every wakeup costs CPU, and
+ * frequent timer wakeups were most of the CPU of `record` (BENCHMARKS.md, "Slowdown and
+ * own CPU"). The rings have room for longer than this at the rate (ring_pages_for), or
+ * wake the thread. */
 #define DRAIN_DEFAULT_MS 500
 #define FIRST_WINDOW_NS (1000 * 1000000ULL)
 #define PUBLISH_NS (1000 * 1000000ULL)
@@ -127,12 +126,12 @@ static unsigned ring_pages_for(const struct sampler_opts *o)
 {
 	/* Room for ~800 ms of samples at the requested rate per CPU, as a power of two, so
 	 * that a busy CPU's ring (woken at 3/4, fill_attr) seldom wakes the thread before
-	 * its drain interval: at 10 kHz with 2 pages records are lost, with 32 none
-	 * (feasibility.md). For Go at 1 kHz (256-byte stack copies) that is 128 pages, 516
-	 * KiB with the header page: the unprivileged share per CPU
-	 * (kernel.perf_event_mlock_kb, 516); evset_open halves it when refused. Half that
-	 * room woke the sampling thread 9 times a second instead of 5.5 on labels.go at
-	 * 1 kHz, and its CPU was 10 % higher (BENCHMARKS.md). */
+	 * its drain interval: at a high rate a ring of a few pages loses records
+	 * (feasibility.md). For Go at 1 kHz (256-byte stack copies) that is 128 pages, with
+	 * the header page the unprivileged share per CPU (kernel.perf_event_mlock_kb,
+	 * default 516 KiB); evset_open halves it when refused. Half that room woke the
+	 * sampling thread more often and cost it more CPU (BENCHMARKS.md, "Slowdown and own
+	 * CPU"). */
 	uint64_t rate = o->use_freq ? o->freq : 1000;
 	uint64_t bytes = rate * (o->stack_size + 256) * 8 / 10;
 	unsigned pages = 16;
@@ -667,9 +666,8 @@ static void drain(struct sampler *s, struct evset *es)
 		s->st.hook_idle += (uint64_t)idle;
 	} else if (s->o.hook) {
 		/* No sample, so nothing for the hook to complete: the next drain may wait as
-		 * after one whose hook read nothing. Attached to an idle Go process (labels.go
-		 * -workers 0), the thread woke 20 times a second and took 1.4 ms of CPU a
-		 * second; now 4 times and 0.3 ms (issue 6). */
+		 * after one whose hook read nothing, so that the thread seldom wakes while
+		 * attached to an idle Go process. */
 		__atomic_store_n(&s->hook_idle, 1, __ATOMIC_RELAXED);
 	}
 	s->holding = 0;
@@ -749,8 +747,9 @@ static int target_gone(struct sampler *s)
  * sleep 3/4 of it and let the kernel end the sleep anywhere in the last quarter (timer
  * slack, prctl(2) PR_SET_TIMERSLACK; hrtimers expire between the soft and the hard time,
  * linux kernel/time/hrtimer.c), so that the wakeup can share an interrupt that comes
- * anyway (such as the cpu-clock sampling timer). Drains are then 3 to 4 ms apart at a
- * 4 ms interval (scheduling delays aside), not 4 ms and the default slack (50 us). */
+ * anyway (such as the cpu-clock sampling timer): drains then come between 3/4 of the
+ * interval and the interval (scheduling delays aside), not at the interval and the
+ * default slack after it. */
 struct drain_wait {
 	unsigned drain_ms; /* in effect; 0 until the first turn */
 	uint64_t interval_ns;

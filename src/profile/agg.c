@@ -24,7 +24,7 @@
 #define MAX_LABELS (64 + 2)
 /* The stack memo: raw chains (after repair) of up to MEMO_FRAMES frames -> location ids,
  * direct-mapped. Most samples repeat a chain seen before, and one hash and compare is
- * cheaper than a map lookup per frame (issue 6, ingest). */
+ * cheaper than a map lookup per frame (BENCHMARKS.md, "Ingest throughput"). */
 #define MEMO_SLOTS 1024
 #define MEMO_FRAMES 32
 /* The sample memo: (stack, thread, goroutine, label set) -> the profile's sample index,
@@ -32,7 +32,8 @@
  * hashing and compares. Sample indexes never change (prof_reset_samples keeps them). */
 #define SMEMO_SLOTS 4096
 /* Held samples (agg_opts.hold_kernel) kept at most; past it agg_feed waits for the
- * kernel symbols instead (about 100 ms of loading: 10 kHz on 16 CPUs stays below). */
+ * kernel symbols instead. Sized so that a high rate on many CPUs stays below it for the
+ * time kallsyms takes to load. */
 #define MAX_HELD_BYTES (16u << 20)
 
 /* Label sets converted to prof labels, by the goruntime's interned pointer. */
@@ -105,11 +106,11 @@ struct agg {
 /*
  * Goroutine ids and memory. Its goroutine id makes a sample a profile entry of its own, so
  * a service that starts a goroutine per request (net/http, gRPC) adds an entry for nearly
- * every sample: on labels.go -gopercall (a new goroutine per 2 ms unit) at 1 kHz on 2
- * threads, record grew 11 MB a minute and the live UI 22 (issue 6, goal 5).
- * Up to goid_all_max goroutines, every sample keeps its goroutine's id. Past that, only
- * goroutines seen running for AGG_GOID_OLD_NS keep theirs: the workers, loops and long
- * requests one can tell apart, not thousands of short requests, whose samples are kept
+ * every sample, and record and the live UI grow for as long as they run (labels.go
+ * -gopercall; BENCHMARKS.md, "Memory"). Up to goid_all_max goroutines, every sample keeps
+ * its goroutine's id. Past that, only goroutines seen running for AGG_GOID_OLD_NS keep
+ * theirs: the workers, loops and long requests one can tell apart, not thousands of
+ * short requests, whose samples are kept
  * with their labels but no goroutine id. The first sighting of each goroutine is in a
  * direct-mapped table; a goroutine whose slot another took is seen anew. Go never reuses
  * a goroutine id (go1.23 runtime/proc.go: newproc1 takes goids from sched.goidgen).
@@ -121,24 +122,22 @@ struct agg {
 
 /*
  * Threads and memory. A sample's thread and goroutine ids make it an entry of its own
- * too, and the goroutines of a Go program move from thread to thread: on labels.go with 16
- * workers at 1 kHz, 180 s made 16,316 entries, 4,103 without their thread ids, 1,635
- * without thread and goroutine (1,364 stacks). New combinations keep turning up, so the
- * profile, and the memory, grew as long as it ran (issue 6, goal 5). Up to samples_full
+ * too, and the goroutines of a Go program move from thread to thread: the entries come to
+ * outnumber the stacks many times, and new combinations keep turning up, so the profile,
+ * and the memory, grew as long as it ran (BENCHMARKS.md, "Memory"). Up to samples_full
  * entries (AGG_SAMPLES_FULL), every sample keeps its ids. Past that, a sample adds to its
  * entry if it has one, else it keeps no thread nor goroutine id (its pprof labels stay).
  * The profile then grows only with new stacks and label sets, and the entries it has keep
  * counting.
  *
  * Label sets and memory. A service that puts a request id in a pprof label makes a new
- * label set at nearly every sample: on labels.go -reqid (16 workers at 1 kHz) record held
- * 83 MB after 100 s, when the reader's table of label sets was full (goruntime.c,
- * INTERN_MAX_SETS). Past labels_full entries (AGG_LABELS_FULL), a sample whose labels
- * have no entry yet adds to its stack's entry without labels, counted in labels_dropped.
- * A set the profile never took is left out before its strings and its map slot are made:
- * these were 17.7 of record's 64.6 MB of heap after 120 s of labels.go -reqid (heaptrack),
- * next to 17.4 MB for the reader's table of sets. The live session sheds entries past its
- * memory limit (live.c), and new sets get entries again.
+ * label set at nearly every sample (labels.go -reqid), and keeps doing so until the
+ * reader's table of label sets is full (goruntime.c, INTERN_MAX_SETS). Past labels_full
+ * entries (AGG_LABELS_FULL), a sample whose labels have no entry yet adds to its stack's
+ * entry without labels, counted in labels_dropped. A set the profile never took is left
+ * out before its strings and its map slot are made: with request ids, those took as much
+ * of record's heap as the reader's table of sets. The live session sheds entries past
+ * its memory limit (live.c), and new sets get entries again.
  */
 struct gseen {
 	uint64_t goid, first_ns; /* first_ns 0: empty */
@@ -318,7 +317,7 @@ void agg_preload(struct agg *a, int main)
 		struct symfile *sf = symbolizer_main_file(a->sym);
 
 		/* Repair's first lookup in the executable would read its CFI (a Go binary's
-		 * compressed .debug_frame: 2 of the first 45 M instructions of ingest's cold pass). */
+		 * compressed .debug_frame) on the sampling path: read it before sampling. */
 		if (a->o.repair && sf)
 			symfile_cfi(sf);
 		go_init(a);
