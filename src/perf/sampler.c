@@ -618,11 +618,12 @@ static void on_record(const struct perf_event_header *h, void *arg)
 				s->forked[s->nforked++] = (pid_t)f[2];
 			} else if (h->type == PERF_RECORD_EXIT) {
 				struct tev *t = evset_find(d->es, (pid_t)f[2]);
-				size_t c;
 
 				/* Close our events on a thread that exited, but keep the
 				 * ring owners: the others write into their buffers. */
 				if (t) {
+					size_t c;
+
 					for (c = 0; c < s->ncpus; c++) {
 						if (t->fds[c] >= 0 && t->fds[c] != d->es->owner[c]) {
 							close(t->fds[c]);
@@ -788,9 +789,9 @@ struct poll_set {
 
 static void poll_set_update(struct sampler *s, struct poll_set *p)
 {
-	size_t c;
-
 	if (s->cur->gen != p->gen) {
+		size_t c;
+
 		p->gen = s->cur->gen;
 		p->np = 0;
 		p->pfd[p->np].fd = s->wakefd;

@@ -403,7 +403,7 @@ static uint64_t location_for(struct agg *a, struct evprof *e, uint64_t addr, int
 	struct prof_line lines[MAX_INLINE];
 	const struct sym_module *mod = NULL;
 	uint64_t mapping = 0;
-	int n, i;
+	int n;
 
 	slot = hashmap_put(&e->locs, key, NULL);
 	/* the location id stored for this address (0: none yet); cppcheck takes the
@@ -444,6 +444,8 @@ static uint64_t location_for(struct agg *a, struct evprof *e, uint64_t addr, int
 			prof_set_main_mapping(e->prof, mapping);
 	}
 	if (n > 0) {
+		int i;
+
 		for (i = 0; i < n; i++) {
 			uint32_t name = prof_str(e->prof, fr[i].func ? fr[i].func : "??");
 

@@ -1133,10 +1133,10 @@ static int dec_profile_tables(struct decoder *d, const struct profile_fields *f)
 static int dec_profile_rest(struct decoder *d, const struct profile_fields *f)
 {
 	uint32_t dt;
-	int err;
 
 	if (f->have_period_type) {
 		struct prof_value_type pt;
+		int err;
 
 		if ((err = dec_value_type(d, f->period_type, &pt)))
 			return err;
