@@ -1,6 +1,7 @@
-/* ingest.c: issue 6 benchmark 3: records a Go target's raw samples and the memory the Go
- * reader touched, then replays them through Go reading, symbolization, repair and
- * aggregation with no target, timing the replay on one core. */
+/* ingest.c: the ingest throughput benchmark (BENCHMARKS.md, "Ingest throughput"): records
+ * a Go target's raw samples and the memory the Go reader touched, then replays them
+ * through Go reading, symbolization, repair and aggregation with no target, timing the
+ * replay on one core. */
 #include "config.h"
 
 #include <elf.h>

@@ -1083,7 +1083,7 @@ static const char *srcdir(void)
 	return buf;
 }
 
-/* GOROOT of Go 1.23 from tests/go-toolchain.sh, or NULL. */
+/* GOROOT of Go 1.23 from tests/helpers/go-toolchain.sh, or NULL. */
 static char *go_root(const char *tmp)
 {
 	const char *src = srcdir();
@@ -1091,7 +1091,7 @@ static char *go_root(const char *tmp)
 
 	if (!src)
 		return NULL;
-	snprintf(script, sizeof(script), "%s/tests/go-toolchain.sh", src);
+	snprintf(script, sizeof(script), "%s/tests/helpers/go-toolchain.sh", src);
 	if (access(script, R_OK) != 0)
 		return NULL;
 	snprintf(out, sizeof(out), "%s/goroot.out", tmp);
@@ -1155,7 +1155,7 @@ static void test_go_tool_pprof(void **state)
 	char *goroot = go_root(dir);
 
 	if (!goroot) {
-		printf("# SKIP tests/go-toolchain.sh 1.23 gave no Go toolchain\n");
+		printf("# SKIP tests/helpers/go-toolchain.sh 1.23 gave no Go toolchain\n");
 		rm_rf(dir);
 		free(dir);
 		skip();

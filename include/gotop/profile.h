@@ -133,7 +133,7 @@ int prof_set_sample_values(struct prof *p, size_t i, const int64_t *values);
 /* Adds add[0..n) to the first n values of sample i (n at most its sample types), when
  * its stack is the interned array locs of nlocs entries (prof_sample_at's locs). 0, or
  * -1 when it is not (or a bad index): a caller that remembered an index checks it so,
- * without copying the values out and back (issue 6). Sums wrap, as prof_total's. */
+ * without copying the values out and back. Sums wrap, as prof_total's. */
 int prof_sample_add(struct prof *p, size_t i, const uint64_t *locs, size_t nlocs,
 		    const int64_t *add, size_t n);
 

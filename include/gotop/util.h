@@ -17,7 +17,7 @@ void *xcalloc(size_t nmemb, size_t size);
 void *xrealloc(void *p, size_t n);
 /* Grows *p to hold at least `need` elements of `elsize` bytes; *cap is updated.
  * Doubles the capacity so appends are amortized O(1). Inline, since nearly every call
- * finds room (a dozen calls per sample on the sampling path; issue 6). */
+ * finds room (there are several calls per sample on the sampling path). */
 void xgrow_slow(void **p, size_t *cap, size_t need, size_t elsize);
 static inline void xgrow(void **p, size_t *cap, size_t need, size_t elsize)
 {

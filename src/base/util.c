@@ -214,8 +214,7 @@ size_t util_escape(char *dst, size_t dstsz, const char *src, size_t srclen, int 
 	if (!dstsz)
 		return 0;
 	/* Printable ASCII (most names) is its own escape: copied when it fits. The live
-	 * UI escapes every name it shows, at each refresh: 1,385 instructions a call
-	 * before (issue 6). */
+	 * UI escapes every name it shows, at each refresh. */
 	for (i = 0; i < srclen && s[i] >= 0x20 && s[i] < 0x7f; i++)
 		;
 	if (i == srclen && srclen < dstsz) {

@@ -4,68 +4,12 @@
  * anywhere on the stack, counted once per sample). */
 #include "config.h"
 #include "gotop/model.h"
+#include "gotop/hashmap.h"
 #include "gotop/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* --- a small open-addressing map from 64-bit keys to 64-bit values --- */
-
-struct hmap {
-	uint64_t *keys, *vals;
-	uint8_t *used;
-	size_t cap, n;
-};
-
-static uint64_t *hmap_get(struct hmap *h, uint64_t key, int insert, int *created)
-{
-	size_t i;
-
-	if (created)
-		*created = 0;
-	if (insert && (h->n + 1) * 4 > h->cap * 3) {
-		struct hmap old = *h;
-		size_t j;
-
-		h->cap = old.cap ? old.cap * 2 : 256;
-		h->keys = xcalloc(h->cap, sizeof(*h->keys));
-		h->vals = xcalloc(h->cap, sizeof(*h->vals));
-		h->used = xcalloc(h->cap, 1);
-		h->n = 0;
-		for (j = 0; j < old.cap; j++)
-			if (old.used[j])
-				*hmap_get(h, old.keys[j], 1, NULL) = old.vals[j];
-		free(old.keys);
-		free(old.vals);
-		free(old.used);
-	}
-	if (!h->cap)
-		return NULL;
-	for (i = util_mix64(key) & (h->cap - 1);; i = (i + 1) & (h->cap - 1)) {
-		if (!h->used[i]) {
-			if (!insert)
-				return NULL;
-			h->used[i] = 1;
-			h->keys[i] = key;
-			h->vals[i] = 0;
-			h->n++;
-			if (created)
-				*created = 1;
-			return &h->vals[i];
-		}
-		if (h->keys[i] == key)
-			return &h->vals[i];
-	}
-}
-
-static void hmap_free(struct hmap *h)
-{
-	free(h->keys);
-	free(h->vals);
-	free(h->used);
-	memset(h, 0, sizeof(*h));
-}
 
 /* --- the model --- */
 
@@ -93,14 +37,14 @@ struct kcache {
 	uint32_t *tgrp;          /* per sample: its (value, leaf function) group, or NONE */
 	struct kval *vals;
 	size_t nvals, capvals;
-	struct hmap byname, bynum;
+	struct hashmap byname, bynum;
 	uint32_t *grp_slot;      /* per group: its value */
 	size_t *grp_rep;         /* per group: its first sample */
 	size_t ngrp, capgrp;
-	struct hmap grps;
+	struct hashmap grps;
 	uint32_t *tg_slot, *tg_fn;
 	size_t ntg, captg;
-	struct hmap tgs;
+	struct hashmap tgs;
 };
 
 #define KCACHE_MAX 4 /* keys kept: the Labels view's, threads, goroutines, one more */
@@ -109,7 +53,7 @@ struct kcache {
 
 /* The stacks a kept view (the flat list, the top-down tree) covers, a prefix of m->act,
  * and the value and count it took of each: a refresh adds only what each stack gained,
- * so it walks only the stacks that got samples (issue 6). */
+ * so it walks only the stacks that got samples. */
 struct kept {
 	uint32_t *act;
 	int64_t *sval;
@@ -125,7 +69,7 @@ struct model {
 
 	struct model_fn *fns;
 	size_t nfns, capfns;
-	struct hmap names;       /* name hash -> fn index + 1 (collisions probe hash + 1) */
+	struct hashmap names;       /* name hash -> fn index + 1 (collisions probe hash + 1) */
 	char **synth;            /* names made up for locations without lines */
 	size_t nsynth, capsynth;
 
@@ -149,7 +93,7 @@ struct model {
 	size_t *soff, nstk, capsoff;
 	uint32_t *fr;
 	size_t nfr, capfr;
-	struct hmap stacks;      /* the profile's interned stack -> index + 1 in soff */
+	struct hashmap stacks;      /* the profile's interned stack -> index + 1 in soff */
 
 	/* Label keys of each sample, as an interned set (model_label_keys): a set is the
 	 * sample's distinct keys, with whether the first sample of the set had a numeric
@@ -160,7 +104,7 @@ struct model {
 	uint32_t *ks_key;
 	uint8_t *ks_num;
 	size_t nks, capksoff, capkskey, capksnum, nkskey;
-	struct hmap kss;
+	struct hashmap kss;
 
 	struct kcache *kc[KCACHE_MAX];
 
@@ -186,27 +130,25 @@ struct model {
 	 * node each stack it covers ends at, and the values it took of each. A refresh
 	 * whose stacks with passing samples begin with the same ones (the cumulative
 	 * profile: stacks only get added) finds only the new stacks' nodes, and adds what
-	 * each stack gained along parent links; at 1 kHz on labels.go the tree was 36 % of
-	 * the live UI thread's instructions, most of them in finding each frame's node
-	 * (issue 6). */
+	 * each stack gained along parent links: finding each frame's node again was most
+	 * of the tree's cost, and the tree most of the live UI thread's. */
 	struct model_node *tc_nodes;
 	size_t tc_n, tc_cap;
-	struct hmap tc_kids;     /* parent << 32 | fn -> node */
+	struct hashmap tc_kids;     /* parent << 32 | fn -> node */
 	struct kept tc_kept;
 	uint32_t *tc_leaf;       /* per covered stack: its last frame's node (0: the root) */
 	size_t tc_capleaf;
 
 	/* The last flat profile (model_flat), kept with its values: the stacks it covers
 	 * (a prefix of m->act) and the values it took of each. A refresh adds what each
-	 * stack gained since, so only the stacks that got samples are walked: at 1 kHz on
-	 * labels.go, model_flat went from 2.78 M to 0.77 M instructions in 20 refreshes
-	 * of the live UI, 17 % of its thread before (callgrind; issue 6). */
+	 * stack gained since, so only the stacks that got samples are walked, not every
+	 * stack at every refresh of the live UI. */
 	struct model_flat *fl_rows;
 	size_t fl_n, fl_cap;
 	uint32_t *fl_byfn;       /* !by_line: function -> row + 1 */
 	size_t fl_nbyfn, fl_capbyfn;
-	struct hmap fl_idx;      /* by_line: fn << 32 | line -> row + 1 */
-	struct hmap fl_lines;    /* !by_line: fn << 32 | line -> its self value so far */
+	struct hashmap fl_idx;      /* by_line: fn << 32 | line -> row + 1 */
+	struct hashmap fl_lines;    /* !by_line: fn << 32 | line -> its self value so far */
 	int64_t *fl_best;        /* per row: the self value of its line (INT64_MIN: none) */
 	uint32_t *fl_stamp;      /* per row: the walk (fl_gen) that last counted it */
 	size_t fl_capbest, fl_capstamp;
@@ -222,8 +164,8 @@ struct model {
 #define FR_BEGIN(m, k) ST_BEGIN(m, (m)->stk[k])
 #define FR_END(m, k) ST_END(m, (m)->stk[k])
 /* Sample k's value (the view's column, vcol) and count (column 0), in the profile. They
- * were copied into arrays of the model at every refresh: 16 bytes a distinct sample and
- * a pass over all of them (the live UI's memory grew with it; issue 6). */
+ * are read in place, not copied into arrays of the model at every refresh (a pass over
+ * all samples, and memory that grew with the profile). */
 #define VAL(m, k) ((m)->pv[(size_t)(k) * (m)->pstride + (size_t)(m)->vcol])
 #define CNT(m, k) ((uint64_t)(m)->pv[(size_t)(k) * (m)->pstride])
 /* Whether sample k has a value: samples that have none (a decaying window's, those
@@ -238,7 +180,7 @@ static uint32_t fn_intern(struct model *m, const char *name, size_t len, const c
 	int created;
 
 	for (;;) {
-		slot = hmap_get(&m->names, probe, 1, &created);
+		slot = hashmap_put(&m->names, probe, &created);
 		if (created)
 			break;
 		{
@@ -329,7 +271,7 @@ static uint32_t kset_of(struct model *m, const struct prof_sample *s)
 		h = util_mix64(h ^ s->labels[i].key);
 	}
 	for (;; h++) {
-		slot = hmap_get(&m->kss, h, 1, &created);
+		slot = hashmap_put(&m->kss, h, &created);
 		if (created)
 			break;
 		i = (uint32_t)(*slot - 1);
@@ -377,8 +319,8 @@ static void extend(struct model *m)
 		m->kset[i] = kset_of(m, &s);
 		/* Equal stacks are one interned array (profile.h: samples point into shared
 		 * tables, which snapshots share too), so the pointer and length identify it. */
-		slot = hmap_get(&m->stacks, (uint64_t)(uintptr_t)s.locs ^ (uint64_t)s.nlocs << 48, 1,
-				&created);
+		slot = hashmap_put(&m->stacks, (uint64_t)(uintptr_t)s.locs ^ (uint64_t)s.nlocs << 48,
+				   &created);
 		if (!created) {
 			m->stk[i] = (uint32_t)(*slot - 1);
 			continue;
@@ -441,9 +383,8 @@ int model_update(struct model *m, const struct prof *p, int by_line, const struc
 		return -1;
 	m->p = p;
 	extend(m);
-	/* One pass over the samples with the caller's filters: the live UI used to update
-	 * without, then set them, two passes a refresh (13 % of its thread's instructions
-	 * at 1 kHz on labels.go; issue 6). */
+	/* One pass over the samples with the caller's filters, not an update without them
+	 * and a second pass to set them. */
 	model_set_filters(m, f, nf);
 	/* A key's cache not asked for in the last KCACHE_IDLE updates goes: a view the
 	 * user left need not keep 12 bytes per sample. */
@@ -480,14 +421,14 @@ static void kcache_free(struct kcache *c)
 	free(c->grp);
 	free(c->tgrp);
 	free(c->vals);
-	hmap_free(&c->byname);
-	hmap_free(&c->bynum);
+	hashmap_free(&c->byname);
+	hashmap_free(&c->bynum);
 	free(c->grp_slot);
 	free(c->grp_rep);
-	hmap_free(&c->grps);
+	hashmap_free(&c->grps);
 	free(c->tg_slot);
 	free(c->tg_fn);
-	hmap_free(&c->tgs);
+	hashmap_free(&c->tgs);
 	free(c);
 }
 
@@ -504,26 +445,26 @@ void model_free(struct model *m)
 		kcache_free(m->kc[i]);
 	free(m->synth);
 	free(m->fns);
-	hmap_free(&m->names);
+	hashmap_free(&m->names);
 	free(m->loc_off);
 	free(m->loc_fn);
 	free(m->loc_line);
 	free(m->stk);
 	free(m->soff);
 	free(m->fr);
-	hmap_free(&m->stacks);
+	hashmap_free(&m->stacks);
 	free(m->kset);
 	free(m->ks_off);
 	free(m->ks_key);
 	free(m->ks_num);
-	hmap_free(&m->kss);
+	hashmap_free(&m->kss);
 	free(m->pass);
 	free(m->sfpass);
 	free(m->sval);
 	free(m->scnt);
 	free(m->act);
 	free(m->tc_nodes);
-	hmap_free(&m->tc_kids);
+	hashmap_free(&m->tc_kids);
 	free(m->tc_leaf);
 	kept_free(&m->tc_kept);
 	flat_reset(m);
@@ -553,10 +494,9 @@ const struct model_fn *model_fn(const struct model *m, uint32_t i)
 long model_find_fn(const struct model *m, const char *name, size_t len)
 {
 	uint64_t probe = util_hash(name, len, 0x6d6f64656cULL);
-	struct hmap *h = (struct hmap *)&m->names;
-	uint64_t *slot;
+	const uint64_t *slot;
 
-	while ((slot = hmap_get(h, probe, 0, NULL))) {
+	while ((slot = hashmap_get(&m->names, probe))) {
 		const struct model_fn *f = &m->fns[*slot - 1];
 
 		if (f->name_len == len && !memcmp(f->name, name, len))
@@ -781,8 +721,8 @@ static void flat_reset(struct model *m)
 	m->fl_n = 0;
 	if (m->fl_byfn)
 		memset(m->fl_byfn, 0, m->fl_nbyfn * sizeof(*m->fl_byfn));
-	hmap_free(&m->fl_idx);
-	hmap_free(&m->fl_lines);
+	hashmap_free(&m->fl_idx);
+	hashmap_free(&m->fl_lines);
 }
 
 /* Adds value v and count c of stack st to the kept rows: to each function (or line) of
@@ -806,7 +746,7 @@ static void flat_add(struct model *m, uint32_t st, int64_t v, uint64_t c)
 		if (!m->by_line) {
 			row = m->fl_byfn[fn];
 		} else {
-			slot = hmap_get(&m->fl_idx, (uint64_t)fn << 32 | (uint32_t)line, 1, NULL);
+			slot = hashmap_put(&m->fl_idx, (uint64_t)fn << 32 | (uint32_t)line, NULL);
 			row = (uint32_t)*slot;
 		}
 		if (!row) {
@@ -837,7 +777,7 @@ static void flat_add(struct model *m, uint32_t st, int64_t v, uint64_t c)
 			r->self += v;
 			r->self_n += c;
 			if (!m->by_line) {
-				uint64_t *acc = hmap_get(&m->fl_lines, (uint64_t)fn << 32 | (uint32_t)line, 1, NULL);
+				uint64_t *acc = hashmap_put(&m->fl_lines, (uint64_t)fn << 32 | (uint32_t)line, NULL);
 				int64_t *best = &m->fl_best[row - 1];
 
 				*acc += (uint64_t)v;
@@ -914,10 +854,10 @@ static uint32_t tree_add(struct tree_impl *t, uint32_t parent, uint32_t fn)
 	return (uint32_t)t->pub.n++;
 }
 
-static uint32_t tree_child(struct tree_impl *t, struct hmap *kids, uint32_t parent, uint32_t fn)
+static uint32_t tree_child(struct tree_impl *t, struct hashmap *kids, uint32_t parent, uint32_t fn)
 {
 	int created;
-	uint64_t *slot = hmap_get(kids, (uint64_t)parent << 32 | fn, 1, &created);
+	uint64_t *slot = hashmap_put(kids, (uint64_t)parent << 32 | fn, &created);
 
 	if (created)
 		*slot = tree_add(t, parent, fn);
@@ -987,7 +927,7 @@ static struct tree_impl *tree_new(const struct model *m)
 static uint32_t tc_child(struct model *m, uint32_t parent, uint32_t fn)
 {
 	int created;
-	uint64_t *slot = hmap_get(&m->tc_kids, (uint64_t)parent << 32 | fn, 1, &created);
+	uint64_t *slot = hashmap_put(&m->tc_kids, (uint64_t)parent << 32 | fn, &created);
 
 	if (!created)
 		return (uint32_t)*slot;
@@ -1011,7 +951,7 @@ struct model_tree *model_tree_topdown(struct model *m)
 	 * value too (a decaying window), gives the tree built anew. Other stacks (other
 	 * filters, a window's stacks without value) start again. */
 	if (!kept_extends(m, &m->tc_kept, 0)) {
-		hmap_free(&m->tc_kids);
+		hashmap_free(&m->tc_kids);
 		m->tc_n = 0;
 	}
 	if (!m->tc_n) {
@@ -1057,7 +997,7 @@ struct model_tree *model_tree_topdown(struct model *m)
 struct model_tree *model_tree_callers(struct model *m, uint32_t fn)
 {
 	struct tree_impl *t = tree_new(m);
-	struct hmap kids = { 0 };
+	struct hashmap kids = { 0 };
 	size_t a, j;
 
 	tree_add(t, 0, fn);
@@ -1096,7 +1036,7 @@ struct model_tree *model_tree_callers(struct model *m, uint32_t fn)
 			t->pub.nodes[cur].self_n += c;
 		}
 	}
-	hmap_free(&kids);
+	hashmap_free(&kids);
 	tree_finish(t);
 	return &t->pub;
 }
@@ -1125,7 +1065,7 @@ static int key_cmp(const void *a, const void *b)
 
 size_t model_label_keys(struct model *m, struct model_key **keysp)
 {
-	struct hmap idx = { 0 };
+	struct hashmap idx = { 0 };
 	struct model_key *keys = NULL;
 	uint64_t *sum = xcalloc(m->nks + 1, sizeof(*sum));
 	uint8_t *seen = xcalloc(m->nks + 1, 1);
@@ -1142,7 +1082,7 @@ size_t model_label_keys(struct model *m, struct model_key **keysp)
 			continue;
 		for (j = m->ks_off[k]; j < m->ks_off[k + 1]; j++) {
 			int created;
-			uint64_t *slot = hmap_get(&idx, m->ks_key[j], 1, &created);
+			uint64_t *slot = hashmap_put(&idx, m->ks_key[j], &created);
 
 			if (created) {
 				xgrow((void **)&keys, &cap, n + 1, sizeof(*keys));
@@ -1156,7 +1096,7 @@ size_t model_label_keys(struct model *m, struct model_key **keysp)
 			keys[*slot].count += sum[k];
 		}
 	}
-	hmap_free(&idx);
+	hashmap_free(&idx);
 	free(sum);
 	free(seen);
 	if (n)
@@ -1216,8 +1156,8 @@ static void kcache_extend(struct model *m, struct kcache *c)
 				l = &s.labels[i];
 		if (!l)
 			continue;
-		slot = l->str ? hmap_get(&c->byname, l->str, 1, &created)
-			      : hmap_get(&c->bynum, (uint64_t)l->num, 1, &created);
+		slot = l->str ? hashmap_put(&c->byname, l->str, &created)
+			      : hashmap_put(&c->bynum, (uint64_t)l->num, &created);
 		if (created) {
 			xgrow((void **)&c->vals, &c->capvals, c->nvals + 1, sizeof(*c->vals));
 			c->vals[c->nvals] = (struct kval){ l->str, l->str ? 0 : l->num };
@@ -1230,7 +1170,7 @@ static void kcache_extend(struct model *m, struct kcache *c)
 		for (i = 0; i < s.nlabels; i++)
 			if (s.labels[i].str && s.labels[i].key != c->ksid)
 				set = util_mix64(set ^ ((uint64_t)s.labels[i].key << 32 | s.labels[i].str));
-		slot = hmap_get(&c->grps, util_mix64(set ^ (uint64_t)v), 1, &created);
+		slot = hashmap_put(&c->grps, util_mix64(set ^ (uint64_t)v), &created);
 		if (created) {
 			if (c->ngrp + 1 > c->capgrp) {
 				xgrow((void **)&c->grp_slot, &c->capgrp, c->ngrp + 1, sizeof(*c->grp_slot));
@@ -1244,7 +1184,7 @@ static void kcache_extend(struct model *m, struct kcache *c)
 		if (FR_END(m, k) == FR_BEGIN(m, k))
 			continue;
 		leaf = FR_FN(m, FR_END(m, k) - 1);
-		slot = hmap_get(&c->tgs, (uint64_t)v << 32 | leaf, 1, &created);
+		slot = hashmap_put(&c->tgs, (uint64_t)v << 32 | leaf, &created);
 		if (created) {
 			if (c->ntg + 1 > c->captg) {
 				xgrow((void **)&c->tg_slot, &c->captg, c->ntg + 1, sizeof(*c->tg_slot));

@@ -67,9 +67,9 @@ int perfrec_parse_sample(const struct perfrec_layout *l, const struct perf_event
 	if ((t & (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |
 		  PERF_SAMPLE_READ)) == 0 &&
 	    (t & FIXED_FIELDS) == FIXED_FIELDS) {
-		/* What the sampler asks for: the five u64 before the callchain checked once
-		 * (with the register loop below, 235 to 189 instructions a parse, and every
-		 * sample is parsed twice; issue 6). */
+		/* What the sampler asks for: the five u64 before the callchain checked once,
+		 * not field by field (every sample is parsed twice: by the sampler and by
+		 * the aggregator). */
 		const uint64_t *w = (const uint64_t *)c.p;
 
 		if ((size_t)(c.end - c.p) < 5 * 8)
@@ -142,7 +142,7 @@ int perfrec_parse_sample(const struct perfrec_layout *l, const struct perf_event
 			/* One u64 per set bit of the mask, lowest register first (linux
 			 * kernel/events/core.c perf_output_sample_regs): visit the set bits
 			 * only. (A popcount to check the length once is a libgcc call without
-			 * -mpopcnt, 21 instructions.) */
+			 * -mpopcnt.) */
 			s->regs_mask = mask;
 			for (m = mask; m; m &= m - 1) {
 				if (c.end - c.p < 8)

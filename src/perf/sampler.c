@@ -37,18 +37,17 @@ static uint64_t regs_mask(void)
 
 #define BATCH_BYTES (256 * 1024)
 #define QUEUE_MAX_BYTES (64u << 20) /* beyond this the consumer is behind: drop, count */
-/* Rescans of /proc/PID/task start 200 ms apart; each one that finds every thread covered
- * doubles the interval, up to 1.6 s (the thread count it updates lags by as much).
- * Every 200 ms, rescans (open, getdents, /proc's dentry lookups) were 7 % of the
- * sampling thread's CPU on labels.go at 1 kHz (perf record of that thread). */
+/* Rescans of /proc/PID/task start RESCAN_NS apart; each one that finds every thread
+ * covered doubles the interval, up to RESCAN_MAX_NS (the thread count it updates lags by
+ * as much). At a fixed short interval, rescans (open, getdents, /proc's dentry lookups)
+ * were a noticeable part of the sampling thread's CPU. */
 #define RESCAN_NS (200 * 1000000ULL)
 #define RESCAN_MAX_NS (1600 * 1000000ULL)
 /* Without a hook nothing needs the samples soon: the consumer flushes when it wants them
- * (sampler_flush) and a ring 3/4 full wakes the thread. Every wakeup costs: a timer
- * wakeup is 33 us of CPU on the 2-CPU VM of BENCHMARKS.md, so at 1 kHz 10 to 20 of them a
- * second were most of the CPU of `record` (issue 6). 500 ms rather than 250: on the C
- * workload at 1 kHz `record` took 0.75 of the CPU (paired, 5 rounds), the live UI 0.88;
- * the rings have room for 800 ms at the rate (ring_pages_for), or wake the thread. */
+ * (sampler_flush) and a ring 3/4 full wakes the thread. Every wakeup costs CPU, and
+ * frequent timer wakeups were most of the CPU of `record` (BENCHMARKS.md, "Slowdown and
+ * own CPU"). The rings have room for longer than this at the rate (ring_pages_for), or
+ * wake the thread. */
 #define DRAIN_DEFAULT_MS 500
 #define FIRST_WINDOW_NS (1000 * 1000000ULL)
 #define PUBLISH_NS (1000 * 1000000ULL)
@@ -127,12 +126,12 @@ static unsigned ring_pages_for(const struct sampler_opts *o)
 {
 	/* Room for ~800 ms of samples at the requested rate per CPU, as a power of two, so
 	 * that a busy CPU's ring (woken at 3/4, fill_attr) seldom wakes the thread before
-	 * its drain interval: at 10 kHz with 2 pages records are lost, with 32 none
-	 * (feasibility.md). For Go at 1 kHz (256-byte stack copies) that is 128 pages, 516
-	 * KiB with the header page: the unprivileged share per CPU
-	 * (kernel.perf_event_mlock_kb, 516); evset_open halves it when refused. Half that
-	 * room woke the sampling thread 9 times a second instead of 5.5 on labels.go at
-	 * 1 kHz, and its CPU was 10 % higher (BENCHMARKS.md). */
+	 * its drain interval: at a high rate a ring of a few pages loses records
+	 * (feasibility.md). For Go at 1 kHz (256-byte stack copies) that is 128 pages, with
+	 * the header page the unprivileged share per CPU (kernel.perf_event_mlock_kb,
+	 * default 516 KiB); evset_open halves it when refused. Half that room woke the
+	 * sampling thread more often and cost it more CPU (BENCHMARKS.md, "Slowdown and own
+	 * CPU"). */
 	uint64_t rate = o->use_freq ? o->freq : 1000;
 	uint64_t bytes = rate * (o->stack_size + 256) * 8 / 10;
 	unsigned pages = 16;
@@ -619,11 +618,12 @@ static void on_record(const struct perf_event_header *h, void *arg)
 				s->forked[s->nforked++] = (pid_t)f[2];
 			} else if (h->type == PERF_RECORD_EXIT) {
 				struct tev *t = evset_find(d->es, (pid_t)f[2]);
-				size_t c;
 
 				/* Close our events on a thread that exited, but keep the
 				 * ring owners: the others write into their buffers. */
 				if (t) {
+					size_t c;
+
 					for (c = 0; c < s->ncpus; c++) {
 						if (t->fds[c] >= 0 && t->fds[c] != d->es->owner[c]) {
 							close(t->fds[c]);
@@ -667,9 +667,8 @@ static void drain(struct sampler *s, struct evset *es)
 		s->st.hook_idle += (uint64_t)idle;
 	} else if (s->o.hook) {
 		/* No sample, so nothing for the hook to complete: the next drain may wait as
-		 * after one whose hook read nothing. Attached to an idle Go process (labels.go
-		 * -workers 0), the thread woke 20 times a second and took 1.4 ms of CPU a
-		 * second; now 4 times and 0.3 ms (issue 6). */
+		 * after one whose hook read nothing, so that the thread seldom wakes while
+		 * attached to an idle Go process. */
 		__atomic_store_n(&s->hook_idle, 1, __ATOMIC_RELAXED);
 	}
 	s->holding = 0;
@@ -745,130 +744,160 @@ static int target_gone(struct sampler *s)
 	return kill(s->o.pid, 0) != 0 && errno == ESRCH;
 }
 
+/* The sampling thread's wait between drains. The drain interval is a bound, not a period:
+ * sleep 3/4 of it and let the kernel end the sleep anywhere in the last quarter (timer
+ * slack, prctl(2) PR_SET_TIMERSLACK; hrtimers expire between the soft and the hard time,
+ * linux kernel/time/hrtimer.c), so that the wakeup can share an interrupt that comes
+ * anyway (such as the cpu-clock sampling timer): drains then come between 3/4 of the
+ * interval and the interval (scheduling delays aside), not at the interval and the
+ * default slack after it. */
+struct drain_wait {
+	unsigned drain_ms; /* in effect; 0 until the first turn */
+	uint64_t interval_ns;
+	struct timespec sleep_ts;
+};
+
+/* The drain interval for this turn: sampler_set_drain_ms's, else the option's, or the
+ * longer idle one while the hook says the target is idle. Sets the sleep and the timer
+ * slack when it changes. */
+static void drain_wait_update(struct sampler *s, struct drain_wait *w)
+{
+	unsigned want = __atomic_load_n(&s->drain_req, __ATOMIC_RELAXED);
+
+	if (!want)
+		want = s->o.drain_ms ? s->o.drain_ms : DRAIN_DEFAULT_MS;
+	if (s->o.drain_idle_ms > want && __atomic_load_n(&s->hook_idle, __ATOMIC_RELAXED))
+		want = s->o.drain_idle_ms;
+	if (want == w->drain_ms)
+		return;
+	w->drain_ms = want;
+	w->interval_ns = w->drain_ms * 1000000ULL;
+	w->sleep_ts.tv_sec = (time_t)(w->interval_ns * 3 / 4 / 1000000000ULL);
+	w->sleep_ts.tv_nsec = (long)(w->interval_ns * 3 / 4 % 1000000000ULL);
+	prctl(PR_SET_TIMERSLACK, (unsigned long)(w->interval_ns / 4), 0, 0, 0);
+}
+
+/* What the sampling thread polls: the wake eventfd (pfd[0]), the ring of each CPU's owner
+ * fd, and the target's pidfd when there is one (last, at pidx). The set changes only with
+ * the event set, so it is built once per generation. Called with s->lock held. */
+struct poll_set {
+	struct pollfd *pfd; /* ncpus + 2 */
+	size_t np;
+	uint32_t gen;
+	int pidx; /* -1: no pidfd */
+};
+
+static void poll_set_update(struct sampler *s, struct poll_set *p)
+{
+	if (s->cur->gen != p->gen) {
+		size_t c;
+
+		p->gen = s->cur->gen;
+		p->np = 0;
+		p->pfd[p->np].fd = s->wakefd;
+		p->pfd[p->np++].events = POLLIN;
+		for (c = 0; c < s->ncpus; c++) {
+			if (s->cur->owner[c] >= 0) {
+				p->pfd[p->np].fd = s->cur->owner[c];
+				p->pfd[p->np++].events = POLLIN;
+			}
+		}
+		if (s->pidfd >= 0) {
+			p->pfd[p->np].fd = s->pidfd;
+			p->pfd[p->np++].events = POLLIN;
+		}
+	}
+	p->pidx = s->pidfd >= 0 ? (int)p->np - 1 : -1;
+}
+
+/* After a wait: drains the rings, looks for new threads when it is time (all of the
+ * process's threads, not a -t list), drains once more if the target is gone (the last
+ * samples of exiting threads), and hands the batch on. Returns whether the thread
+ * stops. Called with s->lock held. */
+static int drain_turn(struct sampler *s, int gone)
+{
+	uint64_t now;
+	int stop;
+
+	drain(s, s->cur);
+	if (!s->o.ntids && !gone) {
+		now = util_now_ns();
+		if (now - s->last_scan >= s->rescan_ns) {
+			rescan(s, s->cur);
+			s->last_scan = now;
+		}
+	}
+	if (gone) {
+		drain(s, s->cur);
+		s->exited = 1;
+		s->st.target_exited = 1;
+	}
+	stop = s->stop || gone;
+	/* Hand the batch on every second (full ones go at once): short drain intervals are
+	 * for the hook's reads, the consumer need not wake for each. The thread's CPU time
+	 * (a system call, not the vDSO) is taken as often. */
+	now = util_now_ns();
+	if (stop || now - s->last_publish >= PUBLISH_NS) {
+		struct timespec ts;
+
+		batch_publish(s);
+		s->last_publish = now;
+		if (clock_gettime(s->thread_clock, &ts) == 0)
+			s->st.self_cpu_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	}
+	return stop;
+}
+
 static void *sampler_main(void *arg)
 {
 	struct sampler *s = arg;
 	sigset_t all;
+	struct poll_set ps = { NULL, 0, 0, -1 };
+	struct drain_wait w = { 0, 0, { 0, 0 } };
+	/* Until the first sample is delivered, drain every few ms whatever the interval: the
+	 * first data need not wait for a long one. Only in the first second: attached to an
+	 * idle process, the thread would keep waking that often (BENCHMARKS.md, attach and
+	 * own CPU). */
+	const struct timespec first_ts = { 0, 4000000L };
+	const uint64_t first_until = util_now_ns() + FIRST_WINDOW_NS;
 
 	/* Signals are for the main thread (Ctrl-C, SIGTERM, SIGWINCH). */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	pthread_getcpuclockid(pthread_self(), &s->thread_clock);
-
-	/* The poll set changes only with the event set: build it once per generation. */
-	struct pollfd *pfd = xcalloc(s->ncpus + 2, sizeof(*pfd));
-	size_t np = 0;
-	uint32_t pgen = 0;
-	/* The drain interval is a bound, not a period: sleep 3/4 of it and let the kernel
-	 * end the sleep anywhere in the last quarter (timer slack, prctl(2)
-	 * PR_SET_TIMERSLACK; hrtimers expire between the soft and the hard time, linux
-	 * kernel/time/hrtimer.c), so that the wakeup can share an interrupt that comes
-	 * anyway (such as the cpu-clock sampling timer). Drains are then 3 to 4 ms apart at
-	 * the default 4 ms (scheduling delays aside), where they were 4 ms and a little
-	 * more (the default slack is 50 us). */
-	unsigned drain_ms = 0; /* in effect; set from the options at the first turn */
-	uint64_t interval_ns = 0;
-	struct timespec sleep_ts = { 0, 0 };
-
-	/* Until the first sample is delivered, drain every few ms whatever the interval:
-	 * the first data (attach to first refresh, issue 6) need not wait for a long one.
-	 * Only in the first second: attached to an idle process (`sleep`), the thread woke
-	 * 18 to 19 times a second (4 ms, plus the slack of the interval) and took 1.1 to
-	 * 1.2 ms of CPU a second, 0.3 ms since (BENCHMARKS.md). */
-	const struct timespec first_ts = { 0, 4000000L };
-	const uint64_t first_until = util_now_ns() + FIRST_WINDOW_NS;
-
+	ps.pfd = xcalloc(s->ncpus + 2, sizeof(*ps.pfd));
 	for (;;) {
 		size_t c;
-		int stop, gone = 0, pidx = -1, first;
-		unsigned want = __atomic_load_n(&s->drain_req, __ATOMIC_RELAXED);
+		int stop, gone, first;
 
-		if (!want)
-			want = s->o.drain_ms ? s->o.drain_ms : DRAIN_DEFAULT_MS;
-		if (s->o.drain_idle_ms > want && __atomic_load_n(&s->hook_idle, __ATOMIC_RELAXED))
-			want = s->o.drain_idle_ms;
-		if (want != drain_ms) { /* the first turn, or sampler_set_drain_ms */
-			drain_ms = want;
-			interval_ns = drain_ms * 1000000ULL;
-			sleep_ts.tv_sec = (time_t)(interval_ns * 3 / 4 / 1000000000ULL);
-			sleep_ts.tv_nsec = (long)(interval_ns * 3 / 4 % 1000000000ULL);
-			prctl(PR_SET_TIMERSLACK, (unsigned long)(interval_ns / 4), 0, 0, 0);
-		}
+		drain_wait_update(s, &w);
 		pthread_mutex_lock(&s->lock);
-		first = s->st.samples == 0 && interval_ns > 4000000ULL && /* drains may run elsewhere too */
+		first = s->st.samples == 0 && w.interval_ns > 4000000ULL && /* drains may run elsewhere too */
 			util_now_ns() < first_until;
-		if (s->cur->gen != pgen) {
-			pgen = s->cur->gen;
-			np = 0;
-			pfd[np].fd = s->wakefd;
-			pfd[np++].events = POLLIN;
-			for (c = 0; c < s->ncpus; c++) {
-				if (s->cur->owner[c] >= 0) {
-					pfd[np].fd = s->cur->owner[c];
-					pfd[np++].events = POLLIN;
-				}
-			}
-			if (s->pidfd >= 0) {
-				pfd[np].fd = s->pidfd;
-				pfd[np++].events = POLLIN;
-			}
-		}
-		if (s->pidfd >= 0)
-			pidx = (int)np - 1;
+		poll_set_update(s, &ps);
 		pthread_mutex_unlock(&s->lock);
 
-		for (c = 0; c < np; c++)
-			pfd[c].revents = 0;
-		ppoll(pfd, np, first ? &first_ts : &sleep_ts, NULL);
-		if (pfd[0].revents & POLLIN) {
+		for (c = 0; c < ps.np; c++)
+			ps.pfd[c].revents = 0;
+		ppoll(ps.pfd, ps.np, first ? &first_ts : &w.sleep_ts, NULL);
+		if (ps.pfd[0].revents & POLLIN) {
 			uint64_t v;
 
 			if (read(s->wakefd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 				break;
 		}
 		/* A pidfd is readable once the process has exited (pidfd_open(2)). */
-		if (pidx >= 0)
-			gone = (pfd[pidx].revents & (POLLIN | POLLHUP)) != 0;
+		if (ps.pidx >= 0)
+			gone = (ps.pfd[ps.pidx].revents & (POLLIN | POLLHUP)) != 0;
 		else
 			gone = target_gone(s);
 		pthread_mutex_lock(&s->lock);
-		drain(s, s->cur);
-		if (!s->o.ntids && !gone) {
-			uint64_t now = util_now_ns();
-
-			if (now - s->last_scan >= s->rescan_ns) {
-				rescan(s, s->cur);
-				s->last_scan = now;
-			}
-		}
-		if (gone) {
-			/* One more drain: the last samples of exiting threads. */
-			drain(s, s->cur);
-			s->exited = 1;
-			s->st.target_exited = 1;
-		}
-		stop = s->stop || gone;
-		/* Hand the batch on every second (full ones go at once): short drain
-		 * intervals are for the hook's reads, the consumer need not wake for each.
-		 * The thread's CPU time (a system call, not the vDSO) is taken as often. */
-		{
-			uint64_t now = util_now_ns();
-
-			if (stop || now - s->last_publish >= PUBLISH_NS) {
-				struct timespec ts;
-
-				batch_publish(s);
-				s->last_publish = now;
-				if (clock_gettime(s->thread_clock, &ts) == 0)
-					s->st.self_cpu_ns = (uint64_t)ts.tv_sec * 1000000000ULL +
-							    (uint64_t)ts.tv_nsec;
-			}
-		}
+		stop = drain_turn(s, gone);
 		pthread_mutex_unlock(&s->lock);
 		if (stop)
 			break;
 	}
-	free(pfd);
+	free(ps.pfd);
 	pthread_mutex_lock(&s->qlock);
 	s->running = 0;
 	wake_consumer(s);

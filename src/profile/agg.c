@@ -4,6 +4,7 @@
 #include "gotop/agg.h"
 #include "gotop/goread.h"
 #include "gotop/goruntime.h"
+#include "gotop/hashmap.h"
 #include "gotop/kallsyms.h"
 #include "gotop/perfrec.h"
 #include "gotop/repair.h"
@@ -23,7 +24,7 @@
 #define MAX_LABELS (64 + 2)
 /* The stack memo: raw chains (after repair) of up to MEMO_FRAMES frames -> location ids,
  * direct-mapped. Most samples repeat a chain seen before, and one hash and compare is
- * cheaper than a map lookup per frame (issue 6, ingest). */
+ * cheaper than a map lookup per frame (BENCHMARKS.md, "Ingest throughput"). */
 #define MEMO_SLOTS 1024
 #define MEMO_FRAMES 32
 /* The sample memo: (stack, thread, goroutine, label set) -> the profile's sample index,
@@ -31,54 +32,9 @@
  * hashing and compares. Sample indexes never change (prof_reset_samples keeps them). */
 #define SMEMO_SLOTS 4096
 /* Held samples (agg_opts.hold_kernel) kept at most; past it agg_feed waits for the
- * kernel symbols instead (about 100 ms of loading: 10 kHz on 16 CPUs stays below). */
+ * kernel symbols instead. Sized so that a high rate on many CPUs stays below it for the
+ * time kallsyms takes to load. */
 #define MAX_HELD_BYTES (16u << 20)
-
-/* Open-addressing map from a 64-bit key to a 64-bit value; key 0 is reserved. */
-struct u64map {
-	uint64_t *keys, *vals;
-	size_t cap, n;
-};
-
-static uint64_t *u64map_slot(struct u64map *m, uint64_t key, int insert)
-{
-	size_t i;
-
-	if (insert && (m->n + 1) * 4 > m->cap * 3) {
-		struct u64map old = *m;
-		size_t j;
-
-		m->cap = old.cap ? old.cap * 2 : 1024;
-		m->keys = xcalloc(m->cap, sizeof(uint64_t));
-		m->vals = xcalloc(m->cap, sizeof(uint64_t));
-		m->n = 0;
-		for (j = 0; j < old.cap; j++)
-			if (old.keys[j])
-				*u64map_slot(m, old.keys[j], 1) = old.vals[j];
-		free(old.keys);
-		free(old.vals);
-	}
-	if (!m->cap)
-		return NULL;
-	for (i = util_mix64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (m->keys[i] == key)
-			return &m->vals[i];
-		if (!m->keys[i]) {
-			if (!insert)
-				return NULL;
-			m->keys[i] = key;
-			m->n++;
-			return &m->vals[i];
-		}
-	}
-}
-
-static void u64map_free(struct u64map *m)
-{
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof(*m));
-}
 
 /* Label sets converted to prof labels, by the goruntime's interned pointer. */
 struct labelset {
@@ -110,16 +66,16 @@ struct evprof {
 	struct memo *memo; /* MEMO_SLOTS, allocated at the first use */
 	struct smemo *smemo; /* SMEMO_SLOTS, the same */
 	struct prof *prof;
-	struct u64map locs;     /* address (| 1 << 63 for "is return address") -> location id */
+	struct hashmap locs;     /* address (| 1 << 63 for "is return address") -> location id */
 	/* The same for addresses in no mapping when last looked up: looked up again each
 	 * time (location_for), as the maps may have been read before the mapping came
 	 * (a library mapped by ld.so right after the exec, its PERF_RECORD_MMAP2 in
 	 * another CPU's ring than the sample). */
-	struct u64map unmapped;
-	struct u64map mappings; /* sym_module id + 1 -> mapping id */
+	struct hashmap unmapped;
+	struct hashmap mappings; /* sym_module id + 1 -> mapping id */
 	struct labelset *lsets;
 	size_t nlsets, caplsets;
-	struct u64map lsidx; /* interned label set pointer -> index + 1 into lsets */
+	struct hashmap lsidx; /* interned label set pointer -> index + 1 into lsets */
 	uint32_t k_thread, k_goroutine;
 	int main_mapped; /* the main executable's mapping is mapping 1 (pprof's "File:") */
 };
@@ -150,11 +106,11 @@ struct agg {
 /*
  * Goroutine ids and memory. Its goroutine id makes a sample a profile entry of its own, so
  * a service that starts a goroutine per request (net/http, gRPC) adds an entry for nearly
- * every sample: on labels.go -gopercall (a new goroutine per 2 ms unit) at 1 kHz on 2
- * threads, record grew 11 MB a minute and the live UI 22 (issue 6, goal 5).
- * Up to goid_all_max goroutines, every sample keeps its goroutine's id. Past that, only
- * goroutines seen running for AGG_GOID_OLD_NS keep theirs: the workers, loops and long
- * requests one can tell apart, not thousands of short requests, whose samples are kept
+ * every sample, and record and the live UI grow for as long as they run (labels.go
+ * -gopercall; BENCHMARKS.md, "Memory"). Up to goid_all_max goroutines, every sample keeps
+ * its goroutine's id. Past that, only goroutines seen running for AGG_GOID_OLD_NS keep
+ * theirs: the workers, loops and long requests one can tell apart, not thousands of
+ * short requests, whose samples are kept
  * with their labels but no goroutine id. The first sighting of each goroutine is in a
  * direct-mapped table; a goroutine whose slot another took is seen anew. Go never reuses
  * a goroutine id (go1.23 runtime/proc.go: newproc1 takes goids from sched.goidgen).
@@ -166,24 +122,22 @@ struct agg {
 
 /*
  * Threads and memory. A sample's thread and goroutine ids make it an entry of its own
- * too, and the goroutines of a Go program move from thread to thread: on labels.go with 16
- * workers at 1 kHz, 180 s made 16,316 entries, 4,103 without their thread ids, 1,635
- * without thread and goroutine (1,364 stacks). New combinations keep turning up, so the
- * profile, and the memory, grew as long as it ran (issue 6, goal 5). Up to samples_full
+ * too, and the goroutines of a Go program move from thread to thread: the entries come to
+ * outnumber the stacks many times, and new combinations keep turning up, so the profile,
+ * and the memory, grew as long as it ran (BENCHMARKS.md, "Memory"). Up to samples_full
  * entries (AGG_SAMPLES_FULL), every sample keeps its ids. Past that, a sample adds to its
  * entry if it has one, else it keeps no thread nor goroutine id (its pprof labels stay).
  * The profile then grows only with new stacks and label sets, and the entries it has keep
  * counting.
  *
  * Label sets and memory. A service that puts a request id in a pprof label makes a new
- * label set at nearly every sample: on labels.go -reqid (16 workers at 1 kHz) record held
- * 83 MB after 100 s, when the reader's table of label sets was full (goruntime.c,
- * INTERN_MAX_SETS). Past labels_full entries (AGG_LABELS_FULL), a sample whose labels
- * have no entry yet adds to its stack's entry without labels, counted in labels_dropped.
- * A set the profile never took is left out before its strings and its map slot are made:
- * these were 17.7 of record's 64.6 MB of heap after 120 s of labels.go -reqid (heaptrack),
- * next to 17.4 MB for the reader's table of sets. The live session sheds entries past its
- * memory limit (live.c), and new sets get entries again.
+ * label set at nearly every sample (labels.go -reqid), and keeps doing so until the
+ * reader's table of label sets is full (goruntime.c, INTERN_MAX_SETS). Past labels_full
+ * entries (AGG_LABELS_FULL), a sample whose labels have no entry yet adds to its stack's
+ * entry without labels, counted in labels_dropped. A set the profile never took is left
+ * out before its strings and its map slot are made: with request ids, those took as much
+ * of record's heap as the reader's table of sets. The live session sheds entries past
+ * its memory limit (live.c), and new sets get entries again.
  */
 struct gseen {
 	uint64_t goid, first_ns; /* first_ns 0: empty */
@@ -230,15 +184,15 @@ static void evprof_free_maps(struct evprof *e)
 {
 	size_t j;
 
-	u64map_free(&e->locs);
-	u64map_free(&e->unmapped);
-	u64map_free(&e->mappings);
+	hashmap_free(&e->locs);
+	hashmap_free(&e->unmapped);
+	hashmap_free(&e->mappings);
 	for (j = 0; j < e->nlsets; j++)
 		free(e->lsets[j].labels);
 	free(e->lsets);
 	e->lsets = NULL;
 	e->nlsets = e->caplsets = 0;
-	u64map_free(&e->lsidx);
+	hashmap_free(&e->lsidx);
 }
 
 void agg_free(struct agg *a)
@@ -363,7 +317,7 @@ void agg_preload(struct agg *a, int main)
 		struct symfile *sf = symbolizer_main_file(a->sym);
 
 		/* Repair's first lookup in the executable would read its CFI (a Go binary's
-		 * compressed .debug_frame: 2 of the first 45 M instructions of ingest's cold pass). */
+		 * compressed .debug_frame) on the sampling path: read it before sampling. */
 		if (a->o.repair && sf)
 			symfile_cfi(sf);
 		go_init(a);
@@ -396,7 +350,7 @@ const char *agg_go_version(struct agg *a)
 
 static uint64_t mapping_for(struct evprof *e, const struct sym_module *mod)
 {
-	uint64_t *slot = u64map_slot(&e->mappings, (uint64_t)mod->id + 1, 1);
+	uint64_t *slot = hashmap_put(&e->mappings, (uint64_t)mod->id + 1, NULL);
 
 	if (!*slot) {
 		struct prof_mapping m;
@@ -449,11 +403,9 @@ static uint64_t location_for(struct agg *a, struct evprof *e, uint64_t addr, int
 	struct prof_line lines[MAX_INLINE];
 	const struct sym_module *mod = NULL;
 	uint64_t mapping = 0;
-	int n, i;
+	int n;
 
-	if (key == 0)
-		key = 1ULL << 62; /* address 0 must not collide with the empty slot */
-	slot = u64map_slot(&e->locs, key, 1);
+	slot = hashmap_put(&e->locs, key, NULL);
 	/* the location id stored for this address (0: none yet); cppcheck takes the
 	 * returned id for the condition itself */
 	if (*slot)
@@ -464,7 +416,7 @@ static uint64_t location_for(struct agg *a, struct evprof *e, uint64_t addr, int
 	}
 	/* In no mapping when last looked up: again only once the maps may have changed
 	 * (the value is the location id, and the maps version above bit 32). */
-	um = u64map_slot(&e->unmapped, key, 0);
+	um = hashmap_get(&e->unmapped, key);
 	if (um && *um && (uint32_t)(*um >> 32) == symbolizer_maps_version(a->sym)) {
 		a->unmapped_seen = 1;
 		return *um & 0xffffffffu;
@@ -492,6 +444,8 @@ static uint64_t location_for(struct agg *a, struct evprof *e, uint64_t addr, int
 			prof_set_main_mapping(e->prof, mapping);
 	}
 	if (n > 0) {
+		int i;
+
 		for (i = 0; i < n; i++) {
 			uint32_t name = prof_str(e->prof, fr[i].func ? fr[i].func : "??");
 
@@ -518,7 +472,7 @@ static uint64_t location_for(struct agg *a, struct evprof *e, uint64_t addr, int
 	if (!mod) {
 		uint64_t id = prof_add_location(e->prof, mapping, addr, lines, (size_t)n);
 
-		*u64map_slot(&e->unmapped, key, 1) = id | (uint64_t)symbolizer_maps_version(a->sym) << 32;
+		*hashmap_put(&e->unmapped, key, NULL) = id | (uint64_t)symbolizer_maps_version(a->sym) << 32;
 		a->unmapped_seen = 1;
 		return id;
 	}
@@ -529,7 +483,8 @@ static uint64_t location_for(struct agg *a, struct evprof *e, uint64_t addr, int
 static const struct prof_label *labels_for(struct evprof *e, const struct gort_labels *gl,
 					   size_t *n, int known_only)
 {
-	uint64_t *slot = u64map_slot(&e->lsidx, (uint64_t)(uintptr_t)gl, !known_only);
+	uint64_t key = (uint64_t)(uintptr_t)gl;
+	uint64_t *slot = known_only ? hashmap_get(&e->lsidx, key) : hashmap_put(&e->lsidx, key, NULL);
 	struct labelset *ls;
 	size_t i;
 
@@ -726,194 +681,279 @@ static struct smemo *smemo_slot(struct evprof *e, const uint64_t *stack, uint32_
 	return &e->smemo[h >> 52 & (SMEMO_SLOTS - 1)];
 }
 
-static void fold_sample(struct agg *a, struct evprof *e, const struct perf_sample *s,
-			const struct goread_extra *gx)
+/*
+ * Folding one sample, in the order fold_sample takes the steps: read and repair its call
+ * chain (chain_read), make sure the executable is the profile's first mapping
+ * (map_main_first), decide whether it waits for the kernel symbols (hold_for_kernel),
+ * turn its addresses into location ids (locate_memo, or locate), label it (thread,
+ * goroutine, label set: sample_labels), then hold it or add it to its profile entry
+ * (add_located, through the sample memo).
+ */
+
+/* A sample's call chain as the steps see it: kern[nk] (leaf first), then user[nu]. */
+struct chain {
+	uint64_t user[MAX_FRAMES], kern[MAX_FRAMES];
+	size_t nu, nk;
+};
+
+/* Reads s's call chain: the kernel part only with agg_opts.kernel; the user part starts at
+ * the sampled user pc and is repaired (agg_opts.repair, repair.h) where the frame-pointer
+ * chain lost frames. */
+static void chain_read(struct agg *a, const struct perf_sample *s, struct chain *c)
 {
-	uint64_t user[MAX_FRAMES], kern[MAX_FRAMES], locs[2 * MAX_FRAMES];
-	const uint64_t *lp = locs; /* the location ids: locs, or the memo's own */
-	struct prof_label labels[MAX_LABELS];
-	size_t nu, nk = 0, nl = 0, i, nlabels = 0;
-	int64_t values[2];
-	unsigned flags = 0;
-	int defer = 0;
-	struct memo *ms = NULL;
-	struct smemo *sm = NULL;
-	uint64_t goid = 0;
-	const void *lset = NULL;
-
-	nu = perfrec_split_chain(s, user, MAX_FRAMES, kern, MAX_FRAMES, &nk);
+	c->nk = 0;
+	c->nu = perfrec_split_chain(s, c->user, MAX_FRAMES, c->kern, MAX_FRAMES, &c->nk);
 	if (!a->o.kernel)
-		nk = 0;
-	go_init(a);
-
-	/* The user part of the chain starts at the sampled user pc. */
-	if (a->o.repair && nu > 0 && s->regs_abi) {
+		c->nk = 0;
+	if (a->o.repair && c->nu > 0 && s->regs_abi) {
 		if (!a->repair)
 			a->repair = repair_new(a->sym);
-		if (repair_chain(a->repair, s, user, &nu, MAX_FRAMES) > 0)
+		if (repair_chain(a->repair, s, c->user, &c->nu, MAX_FRAMES) > 0)
 			a->st.repaired++;
 	}
+}
 
-	/* pprof takes the first mapping for the main binary: add the executable's
-	 * mapping before any other (kernel, libraries). */
-	if (!e->main_mapped) {
-		struct symfile *mainf = symbolizer_main_file(a->sym);
+/* pprof takes the first mapping for the main binary: the executable's mapping goes into
+ * e's profile before any other (kernel, libraries), from the first user frame in it. */
+static void map_main_first(struct agg *a, struct evprof *e, const struct chain *c)
+{
+	struct symfile *mainf;
+	size_t i;
 
-		for (i = 0; i < nu && !e->main_mapped; i++) {
-			const struct sym_module *mod = NULL;
+	if (e->main_mapped)
+		return;
+	mainf = symbolizer_main_file(a->sym);
+	for (i = 0; i < c->nu && !e->main_mapped; i++) {
+		const struct sym_module *mod = NULL;
 
-			symbolizer_lookup(a->sym, user[i], 0, &mod, NULL, 0);
-			if (mod && (!mainf || mod->sf == mainf)) {
-				mapping_for(e, mod);
-				e->main_mapped = 1;
-			}
-		}
-		if (!mainf)
+		symbolizer_lookup(a->sym, c->user[i], 0, &mod, NULL, 0);
+		if (mod && (!mainf || mod->sf == mainf)) {
+			mapping_for(e, mod);
 			e->main_mapped = 1;
-	}
-	/* A kernel address (kernel part, or a bad one in the user part) would wait for
-	 * kallsyms: with hold_kernel the sample waits instead, its other frames resolved
-	 * now (a later mmap cannot change them). */
-	if (a->o.hold_kernel && !a->kready) {
-		defer = nk > 0;
-		for (i = 0; i < nu && !defer; i++)
-			defer = kallsyms_is_kernel_addr(user[i]);
-		if (defer && kernel_ready(a))
-			defer = 0;
-		if (defer && a->held_len >= MAX_HELD_BYTES) {
-			agg_flush(a, 1); /* enough held: wait for the names */
-			defer = 0;
 		}
 	}
-	/* A frame's is_return is (position > 0): agg_flush relies on it. */
-	if (!defer && nk + nu <= MEMO_FRAMES && nk + nu > 0) {
-		uint64_t h = util_hash_words(util_hash_words(nk << 8 | nu, kern, nk), user, nu);
-		struct memo *m;
+	if (!mainf)
+		e->main_mapped = 1;
+}
 
-		h ^= h >> 31;
-		if (!e->memo)
-			e->memo = xcalloc(MEMO_SLOTS, sizeof(*e->memo));
-		m = &e->memo[h & (MEMO_SLOTS - 1)];
-		ms = m;
-		nl = nk + nu;
-		if (m->hash == h && m->nk == nk && m->nu == nu &&
-		    !memcmp(m->addr, kern, nk * sizeof(uint64_t)) &&
-		    !memcmp(m->addr + nk, user, nu * sizeof(uint64_t))) {
-			lp = m->loc; /* not copied: a sample the smemo finds never reads them */
-			nl = m->nl;
-		} else {
-			a->unmapped_seen = 0;
-			for (i = 0; i < nk; i++)
-				locs[i] = location_for(a, e, kern[i], i > 0);
-			for (i = 0; i < nu; i++)
-				if (!(locs[nk + i] = location_for(a, e, user[i], nk + i > 0)))
-					break; /* not code: the chain ends before it */
-			nl = nk + i;
-			if (a->unmapped_seen) {
-				/* Not remembered: the address may be found in a mapping later. */
-				m->hash = 0;
-				ms = NULL;
-				goto located;
-			}
-			m->hash = h;
-			m->nk = (uint16_t)nk;
-			m->nu = (uint16_t)nu;
-			m->nl = (uint16_t)nl;
-			memcpy(m->addr, kern, nk * sizeof(uint64_t));
-			memcpy(m->addr + nk, user, nu * sizeof(uint64_t));
-			memcpy(m->loc, locs, nl * sizeof(uint64_t));
-			m->stack = NULL;
-		}
-	} else {
-		for (i = 0; i < nk; i++, nl++)
-			locs[nl] = defer && kallsyms_is_kernel_addr(kern[i]) ? kern[i]
-				   : location_for(a, e, kern[i], nl > 0);
-		for (i = 0; i < nu; i++, nl++)
-			if (!(locs[nl] = defer && kallsyms_is_kernel_addr(user[i]) ? user[i]
-					 : location_for(a, e, user[i], nl > 0)))
-				break; /* not code: the chain ends before it */
+/* Whether the sample waits for the kernel symbols (agg_opts.hold_kernel): a kernel address
+ * (the kernel part, or a bad one in the user part) would otherwise wait for kallsyms. The
+ * sample's other frames are resolved now (a later mmap cannot change them). Past
+ * MAX_HELD_BYTES held, this waits for the names and nothing more is held. */
+static int hold_for_kernel(struct agg *a, const struct chain *c)
+{
+	int defer;
+	size_t i;
+
+	if (!a->o.hold_kernel || a->kready)
+		return 0;
+	defer = c->nk > 0;
+	for (i = 0; i < c->nu && !defer; i++)
+		defer = kallsyms_is_kernel_addr(c->user[i]);
+	if (defer && kernel_ready(a))
+		defer = 0;
+	if (defer && a->held_len >= MAX_HELD_BYTES) {
+		agg_flush(a, 1);
+		defer = 0;
 	}
+	return defer;
+}
 
-located:
-	if (nl < nk + nu)
-		a->st.chain_cut++;
-	labels[nlabels].key = e->k_thread;
-	labels[nlabels].str = 0;
-	labels[nlabels].num = s->tid;
-	labels[nlabels++].num_unit = 0;
-	/* The goroutine and its labels were read right after the sample, on the
-	 * sampling thread (goread.c): reading them now would see later labels. */
-	if (gx) {
-		flags |= HELD_GO;
-		if (gx->flags & GORT_LABELS_DROPPED)
-			flags |= HELD_LABELS_DROPPED;
-		if (gx->rc == 0) {
-			flags |= HELD_GOID;
-			if (goid_keep(a, gx->goid, s->time)) {
-				goid = gx->goid;
-				labels[nlabels].key = e->k_goroutine;
-				labels[nlabels].str = 0;
-				labels[nlabels].num = (int64_t)gx->goid;
-				labels[nlabels++].num_unit = 0;
-			} else {
-				a->st.goid_young++;
-			}
-			if (gx->labels && gx->labels->n) {
-				/* Past labels_full entries, a set the profile has no labels of
-				 * has no entry: left out now, it costs no strings nor map
-				 * (see "Label sets and memory"). */
-				size_t n, k;
-				const struct prof_label *pl = labels_for(e, gx->labels, &n, labels_full(a, e));
+/* The location ids of c's frames into locs, each address looked up (location_for); a
+ * frame's is_return is (position > 0), which agg_flush relies on. With defer, kernel
+ * addresses stay as they are for agg_flush (struct held). Returns how many: fewer than
+ * nk + nu when a return address is not code and the chain ends before it. */
+static size_t locate(struct agg *a, struct evprof *e, const struct chain *c, int defer,
+		     uint64_t *locs)
+{
+	size_t i, nl = 0;
 
-				if (pl) {
-					flags |= HELD_LABELLED;
-					lset = gx->labels;
-					for (k = 0; k < n && nlabels < GP_ARRAY_SIZE(labels); k++)
-						labels[nlabels++] = pl[k];
-				} else {
-					flags |= HELD_LABELS_DROPPED;
-				}
-			}
-		}
+	for (i = 0; i < c->nk; i++, nl++)
+		locs[nl] = defer && kallsyms_is_kernel_addr(c->kern[i]) ? c->kern[i]
+			   : location_for(a, e, c->kern[i], nl > 0);
+	for (i = 0; i < c->nu; i++, nl++)
+		if (!(locs[nl] = defer && kallsyms_is_kernel_addr(c->user[i]) ? c->user[i]
+				 : location_for(a, e, c->user[i], nl > 0)))
+			break;
+	return nl;
+}
+
+/* The location ids of a chain of 1 to MEMO_FRAMES frames, through e's stack memo: *lp
+ * gets the memo's ids on a hit (not copied: a sample the sample memo finds never reads
+ * them), else locs, filled by locate. Returns the memo entry now holding the chain, or
+ * NULL when a frame was in no mapping: not remembered, as the address may be found in a
+ * mapping later. */
+static struct memo *locate_memo(struct agg *a, struct evprof *e, const struct chain *c,
+				uint64_t *locs, const uint64_t **lp, size_t *nl)
+{
+	uint64_t h = util_hash_words(util_hash_words(c->nk << 8 | c->nu, c->kern, c->nk),
+				     c->user, c->nu);
+	struct memo *m;
+
+	h ^= h >> 31;
+	if (!e->memo)
+		e->memo = xcalloc(MEMO_SLOTS, sizeof(*e->memo));
+	m = &e->memo[h & (MEMO_SLOTS - 1)];
+	if (m->hash == h && m->nk == c->nk && m->nu == c->nu &&
+	    !memcmp(m->addr, c->kern, c->nk * sizeof(uint64_t)) &&
+	    !memcmp(m->addr + c->nk, c->user, c->nu * sizeof(uint64_t))) {
+		*lp = m->loc;
+		*nl = m->nl;
+		return m;
 	}
-	values[0] = 1;
-	values[1] = (int64_t)s->period;
-	if (defer) {
-		hold(a, e, lp, nl, values, labels, nlabels, flags);
+	a->unmapped_seen = 0;
+	*lp = locs;
+	*nl = locate(a, e, c, 0, locs);
+	if (a->unmapped_seen) {
+		m->hash = 0;
+		return NULL;
+	}
+	m->hash = h;
+	m->nk = (uint16_t)c->nk;
+	m->nu = (uint16_t)c->nu;
+	m->nl = (uint16_t)*nl;
+	memcpy(m->addr, c->kern, c->nk * sizeof(uint64_t));
+	memcpy(m->addr + c->nk, c->user, c->nu * sizeof(uint64_t));
+	memcpy(m->loc, locs, *nl * sizeof(uint64_t));
+	m->stack = NULL;
+	return m;
+}
+
+/* What a sample is labelled with, and with its stack, the key of its sample memo entry:
+ * the labels follow from (tid, goroutine, label set, flags). */
+struct sample_labels {
+	struct prof_label labels[MAX_LABELS];
+	size_t n;
+	unsigned flags;   /* as held.flags */
+	uint64_t goid;    /* 0: no goroutine label */
+	const void *lset; /* the goroutine's label set when its labels are in labels[] */
+};
+
+static void label_num(struct sample_labels *sl, uint32_t key, int64_t num)
+{
+	sl->labels[sl->n].key = key;
+	sl->labels[sl->n].str = 0;
+	sl->labels[sl->n].num = num;
+	sl->labels[sl->n++].num_unit = 0;
+}
+
+/* The goroutine's pprof labels: past labels_full entries, a set the profile has no labels
+ * of has no entry: left out now, it costs no strings nor map (see "Label sets and
+ * memory"). */
+static void label_set(struct agg *a, struct evprof *e, const struct gort_labels *gl,
+		      struct sample_labels *sl)
+{
+	size_t n, k;
+	const struct prof_label *pl = labels_for(e, gl, &n, labels_full(a, e));
+
+	if (!pl) {
+		sl->flags |= HELD_LABELS_DROPPED;
 		return;
 	}
-	/* The labels follow from (tid, goroutine, label set, flags): with the same stack,
-	 * the same sample. */
+	sl->flags |= HELD_LABELLED;
+	sl->lset = gl;
+	for (k = 0; k < n && sl->n < GP_ARRAY_SIZE(sl->labels); k++)
+		sl->labels[sl->n++] = pl[k];
+}
+
+/* The sample's labels: its thread, and for a Go sample its goroutine (when goid_keep keeps
+ * the id: see "Goroutine ids and memory") and the goroutine's label set. The goroutine
+ * and its labels were read right after the sample, on the sampling thread (goread.c):
+ * reading them now would see later labels. */
+static void sample_labels(struct agg *a, struct evprof *e, const struct perf_sample *s,
+			  const struct goread_extra *gx, struct sample_labels *sl)
+{
+	sl->n = 0;
+	sl->flags = 0;
+	sl->goid = 0;
+	sl->lset = NULL;
+	label_num(sl, e->k_thread, s->tid);
+	if (!gx)
+		return;
+	sl->flags |= HELD_GO;
+	if (gx->flags & GORT_LABELS_DROPPED)
+		sl->flags |= HELD_LABELS_DROPPED;
+	if (gx->rc != 0)
+		return;
+	sl->flags |= HELD_GOID;
+	if (goid_keep(a, gx->goid, s->time)) {
+		sl->goid = gx->goid;
+		label_num(sl, e->k_goroutine, (int64_t)gx->goid);
+	} else {
+		a->st.goid_young++;
+	}
+	if (gx->labels && gx->labels->n)
+		label_set(a, e, gx->labels, sl);
+}
+
+/* Adds a located sample to e's profile. With its stack interned (ms->stack), a sample the
+ * sample memo knows adds its values to the entry's index without add_sample's hashing and
+ * compares; otherwise add_sample, and the memos learn the entry's interned stack and
+ * index for the next samples. */
+static void add_located(struct agg *a, struct evprof *e, struct memo *ms, const uint64_t *lp,
+			size_t nl, const int64_t *values, uint32_t tid,
+			const struct sample_labels *sl)
+{
+	struct smemo *sm;
+	struct prof_sample ps;
+	unsigned dropped;
+	long idx;
+
 	if (ms && ms->stack) {
-		sm = smemo_slot(e, ms->stack, s->tid, goid, lset, flags);
-		if (sm->stack == ms->stack && sm->tid == s->tid && sm->goid == goid &&
-		    sm->lset == lset && sm->flags == flags &&
+		sm = smemo_slot(e, ms->stack, tid, sl->goid, sl->lset, sl->flags);
+		if (sm->stack == ms->stack && sm->tid == tid && sm->goid == sl->goid &&
+		    sm->lset == sl->lset && sm->flags == sl->flags &&
 		    prof_sample_add(e->prof, sm->idx, ms->stack, nl, values, 2) == 0) {
-			count_sample(a, flags, sm->dropped);
+			count_sample(a, sl->flags, sm->dropped);
 			return;
 		}
 	}
-	{
-		struct prof_sample ps;
-		unsigned dropped;
-		long idx = add_sample(a, e, lp, nl, values, labels, nlabels, flags, &dropped);
+	idx = add_sample(a, e, lp, nl, values, sl->labels, sl->n, sl->flags, &dropped);
+	if (!ms || idx < 0 || prof_sample_at(e->prof, (size_t)idx, &ps) != 0 || ps.nlocs != nl)
+		return;
+	if (!ms->stack)
+		ms->stack = ps.locs;
+	if (ms->stack != ps.locs)
+		return;
+	sm = smemo_slot(e, ms->stack, tid, sl->goid, sl->lset, sl->flags);
+	sm->stack = ps.locs;
+	sm->tid = tid;
+	sm->goid = sl->goid;
+	sm->lset = sl->lset;
+	sm->flags = sl->flags;
+	sm->idx = (uint32_t)idx;
+	sm->dropped = (uint8_t)dropped;
+}
 
-		/* Learn the entry's interned stack and index for the next samples. */
-		if (ms && idx >= 0 && prof_sample_at(e->prof, (size_t)idx, &ps) == 0 && ps.nlocs == nl) {
-			if (!ms->stack)
-				ms->stack = ps.locs;
-			if (ms->stack == ps.locs) {
-				sm = smemo_slot(e, ms->stack, s->tid, goid, lset, flags);
-				sm->stack = ps.locs;
-				sm->tid = s->tid;
-				sm->goid = goid;
-				sm->lset = lset;
-				sm->flags = flags;
-				sm->idx = (uint32_t)idx;
-				sm->dropped = (uint8_t)dropped;
-			}
-		}
-	}
+static void fold_sample(struct agg *a, struct evprof *e, const struct perf_sample *s,
+			const struct goread_extra *gx)
+{
+	struct chain c;
+	struct sample_labels sl;
+	uint64_t locs[2 * MAX_FRAMES];
+	const uint64_t *lp = locs; /* the location ids: locs, or the stack memo's own */
+	struct memo *ms = NULL;
+	size_t nl;
+	int64_t values[2];
+	int defer;
+
+	go_init(a);
+	chain_read(a, s, &c);
+	map_main_first(a, e, &c);
+	defer = hold_for_kernel(a, &c);
+	if (!defer && c.nk + c.nu <= MEMO_FRAMES && c.nk + c.nu > 0)
+		ms = locate_memo(a, e, &c, locs, &lp, &nl);
+	else
+		nl = locate(a, e, &c, defer, locs);
+	if (nl < c.nk + c.nu)
+		a->st.chain_cut++;
+	sample_labels(a, e, s, gx, &sl);
+	values[0] = 1;
+	values[1] = (int64_t)s->period;
+	if (defer)
+		hold(a, e, lp, nl, values, sl.labels, sl.n, sl.flags);
+	else
+		add_located(a, e, ms, lp, nl, values, s->tid, &sl);
 }
 
 void agg_feed(struct agg *a, const struct sample_batch *b)

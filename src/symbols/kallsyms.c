@@ -161,7 +161,7 @@ struct kallsyms *kallsyms_parse(const char *text, size_t len, int *err)
 	}
 	/* One symbol per address, the best-ranked alias. /proc/kallsyms lists addresses in
 	 * order (the core kernel, then modules above it): then one pass picks it, and the
-	 * sort (40 % of the parse) is needed only for a file out of order. */
+	 * sort (a large part of the parse) is needed only for a file out of order. */
 	size_t out = 0, i;
 	for (i = 1; i < ks->n && ks->s[i - 1].addr <= ks->s[i].addr; i++)
 		;

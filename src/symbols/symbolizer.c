@@ -495,9 +495,9 @@ static struct sym_module *entry_module(struct symbolizer *s, const struct maps_e
 
 /* ---------- kernel ---------- */
 
-/* Reading /proc/kallsyms costs about 90 ms of CPU here, 70 of them in the kernel
- * formatting 5.4 MB of text (linux kernel/kallsyms.c s_show); so it can run on a
- * thread of its own while user frames are named. */
+/* Reading /proc/kallsyms is slow, most of it in the kernel formatting megabytes of text
+ * (linux kernel/kallsyms.c s_show); so it can run on a thread of its own while user
+ * frames are named. */
 /* The kernel symbols from /proc/kallsyms or from the file set for them. */
 static struct kallsyms *ks_read(const char *path, int *err)
 {

@@ -946,7 +946,7 @@ static int shift_scn_name(Elf_Scn *scn, int by)
 
 /* dwarf_begin_elf over the DWARF sections of the classes in want only. libdw
  * decompresses every SHF_COMPRESSED section it recognises on open (elfutils 0.188
- * dwarf_begin_elf.c check_section): a Go binary's .debug_loc alone is 25 MB. The
+ * dwarf_begin_elf.c check_section): a Go binary's .debug_loc alone is tens of MB. The
  * other sections' names are hidden for the duration of the call. A section that
  * another handle decompressed stays decompressed in elf (libelf keeps the data). */
 static Dwarf *dwarf_open_classes(Elf *elf, unsigned want)
@@ -1022,7 +1022,7 @@ Dwarf *symfile_dwarf(struct symfile *sf)
  * getcfi_shdr) uses .eh_frame_hdr's binary search table only when that section comes
  * before .eh_frame in the section headers. lld puts it after (libLLVM-14.so.1), and
  * then each lookup scans .eh_frame on from where the last one stopped, interning
- * every FDE: 115 ms for the first 200 lookups in libLLVM's 5 MB. The program-header
+ * every FDE, slow on a large library's first lookups. The program-header
  * path (getcfi_phdr, PT_GNU_EH_FRAME) always uses the table; with .eh_frame's name
  * hidden, the section path finds nothing and libdw takes it. */
 static Dwarf_CFI *eh_frame_cfi(Elf *elf)
