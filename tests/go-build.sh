@@ -1,4 +1,0 @@
-#!/bin/sh
-# Moved to tests/helpers/go-build.sh. This forward stays only for the unit tests (tests/test-*.c)
-# that still run it by this path; remove it when they name tests/helpers/go-build.sh.
-exec sh "$(dirname "$0")/helpers/go-build.sh" "$@"
