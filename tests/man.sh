@@ -3,7 +3,7 @@
 # table): every option each command's --help prints is documented under that command, every
 # option it documents is one the command takes, its INTERACTIVE COMMANDS are the help screen's
 # keys, and groff renders it without a warning.
-. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/lib.sh"
+. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
 plan 13
 page=$TOP_BUILDDIR/doc/gotop-perf.1

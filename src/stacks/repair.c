@@ -418,8 +418,11 @@ static void live_frame(void *ctx, uint64_t pc, int innermost, struct repair_fram
  * kernel's walk goes on into whatever the frame pointer slot above them holds; a chain
  * also ends at runtime.mcall (live_frame), and a leaf that is such a frame is the whole
  * stack, as in Go's traceback. Only Go stacks have them: a chain whose leaf (leaf, the
- * frame at pc[0]) and its caller are not Go is kept whole without hashing it, which
- * would be all of the cut's cost on C code. */
+ * frame at pc[0]) and its next callers are not Go is kept whole without hashing it,
+ * which would be all of the cut's cost on C code. */
+/* How many frames below a leaf outside Go a Go caller is looked for (see top_cut). */
+#define VDSO_DEPTH 3
+
 static size_t top_cut(struct repair *r, const struct repair_frame *leaf, const uint64_t *pc,
 		      size_t n)
 {
@@ -431,11 +434,14 @@ static size_t top_cut(struct repair *r, const struct repair_frame *leaf, const u
 		struct repair_frame f1;
 
 		/* A leaf in the vDSO, called from Go on g0 (nanotime1), is Go's stack all
-		 * the same: its caller says. */
-		if (n < 2)
-			return n;
-		live_frame(r, pc[1], 0, &f1);
-		if (!f1.go)
+		 * the same: a caller among the next few says (the vDSO's clock_gettime
+		 * calls a helper of its own, so the Go frame may be the third). */
+		for (i = 1; i < n && i <= VDSO_DEPTH; i++) {
+			live_frame(r, pc[i], 0, &f1);
+			if (f1.go)
+				break;
+		}
+		if (i >= n || i > VDSO_DEPTH)
 			return n;
 	}
 	if (leaf->top)
