@@ -1,11 +1,10 @@
-/* cmd-live.c: `gotop-perf [-p PID | -- COMMAND]`: options, the target, the live session,
+/* cmd-live.c: `gotop-perf [-p PID | -- COMMAND]`: options, the live session on the target,
  * and the plain-text batch mode (like top -b); the curses UI is in tui.c. */
 #include "config.h"
 #include "cli.h"
 #include "ui.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <langinfo.h>
 #include <locale.h>
@@ -15,14 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "gotop/events.h"
 #include "gotop/live.h"
 #include "gotop/pprof.h"
-#include "gotop/procinfo.h"
 #include "gotop/util.h"
 
 #define MAX_OPT_FILTERS 8

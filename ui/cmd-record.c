@@ -1,15 +1,14 @@
-/* cmd-record.c: `gotop-perf record`: sample a process and write gzipped pprof profiles. */
+/* cmd-record.c: `gotop-perf record`: its options, a session on the target run to its end,
+ * and the gzipped pprof profiles it writes. */
 #include "config.h"
 #include "cli.h"
 
-#include <errno.h>
 #include <getopt.h>
-#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "gotop/agg.h"
@@ -18,6 +17,7 @@
 #include "gotop/procinfo.h"
 #include "gotop/profile.h"
 #include "gotop/sampler.h"
+#include "gotop/session.h"
 #include "gotop/util.h"
 
 #define MAX_TIDS 256

@@ -83,7 +83,7 @@ struct session_info {
 struct session *session_new(const struct session_opts *o, struct session_err *e);
 /* Borrowed, valid until session_free. */
 const struct session_info *session_info(const struct session *s);
-const struct session_opts *session_opts(const struct session *s);
+const struct session_opts *session_options(const struct session *s);
 /* Opens the events on every thread of the target (one sampler each). 0, or -errno with
  * e filled. */
 int session_open(struct session *s, struct session_err *e);

@@ -988,7 +988,7 @@ static void *worker(void *arg)
 struct live *live_new(const struct live_opts *o, struct session *s, char *err, size_t errlen)
 {
 	struct live *l = xcalloc(1, sizeof(*l));
-	const struct session_opts *so = session_opts(s);
+	const struct session_opts *so = session_options(s);
 
 	l->o = *o;
 	if (l->o.refresh_ns < 10000000ULL)

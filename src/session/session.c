@@ -157,7 +157,7 @@ const struct session_info *session_info(const struct session *s)
 	return &s->info;
 }
 
-const struct session_opts *session_opts(const struct session *s)
+const struct session_opts *session_options(const struct session *s)
 {
 	return &s->o;
 }
