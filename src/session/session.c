@@ -142,8 +142,6 @@ struct session *session_new(const struct session_opts *o, struct session_err *e)
 	is_go = (o->go || !o->stack_size) &&
 		target_is_go(o->pid ? NULL : o->command[0], s->target.pid, s->info.go_version,
 			     sizeof(s->info.go_version));
-	if (!is_go)
-		s->info.go_version[0] = 0;
 	s->info.stack_size = o->stack_size ? o->stack_size
 					   : repair_stack_bytes(is_go ? s->info.go_version : NULL);
 	s->info.go = o->go && is_go;

@@ -96,7 +96,7 @@ int target_spawn(struct target *t, char **argv, int quiet, char *why, size_t why
 	target_clear(t);
 	if (quiet && (null = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0) {
 		err = errno;
-		snprintf(why, whylen, "cannot start %s: /dev/null: %s", argv[0], strerror(err));
+		snprintf(why, whylen, "/dev/null: %s", strerror(err));
 		return -err;
 	}
 	/* p: the parent says "exec now"; e: the child reports an exec failure
