@@ -1,11 +1,10 @@
-/* cmd-live.c: `gotop-perf [-p PID | -- COMMAND]`: options, the target, the live session,
+/* cmd-live.c: `gotop-perf [-p PID | -- COMMAND]`: options, the live session on the target,
  * and the plain-text batch mode (like top -b); the curses UI is in tui.c. */
 #include "config.h"
 #include "cli.h"
 #include "ui.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <langinfo.h>
 #include <locale.h>
@@ -15,20 +14,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "gotop/events.h"
 #include "gotop/live.h"
 #include "gotop/pprof.h"
-#include "gotop/procinfo.h"
 #include "gotop/util.h"
 
 #define MAX_OPT_FILTERS 8
 
 struct live_cli {
-	struct cli_sampling s;
+	struct session_opts s;
 	char **command;
 	double refresh;
 	unsigned window;
@@ -80,10 +76,8 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static void live_usage(FILE *f)
+void cmd_live_options(FILE *f)
 {
-	fputs("Usage: gotop-perf [OPTIONS] (-p PID | -- COMMAND [ARGS...])\n"
-	      "The live profiler: a terminal UI (press h for the keys), or text with --batch.\n", f);
 	cli_sampling_usage(f, 1);
 	fputs("  -d, --refresh SECONDS  time between updates (default 1)\n"
 	      "  -w, --window SECONDS   start with a decaying window of the last SECONDS\n"
@@ -114,6 +108,13 @@ static void live_usage(FILE *f)
 	      "(SIGTERM) when gotop-perf quits.\n", f);
 }
 
+static void live_usage(FILE *f)
+{
+	fputs("Usage: gotop-perf [OPTIONS] (-p PID | -- COMMAND [ARGS...])\n"
+	      "The live profiler: a terminal UI (press h for the keys), or text with --batch.\n", f);
+	cmd_live_options(f);
+}
+
 static int add_filter(struct live_cli *o, enum model_filter_kind kind, const char *key,
 		      const char *str, int64_t num)
 {
@@ -129,12 +130,13 @@ static int add_filter(struct live_cli *o, enum model_filter_kind kind, const cha
 	return 0;
 }
 
+/* A flat getopt switch, one case per option of long_opts. */
 static int parse_args(int argc, char **argv, struct live_cli *o)
 {
-	int c, r;
+	int c;
 
 	memset(o, 0, sizeof(*o));
-	cli_sampling_init(&o->s);
+	session_opts_init(&o->s);
 	o->refresh = 1.0;
 	o->rows = 25;
 	o->min_pct = 1.0;
@@ -144,8 +146,8 @@ static int parse_args(int argc, char **argv, struct live_cli *o)
 	while ((c = getopt_long(argc, argv, "+" CLI_SAMPLING_SHORTOPTS "d:w:n:o:", long_opts, NULL)) != -1) {
 		uint64_t v;
 		double d;
+		int r = cli_sampling_option(&o->s, c, optarg, 1);
 
-		r = cli_sampling_option(&o->s, c, optarg, 1);
 		if (r > 0)
 			return r;
 		if (r == 0)
@@ -299,35 +301,6 @@ static int parse_args(int argc, char **argv, struct live_cli *o)
 	return 0;
 }
 
-/* The command's stdin, stdout and stderr are /dev/null: the screen is ours. */
-static int spawn_quiet(struct cli_target *t, char **argv)
-{
-	int saved[3], i, null, r;
-
-	null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (null < 0) {
-		cli_error("/dev/null: %s", strerror(errno));
-		return EXIT_FAIL;
-	}
-	fflush(stdout);
-	fflush(stderr);
-	for (i = 0; i < 3; i++) {
-		saved[i] = fcntl(i, F_DUPFD_CLOEXEC, 10);
-		dup2(null, i);
-	}
-	r = cli_target_spawn(t, argv);
-	for (i = 0; i < 3; i++) {
-		if (saved[i] >= 0) {
-			dup2(saved[i], i);
-			close(saved[i]);
-		}
-	}
-	close(null);
-	if (r)
-		cli_error("cannot start %s", argv[0]);
-	return r;
-}
-
 /* --- batch --- */
 
 static size_t view_by_name(const char *name)
@@ -454,7 +427,7 @@ static void print_iteration(struct ui *ui, const char *views, uint64_t iter, int
 	fflush(stdout);
 }
 
-static int run_batch(struct ui *ui, struct live_cli *o, struct cli_target *t)
+static int run_batch(struct ui *ui, struct live_cli *o)
 {
 	uint64_t iter = 0, said_ns = 0;
 	struct pollfd p = { live_fd(ui->live), POLLIN, 0 };
@@ -468,9 +441,8 @@ static int run_batch(struct ui *ui, struct live_cli *o, struct cli_target *t)
 		poll(&p, 1, 1000);
 		if (read(p.fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 			break;
-		cli_target_reap(t, 0);
-		if (!t->spawned && t->pid && t->exit_status >= 0 && o->command)
-			ui->target_status = t->exit_status;
+		if (ui->target_status < 0)
+			ui->target_status = live_target_status(ui->live);
 		r = ui_refresh(ui);
 		/* What the screen shows on its status line as an error (the memory limit
 		 * reached) goes to stderr once. */
@@ -498,31 +470,90 @@ static int run_batch(struct ui *ui, struct live_cli *o, struct cli_target *t)
 
 /* --- entry --- */
 
-/* live_opts.go_setup: the command line's Go settings (cli_go_sampling). */
-struct go_setup_arg {
-	const struct cli_sampling *s;
-	char version[64];
-	char why[256]; /* why the BPF program is not used, when it is not */
-};
-
-static void go_setup(void *arg, struct agg *agg, struct sampler_opts *so)
+/* The session on the target, handed to the live session, started. EXIT_OK, or the exit
+ * code after saying why. */
+static int start_live(struct live_cli *o, struct live **out)
 {
-	struct go_setup_arg *gs = arg;
+	struct session_err err;
+	struct session *s;
+	struct live_opts lo;
+	struct live *live;
 
-	cli_go_sampling(gs->s, agg, gs->version, so, gs->why, sizeof(gs->why));
+	o->s.command = o->command;
+	o->s.command_quiet = 1; /* the screen is ours */
+	o->s.hold_kernel = 1;   /* first data without waiting for the kernel's symbols */
+	s = session_new(&o->s, &err);
+	if (!s) {
+		int rc = cli_session_error(&err);
+
+		if (o->command && err.kind == SESSION_FAIL_SYSTEM)
+			cli_error("cannot start %s", o->command[0]);
+		return rc;
+	}
+	if (session_open(s, &err)) {
+		session_free(s);
+		return cli_session_error(&err);
+	}
+	memset(&lo, 0, sizeof(lo));
+	lo.refresh_ns = (uint64_t)(o->refresh * 1e9);
+	lo.window_s = o->window;
+	lo.max_mem = (size_t)o->max_memory_mb << 20;
+	live = live_new(&lo, s, err.why, sizeof(err.why));
+	if (!live) {
+		cli_error("%s", err.why);
+		return EXIT_FAIL;
+	}
+	cli_install_signals();
+	if (live_start(live, &err)) {
+		live_free(live);
+		return cli_session_error(&err);
+	}
+	*out = live;
+	return EXIT_OK;
+}
+
+/* The UI's settings from the command line and the session. */
+static void setup_ui(struct ui *ui, const struct live_cli *o, struct live *live)
+{
+	const struct session_info *info = live_session_info(live);
+	size_t i;
+
+	ui_init(ui, o->batch);
+	ui->live = live;
+	ui->kernel = info->kernel;
+	ui->freq_default = o->s.freq;
+	ui->save_dir = o->out_dir;
+	ui->spawned = info->spawned;
+	ui->batch_rows = (size_t)o->rows;
+	ui->batch_min_pct = o->min_pct;
+	ui->color = !o->no_color && !(getenv("NO_COLOR") && *getenv("NO_COLOR"));
+	if (o->window)
+		ui->window_len = o->window;
+	if (o->sort)
+		view_top_set_sort(&ui->views[VIEW_TOP], o->sort);
+	if (o->callers)
+		ui_set_callers_fn(ui, o->callers, strlen(o->callers));
+	for (i = 0; i < o->nfilters; i++)
+		ui_add_filter(ui, o->filters[i].kind, o->filters[i].kind == MODEL_LABEL, o->filters[i].key,
+			      o->filters[i].key ? strlen(o->filters[i].key) : 0, o->filters[i].str,
+			      o->filters[i].str ? strlen(o->filters[i].str) : 0, o->filters[i].num);
+	if (!info->kernel)
+		ui_set_status(ui, UA_DIM, "%s", info->kernel_why);
+	ui->target_pid = info->pid;
+	ui->stack_size = info->stack_size;
+	if (o->verify) {
+		ui_verify_toggle(ui);
+		if (o->batch && ui->status_attr == UA_ERR)
+			cli_error("%s", ui->status); /* profiling goes on without it */
+	}
 }
 
 int cmd_live(int argc, char **argv)
 {
-	struct go_setup_arg gs = { 0 };
 	struct live_cli o;
-	struct cli_target target;
-	struct live_opts lo;
 	struct live *live = NULL;
 	struct ui ui;
-	char why[512], kwhy[256];
-	int rc, kernel, is_go;
-	size_t i;
+	int rc;
 
 	rc = parse_args(argc, argv, &o);
 	if (rc)
@@ -536,120 +567,25 @@ int cmd_live(int argc, char **argv)
 	setlocale(LC_ALL, "");
 	tl_utf8 = !o.ascii && !strcmp(nl_langinfo(CODESET), "UTF-8");
 #ifdef M_MMAP_THRESHOLD
-	/* The live session rebuilds its model at every refresh (and used to copy its whole
-	 * profile, when this was measured: resident size 44 against 34 MB after 150 s on 16
-	 * busy threads). With glibc's adaptive threshold such ever-larger blocks come from
-	 * the heap and fragment it: large blocks are mapped and unmapped instead (glibc
-	 * malloc(3), mallopt). Not measured again since snapshots share their tables. */
+	/* The live session rebuilds its model at every refresh. With glibc's adaptive
+	 * threshold such ever-larger blocks come from the heap and fragment it: large blocks
+	 * are mapped and unmapped instead (glibc malloc(3), mallopt; BENCHMARKS.md, "Memory"). */
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	mallopt(M_TRIM_THRESHOLD, 128 * 1024);
 #endif
-
-	memset(&target, 0, sizeof(target));
-	target.go_fd = target.err_fd = -1;
-	if (o.s.pid) {
-		rc = cli_check_pid(o.s.pid);
-		if (rc)
-			return rc;
-		target.pid = o.s.pid;
-	} else {
-		rc = spawn_quiet(&target, o.command);
-		if (rc)
-			return rc;
-	}
-	kernel = events_kernel_allowed(kwhy, sizeof(kwhy));
-
-	memset(&lo, 0, sizeof(lo));
-	lo.pid = target.pid;
-	lo.event = o.s.events[0];
-	lo.use_freq = o.s.use_freq;
-	lo.freq = o.s.freq;
-	lo.period = o.s.period;
-	lo.kernel = kernel;
-	lo.enable_on_exec = target.spawned;
-	lo.repair = o.s.repair;
-	lo.go = o.s.go;
-	/* Whether it is Go decides the Go reads and the stack bytes per sample. */
-	is_go = (o.s.go || !o.s.stack_size) &&
-		cli_is_go_binary(o.s.pid ? NULL : o.command[0], target.pid, gs.version, sizeof(gs.version));
-	lo.stack_size = cli_stack_size(&o.s, is_go ? gs.version : NULL);
-	if (o.s.go && is_go) {
-		gs.s = &o.s;
-		lo.go_setup = go_setup;
-		lo.go_setup_arg = &gs;
-	}
-	lo.go_drain_ms = o.s.label_latency_ms; /* as cli_go_sampling without its BPF program */
-	lo.refresh_ns = (uint64_t)(o.refresh * 1e9);
-	lo.window_s = o.window;
-	lo.max_mem = (size_t)o.max_memory_mb << 20;
-	live = live_new(&lo, why, sizeof(why));
-	if (!live) {
-		int err = errno;
-
-		cli_error("%s", why);
-		rc = (err == EACCES || err == EPERM) ? EXIT_PERM : (err == ESRCH) ? EXIT_TARGET : EXIT_EVENT;
-		cli_target_stop(&target);
+	rc = start_live(&o, &live);
+	if (rc)
 		return rc;
-	}
-	cli_install_signals();
-	rc = live_start(live);
-	if (rc) {
-		cli_error("cannot start sampling: %s", strerror(-rc));
-		live_free(live);
-		cli_target_stop(&target);
-		return EXIT_FAIL;
-	}
-	if (target.spawned) {
-		cli_target_go(&target);
-		if (target.exit_status < 0) {
-			cli_error("cannot run %s: %s", o.command[0], strerror(-target.exit_status));
-			live_free(live);
-			cli_target_stop(&target);
-			return EXIT_TARGET;
-		}
-		live_request(live, LIVE_REQ_TARGET_READY, NULL, 0);
-	}
-
-	ui_init(&ui, o.batch);
-	ui.live = live;
-	ui.kernel = kernel;
-	ui.freq_default = o.s.freq;
-	ui.save_dir = o.out_dir;
-	ui.spawned = target.spawned;
-	ui.batch_rows = (size_t)o.rows;
-	ui.batch_min_pct = o.min_pct;
-	ui.color = !o.no_color && !(getenv("NO_COLOR") && *getenv("NO_COLOR"));
-	if (o.window)
-		ui.window_len = o.window;
-	if (o.sort)
-		view_top_set_sort(&ui.views[VIEW_TOP], o.sort);
-	if (o.callers)
-		ui_set_callers_fn(&ui, o.callers, strlen(o.callers));
-	for (i = 0; i < o.nfilters; i++)
-		ui_add_filter(&ui, o.filters[i].kind, o.filters[i].kind == MODEL_LABEL, o.filters[i].key,
-			      o.filters[i].key ? strlen(o.filters[i].key) : 0, o.filters[i].str,
-			      o.filters[i].str ? strlen(o.filters[i].str) : 0, o.filters[i].num);
-	if (!kernel)
-		ui_set_status(&ui, UA_DIM, "%s", kwhy);
-	ui.target_pid = target.pid;
-	ui.stack_size = lo.stack_size;
-	if (o.verify) {
-		ui_verify_toggle(&ui);
-		if (o.batch && ui.status_attr == UA_ERR)
-			cli_error("%s", ui.status); /* profiling goes on without it */
-	}
-
+	setup_ui(&ui, &o, live);
 	if (o.batch) {
 		ui.width = 200;
 		ui.rows = 1000000;
-		rc = run_batch(&ui, &o, &target);
+		rc = run_batch(&ui, &o);
 	} else {
 		ui.target_status = -1;
-		rc = tui_run(&ui, &target);
+		rc = tui_run(&ui);
 	}
 	ui_fini(&ui);
-	live_stop(live);
-	cli_target_stop(&target);
-	live_free(live);
+	live_free(live); /* also stops a command still running */
 	return rc;
 }

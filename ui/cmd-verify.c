@@ -13,6 +13,7 @@
 
 #include "gotop/procinfo.h"
 #include "gotop/symbolizer.h"
+#include "gotop/target.h"
 #include "gotop/util.h"
 #include "gotop/repair.h"
 #include "gotop/verify.h"
@@ -301,7 +302,7 @@ static void report_text(FILE *f, const struct verify_report *r, pid_t pid)
 	}
 }
 
-static int target_alive(const struct cli_target *t)
+static int target_alive(const struct target *t)
 {
 	struct proc_stat st;
 
@@ -313,7 +314,8 @@ static int target_alive(const struct cli_target *t)
 int cmd_verify(int argc, char **argv)
 {
 	struct verify_cli o;
-	struct cli_target target;
+	struct target target;
+	char why[256];
 	struct verifier *v = NULL;
 	struct verify_report rep;
 	uint64_t start;
@@ -322,20 +324,22 @@ int cmd_verify(int argc, char **argv)
 	rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc;
-	memset(&target, 0, sizeof(target));
-	target.go_fd = target.err_fd = -1;
 	if (o.pid) {
-		rc = cli_check_pid(o.pid);
-		if (rc)
-			return rc;
-		target.pid = o.pid;
+		rc = target_attach(&target, o.pid, NULL, 0, why, sizeof(why));
+		if (rc) {
+			cli_error("%s", why);
+			return rc == -EINVAL ? EXIT_USAGE : EXIT_TARGET;
+		}
 	} else {
-		rc = cli_target_spawn(&target, o.command);
-		if (rc)
-			return rc;
-		cli_target_go(&target);
-		if (target.exit_status < 0) {
-			cli_error("cannot run %s: %s", o.command[0], strerror(-target.exit_status));
+		rc = target_spawn(&target, o.command, 0, why, sizeof(why));
+		if (rc) {
+			cli_error("%s", why);
+			return EXIT_FAIL;
+		}
+		rc = target_go(&target);
+		if (rc) {
+			cli_error("cannot run %s: %s", o.command[0], strerror(-rc));
+			target_stop(&target);
 			return EXIT_TARGET;
 		}
 	}
@@ -361,9 +365,8 @@ int cmd_verify(int argc, char **argv)
 			o.duration > 0 ? "" : ": Ctrl-C to stop");
 	start = util_now_ns();
 	if (o.once) {
-		rc = verifier_pass(v);
+		(void)verifier_pass(v); /* the report says how it went */
 	} else {
-		rc = 0;
 		while (!cli_stop_signal) {
 			verifier_pace(v, &cli_stop_signal);
 			if (cli_stop_signal)
@@ -373,9 +376,8 @@ int cmd_verify(int argc, char **argv)
 			rc = verifier_round(v, 0);
 			if (rc < 0 && rc != -ESRCH)
 				break;
-			rc = 0;
 			if (target.spawned)
-				cli_target_reap(&target, 0);
+				target_reap(&target, 0);
 			if (!target_alive(&target)) {
 				exited = 1;
 				break;
@@ -400,8 +402,6 @@ int cmd_verify(int argc, char **argv)
 	verify_report_free(&rep);
 out:
 	verifier_free(v);
-	if (target.spawned) {
-		cli_target_stop(&target);
-	}
+	target_stop(&target);
 	return rc;
 }

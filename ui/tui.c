@@ -147,10 +147,8 @@ static void setup_colors(struct ui *ui)
  * characters that changed are written again (write_seg), and ncurses compares and sends
  * only the cells of a row between the first and the last one written (wnoutrefresh,
  * doupdate): a Top row whose counts changed costs those columns, not the terminal's
- * width. Erasing and writing every row made the screen's thread cost 9 ms in 12 s on a
- * 200 x 50 terminal, in proportion to the cells (3.8 ms at 100 x 25, 16.9 at 300 x 80),
- * against 2.4 ms for --batch's printing of every view; callgrind of 20 refreshes on
- * labels.go: 92.8 M instructions before, 41.3 M with this and idlok off (issue 6). */
+ * width. Erasing and writing every row cost in proportion to the screen's cells, several
+ * times --batch's printing of every view (BENCHMARKS.md, "Slowdown and own CPU"). */
 #define PAD_SEG UINT16_MAX /* shown_seg.off of a highlighted row's padding (len: its width) */
 
 struct shown_seg {
@@ -210,8 +208,7 @@ static const struct shown_seg *seg_like(const struct shown_row *r, int k,
 /* Writes n bytes of text at (y, x) in attribute at. Printable ASCII goes in as cells
  * (wadd_wchnstr copies them; it neither decodes, wraps nor moves the cursor, and every
  * caller stays inside the row): waddnstr decodes and places each character on its own,
- * 6.9 K instructions a call on the Top view's changed counts: 6.9 M of the screen
- * thread's 41.3 M in 20 refreshes, 3.8 M this way (callgrind, labels.go, 200 x 50).
+ * a large part of the screen thread's work on the Top view's changed counts.
  * Anything else, a UTF-8 ellipsis or bar, goes through addnstr, which decodes it. */
 static void put_text(int y, int x, chtype at, const char *s, size_t n)
 {
@@ -619,7 +616,7 @@ static int apply(struct ui *ui, int r)
 	return r & (R_QUIT | R_REDRAW | R_UPDATE | R_MODEL);
 }
 
-int tui_run(struct ui *ui, struct cli_target *t)
+int tui_run(struct ui *ui)
 {
 	struct pollfd pfd[3];
 	int need = R_UPDATE | R_REDRAW, rc = EXIT_OK;
@@ -641,7 +638,7 @@ int tui_run(struct ui *ui, struct cli_target *t)
 	nonl();
 	intrflush(stdscr, FALSE);
 	/* No scrolling optimisation: the rows change in place, so looking for lines that
-	 * moved is work for nothing (doupdate 21.1 -> 19.0 M instructions in 20 refreshes). */
+	 * moved is work for nothing. */
 	idlok(stdscr, FALSE);
 	keypad(stdscr, TRUE);
 	nodelay(stdscr, TRUE);
@@ -649,10 +646,8 @@ int tui_run(struct ui *ui, struct cli_target *t)
 	curs_set(0);
 	/* ncurses 6.4 flushes its output at every cursor move until the screen has been left
 	 * and entered once (ncurses/tty/lib_mvcur.c _nc_mvcur flushes while _endwin is
-	 * ewInitial; only doupdate's resume sets ewRunning): a refresh of the Top view went
-	 * out in about 70 writes of 8 to 42 bytes (strace, 200 x 50; 2,973 writes for 20
-	 * frames of a 50-row test screen, 28 after this round trip). Done before anything is
-	 * drawn. */
+	 * ewInitial; only doupdate's resume sets ewRunning): a refresh went out in dozens of
+	 * small writes instead of one. Done before anything is drawn. */
 	refresh();
 	endwin();
 	refresh();
@@ -695,12 +690,10 @@ int tui_run(struct ui *ui, struct cli_target *t)
 			if (need & R_QUIT)
 				break;
 		}
-		if (t->spawned) {
-			cli_target_reap(t, 0);
-			if (!t->spawned) {
-				ui->target_status = t->exit_status;
+		if (ui->spawned && ui->target_status < 0) {
+			ui->target_status = live_target_status(ui->live);
+			if (ui->target_status >= 0)
 				need |= R_REDRAW;
-			}
 		}
 		if (ui->status[0] && util_now_ns() - ui->status_ns > STATUS_NS && !ui->wait_seq) {
 			ui->status[0] = 0;

@@ -102,8 +102,8 @@ void ui_pct(char *buf, size_t n, int64_t part, int64_t total)
 		snprintf(buf, n, "%5.1f%%", p);
 		return;
 	}
-	/* "%5.1f%%" without printf, which took 1,770 instructions a call (two per row of
-	 * every view at each refresh; issue 6). Rounded from the exact ratio, halves up
+	/* "%5.1f%%" without printf, which is costly for two calls per row of every view at
+	 * each refresh. Rounded from the exact ratio, halves up
 	 * (printf rounds the double: 1/16 is 6.2 there, 6.3 here). */
 	tenths = (int64_t)(((unsigned __int128)part * 2000 + (uint64_t)total) /
 			   ((unsigned __int128)total * 2));
@@ -359,7 +359,7 @@ void ui_add_filter(struct ui *ui, enum model_filter_kind kind, int exact, const 
 
 static void filter_text(const struct ui_filter *f, char *buf, size_t n)
 {
-	char a[256], b[256];
+	char a[256];
 
 	switch (f->kind) {
 	case MODEL_FOCUS:
@@ -370,6 +370,8 @@ static void filter_text(const struct ui_filter *f, char *buf, size_t n)
 	case MODEL_LABEL:
 		ui_escape(a, sizeof(a), f->key, f->key_len);
 		if (f->str) {
+			char b[256];
+
 			ui_escape(b, sizeof(b), f->str, f->str_len);
 			snprintf(buf, n, "%s=%s", a, b);
 		} else {
@@ -476,7 +478,6 @@ void ui_header(struct ui *ui, struct tline *l1, struct tline *l2)
 void ui_info_line(struct ui *ui, struct tline *l)
 {
 	struct model_totals t;
-	size_t i;
 
 	tl_reset(l);
 	if (!ui->snap)
@@ -505,7 +506,7 @@ void ui_info_line(struct ui *ui, struct tline *l)
 		}
 		if (ui->nfilters) {
 			tl_put(l, UA_NORMAL, "  focus: ");
-			for (i = 0; i < ui->nfilters; i++) {
+			for (size_t i = 0; i < ui->nfilters; i++) {
 				char buf[600];
 
 				filter_text(&ui->filters[i], buf, sizeof(buf));
@@ -593,7 +594,6 @@ int ui_save(struct ui *ui, const char *path)
 {
 	const struct live_event *ev = ui->ev;
 	const struct prof_value_type *types;
-	struct prof_value_type pt;
 	struct prof *p;
 	char buf[600], full[PATH_MAX + 64];
 	int r;
@@ -605,7 +605,8 @@ int ui_save(struct ui *ui, const char *path)
 	p = prof_clone(ev->prof);
 	/* Period and comments as `record` writes them. */
 	if (prof_sample_types(p, &types) >= 2) {
-		pt = types[1];
+		struct prof_value_type pt = types[1];
+
 		if (ui->snap->use_freq) {
 			const char *unit = prof_string(p, pt.unit, NULL);
 
@@ -752,6 +753,7 @@ static int cycle_event(struct ui *ui, int dir)
 	return R_MODEL | R_UPDATE | R_REDRAW;
 }
 
+/* A flat switch, one case per action (enum ui_action); the view's own go to its ops. */
 int ui_action(struct ui *ui, enum ui_action a)
 {
 	struct view *v = &ui->views[ui->cur];

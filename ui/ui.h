@@ -258,8 +258,7 @@ void ui_help_line(size_t i, struct tline *l);
 void ui_key_bar(struct ui *ui, struct tline *l);
 
 /* --- batch (cmd-live.c) and curses (tui.c) --- */
-struct cli_target;
 /* Runs the curses UI until q or a signal; returns an exit code. */
-int tui_run(struct ui *ui, struct cli_target *t);
+int tui_run(struct ui *ui);
 
 #endif

@@ -1,5 +1,5 @@
-/* live.h: the live session: a worker thread that owns the sampler and the aggregator and
- * publishes immutable, reference-counted snapshots for the UI. */
+/* live.h: the live session: a worker thread that drives a profiling session (session.h)
+ * and publishes immutable, reference-counted snapshots of its profiles for the UI. */
 #ifndef GOTOP_LIVE_H
 #define GOTOP_LIVE_H
 
@@ -12,29 +12,11 @@
 #include "gotop/events.h"
 #include "gotop/profile.h"
 #include "gotop/sampler.h"
+#include "gotop/session.h"
 
 struct live;
-struct agg;
-struct sampler_opts;
 
 struct live_opts {
-	pid_t pid;
-	struct event_spec event;
-	int use_freq;            /* 1: freq samples/s per thread; 0: every period events */
-	uint64_t freq, period;
-	uint32_t stack_size;     /* user stack bytes per sample (see sampler_opts) */
-	int kernel;              /* kernel callchains (when permitted) */
-	int enable_on_exec;      /* the target has not exec'd yet */
-	int repair, go;          /* see agg_opts */
-	/* A Go target: sets up the reading of goroutines and labels on the sampling thread
-	 * (agg_sampler_hook, agg_go_bpf, the drain interval) in the sampler's options,
-	 * called once in live_new. NULL: not Go. */
-	void (*go_setup)(void *arg, struct agg *agg, struct sampler_opts *so);
-	void *go_setup_arg;
-	/* Not Go at the start (go_setup NULL, go on): goroutines are still read once Go is
-	 * found after an exec (a command through a shell script), with the drain interval
-	 * changed to this (0: unchanged). */
-	unsigned go_drain_ms;
 	uint64_t refresh_ns;     /* how often a snapshot is published (>= 10 ms) */
 	unsigned window_s;       /* 0: cumulative; else a decaying window of this many seconds */
 	/* The anonymous memory gotop-perf may hold (bytes, 0: no limit): what it allocated
@@ -113,16 +95,23 @@ struct live_snapshot {
 	char reply[320];
 };
 
-/* Opens the event on the target (sampler_new) and prepares the aggregator; nothing runs
- * yet. NULL with errno set and a one-line reason in err on failure. */
-struct live *live_new(const struct live_opts *o, char *err, size_t errlen);
-/* Starts sampling and the worker thread. 0 or -errno. With enable_on_exec, post
- * LIVE_REQ_TARGET_READY once the command has exec'd. */
-int live_start(struct live *l);
+/* Prepares the live session on s, an opened session (session_open) sampling one event,
+ * which it takes over (freed by live_free, also when this fails); nothing runs yet. NULL
+ * with errno set and a one-line reason in err on failure. */
+struct live *live_new(const struct live_opts *o, struct session *s, char *err, size_t errlen);
+/* Publishes a first, empty snapshot, starts the session (a command we started execs) and
+ * the worker thread. 0, or -errno with e filled. */
+int live_start(struct live *l, struct session_err *e);
 /* Stops the worker and the sampler. Snapshots already taken stay valid. */
 void live_stop(struct live *l);
-/* Stops and frees everything. Accepts NULL. Snapshots still held stay valid. */
+/* Stops and frees everything, the session with it (a command we started is stopped).
+ * Accepts NULL. Snapshots still held stay valid. */
 void live_free(struct live *l);
+/* What the session decided about the target. Borrowed, valid until live_free. */
+const struct session_info *live_session_info(const struct live *l);
+/* The exit status of a command we started once it has exited, else -1 (reaps it). For
+ * the UI thread: the worker never touches the target. */
+int live_target_status(struct live *l);
 
 /* A file descriptor that becomes readable when a new snapshot is published; read 8
  * bytes from it (an eventfd) to clear it. Borrowed, valid until live_free. */
@@ -144,8 +133,6 @@ enum live_req_kind {
 	LIVE_REQ_ZERO,           /* forget every count of every event */
 	LIVE_REQ_WINDOW,         /* value: 0 cumulative, else seconds of the decaying window */
 	LIVE_REQ_PUBLISH,        /* publish a snapshot now */
-	LIVE_REQ_TARGET_READY,   /* a command we started has exec'd: its executable can be
-				  * read (Go version, goroutine reader) */
 };
 uint64_t live_request(struct live *l, enum live_req_kind kind, const struct event_spec *ev,
 		      uint64_t value);

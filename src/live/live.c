@@ -26,22 +26,21 @@
  * what the window forgets (tests/ui-batch.sh), which would otherwise run for minutes. */
 #define MIN_HISTORY_S 60
 /* The first refresh with data comes this soon after the start when the refresh interval
- * is longer (issue 6: first data within 300 ms of attaching); then the regular ones. */
+ * is longer, so that data shows soon after attaching; then the regular ones. */
 #define FIRST_REFRESH_NS (100ull * 1000 * 1000)
 /* A decaying window forgets: once the aggregator's profile holds at least this many
  * entries that no tick of the history touched, and at least half as many as those it
  * touched, the profile keeps only the touched ones (forget). The cumulative profile
- * keeps every stack it was ever given, so its memory grows while new stacks come: 140
- * a minute after 15 minutes on labels.go with 16 workers at 1 kHz, mostly kernel paths
- * under rare user addresses (issue 6, goal 5). A window shows none of the old ones. */
+ * keeps every stack it was ever given, so its memory grows while new stacks come, mostly
+ * kernel paths under rare user addresses (BENCHMARKS.md, "Memory"). A window shows none
+ * of the old ones. */
 #define FORGET_MIN_DEAD 2048
 /* Over the memory limit (live_opts.max_mem), an event's profile with at least this many
  * entries keeps the half with the most samples, those of the history before the others
  * (shed). It sheds again only once it has grown by a quarter: the heap that is not the
  * profile's (symbol tables, the model) may be over the limit alone, and shedding then
  * must not go on until nothing is left. Without it, a Go service that labels each
- * request with its own value grows without end: labels.go -reqid, 16 workers at 1 kHz,
- * made the live UI 92 MB after 72 s, growing 60 MB a minute (issue 6, goal 5). */
+ * request with its own value grows without end (BENCHMARKS.md, "Memory"). */
 #define SHED_MIN_ENTRIES 4096
 
 /* One event as the worker tracks it. */
@@ -83,8 +82,9 @@ struct request {
 
 struct live {
 	struct live_opts o;
-	struct sampler *s;
-	struct agg *agg;
+	struct session *s;
+	struct agg *agg;         /* the session's */
+	pid_t pid;               /* the target */
 	pthread_t thread;
 	int started;
 	int efd;
@@ -103,7 +103,6 @@ struct live {
 	int use_freq;
 	uint64_t freq, period;
 	int paused, exited, ready;
-	int go_found; /* a snapshot has had the Go version */
 	unsigned window_s;
 	unsigned min_history_s;  /* MIN_HISTORY_S */
 	int rebuild_all;
@@ -224,15 +223,19 @@ static void flush_held(struct live *l, int wait)
 		l->levs[k]->dirty = 1;
 }
 
-static void feed(struct live *l, struct sample_batch *b)
+/* Folds the next batch (waiting up to timeout_ms for one) and marks its event dirty;
+ * whether one came. */
+static int feed(struct live *l, int timeout_ms)
 {
+	const char *name;
 	struct lev *e;
 
-	agg_feed(l->agg, b);
-	e = lev_by_name(l, b->event->name);
+	if (!session_feed_next(l->s, timeout_ms, &name))
+		return 0;
+	e = lev_by_name(l, name);
 	if (e)
 		e->dirty = 1;
-	sampler_batch_free(l->s, b);
+	return 1;
 }
 
 /* Active time: runs while sampling, stands still while paused or after the target
@@ -553,7 +556,7 @@ static int renamed(struct live *l, const struct live_thread *t)
 {
 	struct proc_stat st;
 
-	if (procinfo_stat(l->o.pid, t->tid, &st) || !strcmp(st.comm, t->comm))
+	if (procinfo_stat(l->pid, t->tid, &st) || !strcmp(st.comm, t->comm))
 		return 0;
 	l->renames = xrealloc(l->renames, (l->nrenames + 1) * sizeof(*l->renames));
 	l->renames[l->nrenames].tid = t->tid;
@@ -571,7 +574,7 @@ static void update_threads(struct live *l)
 	size_t added = 0, old = l->names ? l->names->n : 0;
 	struct tnames *t;
 
-	n = procinfo_tasks(l->o.pid, &tids);
+	n = procinfo_tasks(l->pid, &tids);
 	if (n <= 0) {
 		free(tids);
 		return;
@@ -619,7 +622,7 @@ static void update_threads(struct live *l)
 		struct proc_stat st;
 
 		t->t[old + i].tid = tids[i];
-		if (procinfo_stat(l->o.pid, tids[i], &st) == 0)
+		if (procinfo_stat(l->pid, tids[i], &st) == 0)
 			snprintf(t->t[old + i].comm, sizeof(t->t[0].comm), "%s", st.comm);
 		else
 			snprintf(t->t[old + i].comm, sizeof(t->t[0].comm), "?");
@@ -645,7 +648,7 @@ static void update_target(struct live *l)
 
 	if (l->exited)
 		return;
-	if (procinfo_stat(l->o.pid, 0, &st) == 0) {
+	if (procinfo_stat(l->pid, 0, &st) == 0) {
 		/* A new process name (exec): thread names are read again. */
 		l->recheck_names = strcmp(l->comm, st.comm) != 0;
 		snprintf(l->comm, sizeof(l->comm), "%s", st.comm);
@@ -653,10 +656,10 @@ static void update_target(struct live *l)
 	/* The command line changes at exec, which mostly changes the name too: it is read
 	 * again when the name changed, until a command we started is ready (it shows our
 	 * own command line until it has exec'd), and every 10th refresh for an exec that
-	 * kept the name. Reading it at every refresh was 5 % of the live UI's CPU on a Go
-	 * target sampled at 20 Hz (issue 6). */
+	 * kept the name: reading it at every refresh was a visible part of the live UI's
+	 * CPU at low sampling rates. */
 	if (!l->cmdline || l->recheck_names || !l->ready || l->seq % 10 == 0) {
-		c = procinfo_cmdline(l->o.pid, 1024);
+		c = procinfo_cmdline(l->pid, 1024);
 		if (c) {
 			free(l->cmdline);
 			l->cmdline = c;
@@ -688,18 +691,17 @@ static void publish(struct live *l, int periodic)
 	s->refs = 1;
 	s->seq = ++l->seq;
 	s->periodic = periodic;
-	s->pid = l->o.pid;
+	s->pid = l->pid;
 	snprintf(s->comm, sizeof(s->comm), "%s", l->comm);
 	s->cmdline = xstrdup(l->cmdline ? l->cmdline : "");
-	sampler_get_stats(l->s, &s->sst);
-	agg_get_stats(l->agg, &s->ast);
+	session_stats(l->s, 0, &s->sst, &s->ast);
 	/* Only after the first sample: before the exec of a command we started, the
 	 * executable is still our own. */
-	if ((l->ready || s->ast.samples) && agg_go_version(l->agg)) {
-		s->go_version = xstrdup(agg_go_version(l->agg));
-		if (!l->go_found && !l->o.go_setup && l->o.go)
-			sampler_set_drain_ms(l->s, l->o.go_drain_ms);
-		l->go_found = 1;
+	if (l->ready || s->ast.samples) {
+		const char *v = session_go_version(l->s);
+
+		if (v)
+			s->go_version = xstrdup(v);
 	}
 	s->nevents = l->nlevs;
 	s->events = xcalloc(l->nlevs ? l->nlevs : 1, sizeof(*s->events));
@@ -798,9 +800,6 @@ static void zero(struct live *l)
 
 static void handle(struct live *l, const struct request *r)
 {
-	char err[256];
-	int rc;
-
 	switch (r->kind) {
 	case LIVE_REQ_EVENT:
 	case LIVE_REQ_FREQ:
@@ -808,13 +807,15 @@ static void handle(struct live *l, const struct request *r)
 		const struct event_spec *ev = r->kind == LIVE_REQ_EVENT ? &r->ev : &l->event;
 		int use_freq = r->kind == LIVE_REQ_EVENT ? l->use_freq : r->kind == LIVE_REQ_FREQ;
 		uint64_t value = r->kind == LIVE_REQ_EVENT ? (l->use_freq ? l->freq : l->period) : r->value;
+		char err[256];
+		int rc;
 
 		if (l->exited) {
 			reply(l, r->seq, -ESRCH, "the target has exited: nothing to sample");
 			break;
 		}
 		err[0] = 0;
-		rc = sampler_set_event(l->s, ev, use_freq, value, err, sizeof(err));
+		rc = session_set_event(l->s, ev, use_freq, value, err, sizeof(err));
 		if (rc) {
 			const char *why = err[0] ? err : strerror(-rc);
 			size_t nl = strlen(ev->name);
@@ -849,7 +850,7 @@ static void handle(struct live *l, const struct request *r)
 			break;
 		}
 		advance_active(l, util_now_ns());
-		sampler_pause(l->s, r->value != 0);
+		session_pause(l->s, r->value != 0);
 		l->paused = r->value != 0;
 		reply(l, r->seq, 0, l->paused ? "paused" : "resumed");
 		break;
@@ -868,25 +869,17 @@ static void handle(struct live *l, const struct request *r)
 	case LIVE_REQ_PUBLISH:
 		reply(l, r->seq, 0, "%s", "");
 		break;
-	case LIVE_REQ_TARGET_READY:
-		/* Starts the goroutine reads now rather than at the first sample. */
-		l->ready = 1;
-		agg_go_version(l->agg);
-		reply(l, r->seq, 0, "%s", "");
-		break;
 	}
 }
 
 /* Every sample up to now, from the rings at once, for a refresh: the sampling thread
  * itself drains only every 500 ms (or at 3/4 of a ring) and hands batches on every second,
- * so that it wakes seldom (issue 6). */
+ * so that it wakes seldom. */
 static void take_all(struct live *l)
 {
-	struct sample_batch *b;
-
-	sampler_flush(l->s);
-	while ((b = sampler_take(l->s, 0)))
-		feed(l, b);
+	session_flush(l->s);
+	while (feed(l, 0))
+		;
 }
 
 static void *worker(void *arg)
@@ -907,26 +900,23 @@ static void *worker(void *arg)
 		size_t nreq, i;
 		uint64_t now = util_now_ns();
 		/* Past the early time, a batch arriving wakes the wait anyway. Requests and
-		 * stop kick the wait (sampler_kick): it lasts until the refresh is due. */
+		 * stop kick the wait (session_kick): it lasts until the refresh is due. */
 		uint64_t due = early && now < early && early < next ? early : next;
 		int wait_ms = now >= due ? 0 : (int)GP_MIN((due - now) / 1000000 + 1, 1000);
 
 		if (!early && !lazy) {
 			/* After the first data, batches wait for the refresh (take_all) unless
-			 * many come: the worker woke for each one, 3 times a second besides
-			 * the refresh on labels.go at 1 kHz (issue 6). */
-			sampler_set_wake_bytes(l->s, SAMPLER_LAZY_WAKE_BYTES);
+			 * many come: the worker would wake for each one besides the refresh. */
+			session_set_wake_bytes(l->s, SAMPLER_LAZY_WAKE_BYTES);
 			lazy = 1;
 		}
 		if (!l->exited) {
-			struct sample_batch *b = sampler_take(l->s, wait_ms);
-
-			if (b) {
-				feed(l, b);
-			} else if (sampler_target_exited(l->s)) {
+			if (feed(l, wait_ms)) {
+				/* folded */
+			} else if (session_exited(l->s)) {
 				/* The sampler drained the rings before it stopped. */
-				while ((b = sampler_take(l->s, 0)))
-					feed(l, b);
+				while (feed(l, 0))
+					;
 				flush_held(l, 1);
 				advance_active(l, util_now_ns());
 				l->exited = 1;
@@ -970,11 +960,10 @@ static void *worker(void *arg)
 				if (now < next) {
 					publish(l, 1);
 					/* The first data is out: the kernel's symbols load now
-					 * rather than at the first kernel frame, which on a C
-					 * target that seldom enters the kernel came at any time
-					 * (12 s after the start in 1 of 3 runs, not within 12 s
-					 * in the others), with 24 to 59 ms of CPU in the steady
-					 * state and its samples held meanwhile (issue 6). */
+					 * rather than at the first kernel frame, which on a
+					 * target that seldom enters the kernel may come at any
+					 * time, costing CPU in the steady state with its
+					 * samples held meanwhile. */
 					agg_kernel_prefetch(l->agg);
 					continue;
 				}
@@ -996,56 +985,33 @@ static void *worker(void *arg)
 
 /* --- public --- */
 
-struct live *live_new(const struct live_opts *o, char *err, size_t errlen)
+struct live *live_new(const struct live_opts *o, struct session *s, char *err, size_t errlen)
 {
 	struct live *l = xcalloc(1, sizeof(*l));
-	struct sampler_opts so;
-	struct agg_opts ao;
-	int e;
+	const struct session_opts *so = session_options(s);
 
 	l->o = *o;
 	if (l->o.refresh_ns < 10000000ULL)
 		l->o.refresh_ns = 10000000ULL;
+	l->s = s;
+	l->agg = session_agg(s);
+	l->pid = session_info(s)->pid;
 	l->efd = -1;
 	pthread_mutex_init(&l->lock, NULL);
 	pthread_cond_init(&l->cond, NULL);
-
-	memset(&ao, 0, sizeof(ao));
-	ao.pid = o->pid;
-	ao.repair = o->repair;
-	ao.go = o->go;
-	ao.kernel = o->kernel;
-	ao.hold_kernel = 1; /* first data without waiting for kallsyms (issue 6) */
-	l->agg = agg_new(&ao);
-
-	memset(&so, 0, sizeof(so));
-	so.pid = o->pid;
-	so.event = o->event;
-	so.use_freq = o->use_freq;
-	so.freq = o->freq;
-	so.period = o->period;
-	so.stack_size = o->stack_size;
-	so.kernel = o->kernel;
-	so.enable_on_exec = o->enable_on_exec;
-	if (o->go)
-		agg_sampler_hook(l->agg, &so.hook, &so.hook_arg); /* idle until Go is found */
-	if (o->go_setup && o->go)
-		o->go_setup(o->go_setup_arg, l->agg, &so);
-	l->s = sampler_new(&so, err, errlen);
-	if (!l->s) {
-		e = errno;
-		goto fail;
-	}
 	l->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (l->efd < 0) {
-		e = errno;
+		int e = errno;
+
 		snprintf(err, errlen, "eventfd: %s", strerror(e));
-		goto fail;
+		live_free(l);
+		errno = e;
+		return NULL;
 	}
-	l->event = o->event;
-	l->use_freq = o->use_freq;
-	l->freq = o->freq;
-	l->period = o->period;
+	l->event = so->events[0];
+	l->use_freq = so->use_freq;
+	l->freq = so->freq;
+	l->period = so->period;
 	l->window_s = GP_MIN(o->window_s, LIVE_MAX_WINDOW);
 	l->min_history_s = MIN_HISTORY_S;
 	{
@@ -1057,33 +1023,51 @@ struct live *live_new(const struct live_opts *o, char *err, size_t errlen)
 			l->min_history_s = (unsigned)v;
 	}
 	return l;
-fail:
-	live_free(l);
-	errno = e;
-	return NULL;
 }
 
-int live_start(struct live *l)
+int live_start(struct live *l, struct session_err *e)
 {
 	int r;
 
 	l->start_ns = l->last_active_mark = l->last_pub_ns = util_now_ns();
 	l->start_wall = util_wall_ns();
 	l->last_self_cpu = procinfo_self_cpu_ns();
-	l->ready = !l->o.enable_on_exec;
+	/* A command we started is ready once it has exec'd: until then its executable is
+	 * still our own. */
+	l->ready = !session_info(l->s)->spawned;
 	if (l->ready)
 		agg_go_version(l->agg);
 	/* A first, empty snapshot: the UI can draw its frame at once. */
 	publish(l, 0);
-	r = sampler_start(l->s);
+	r = session_start(l->s, NULL, e);
 	if (r)
 		return r;
+	if (!l->ready) {
+		/* The goroutine reads start now rather than at the first sample. */
+		l->ready = 1;
+		agg_go_version(l->agg);
+		/* A snapshot shows the command as it exec'd. */
+		live_request(l, LIVE_REQ_PUBLISH, NULL, 0);
+	}
 	r = pthread_create(&l->thread, NULL, worker, l);
-	if (r)
+	if (r) {
+		snprintf(e->why, sizeof(e->why), "cannot start the worker thread: %s", strerror(r));
+		e->kind = SESSION_FAIL_SYSTEM;
 		return -r;
+	}
 	pthread_setname_np(l->thread, "gotop-worker"); /* as top -H and perf show threads */
 	l->started = 1;
 	return 0;
+}
+
+const struct session_info *live_session_info(const struct live *l)
+{
+	return session_info(l->s);
+}
+
+int live_target_status(struct live *l)
+{
+	return session_target_status(l->s);
 }
 
 uint64_t live_request(struct live *l, enum live_req_kind kind, const struct event_spec *ev,
@@ -1107,7 +1091,7 @@ uint64_t live_request(struct live *l, enum live_req_kind kind, const struct even
 	pthread_cond_signal(&l->cond);
 	pthread_mutex_unlock(&l->lock);
 	if (l->s)
-		sampler_kick(l->s);
+		session_kick(l->s);
 	return seq;
 }
 
@@ -1120,17 +1104,12 @@ void live_stop(struct live *l)
 		l->stop = 1;
 		pthread_cond_signal(&l->cond);
 		pthread_mutex_unlock(&l->lock);
-		sampler_kick(l->s);
+		session_kick(l->s);
 		pthread_join(l->thread, NULL);
 		l->started = 0;
 	}
-	if (l->s) {
-		struct sample_batch *b;
-
-		sampler_stop(l->s);
-		while ((b = sampler_take(l->s, 0)))
-			sampler_batch_free(l->s, b);
-	}
+	if (l->s)
+		session_stop(l->s, 0);
 }
 
 void live_free(struct live *l)
@@ -1140,20 +1119,19 @@ void live_free(struct live *l)
 	if (!l)
 		return;
 	live_stop(l);
-	sampler_free(l->s);
 	for (k = 0; k < l->nlevs; k++) {
 		event_put(l->levs[k]->pub);
 		free(l->levs[k]->last);
 		free(l->levs[k]);
 	}
 	free(l->levs);
-	agg_free(l->agg);
 	ticks_clear(l);
 	free(l->ticks);
 	tnames_put(l->names);
 	free(l->renames);
 	free(l->cmdline);
 	live_snapshot_put(l->cur);
+	session_free(l->s); /* the snapshots' profiles are copies: they stay valid */
 	if (l->efd >= 0)
 		close(l->efd);
 	pthread_mutex_destroy(&l->lock);

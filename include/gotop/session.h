@@ -1,0 +1,150 @@
+/* session.h: one profiling session, the whole data path from the target to the profiles:
+ * the target (attached or started), a sampler per event, the Go reader and its BPF
+ * program, the aggregator, the drain, and the statistics. `record`, the live UI and
+ * --batch all drive one; they parse options and present what it gathers. */
+#ifndef GOTOP_SESSION_H
+#define GOTOP_SESSION_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "gotop/agg.h"
+#include "gotop/events.h"
+#include "gotop/profile.h"
+#include "gotop/sampler.h"
+
+struct session;
+
+#define SESSION_MAX_EVENTS 8
+
+struct session_opts {
+	/* The target: an existing process (pid), or a command to start (pid 0). */
+	pid_t pid;
+	const pid_t *tids;         /* with pid: only these threads, no new ones (ntids > 0);
+	                              borrowed until session_free */
+	size_t ntids;
+	char **command;            /* argv, borrowed until session_free */
+	int command_quiet;         /* the command's stdin, stdout and stderr are /dev/null */
+	/* What is sampled, at which rate: one sampler per event, all at the same rate. */
+	struct event_spec events[SESSION_MAX_EVENTS];
+	size_t nevents;            /* at least 1 */
+	int use_freq;              /* 1: freq samples per second per thread; 0: every period events */
+	uint64_t freq, period;
+	uint32_t stack_size;       /* user stack bytes per sample; 0: what the repair needs for
+	                              the target (repair_stack_bytes) */
+	int repair, go;            /* see agg_opts */
+	int bpf;                   /* Go: read each sample's goroutine at the sample (gobpf) */
+	unsigned label_latency_ms; /* Go without the BPF program: drain at least this often */
+	/* How it is consumed. */
+	int hold_kernel;           /* agg_opts.hold_kernel: first data without waiting for the
+	                              kernel's symbols (the live UI) */
+	int preload;               /* load the symbol tables before sampling starts, so that
+	                              the profiled time does not include it (record) */
+	int notify;                /* the samplers signal an eventfd that session_run waits on */
+};
+
+/* Defaults: cpu-clock is left to the caller (nevents 0); 1000 Hz, repair, Go reads
+ * with the BPF program, labels read within 4 ms without it. */
+void session_opts_init(struct session_opts *o);
+
+/* What failed, so that the caller can say it with the right exit status. */
+enum session_fail {
+	SESSION_FAIL_SYSTEM = 1,   /* pipe, fork, a thread: the machine's resources */
+	SESSION_FAIL_USAGE,        /* an invalid PID */
+	SESSION_FAIL_TARGET,       /* no such process or thread, a kernel thread, a command
+	                              that did not start */
+	SESSION_FAIL_PERM,         /* not permitted (perf_event_paranoid, capabilities) */
+	SESSION_FAIL_EVENT,        /* the event is unknown here or cannot be counted */
+};
+struct session_err {
+	enum session_fail kind;
+	char why[512];             /* one line */
+};
+
+/* What the session decided about the target, valid from session_new on. */
+struct session_info {
+	pid_t pid;
+	int spawned;               /* a command we started */
+	int kernel;                /* kernel callchains are sampled */
+	char kernel_why[256];      /* why not, when not */
+	int go;                    /* Go reads set up from the start (a Go target, go on) */
+	char go_version[64];       /* of the executable at the start; "" when not Go */
+	int bpf;                   /* with go: the BPF program reads goroutines at the sample */
+	char bpf_why[256];         /* with go and not bpf: why not */
+	uint32_t stack_size;       /* user stack bytes copied per sample */
+};
+
+/* Attaches to the process or starts the command (held before its exec), decides about
+ * kernel callchains, creates the aggregator and, for a Go target, the Go reader and its
+ * BPF program. No perf event is open yet. NULL with errno set and e filled on failure.
+ * Free with session_free. */
+struct session *session_new(const struct session_opts *o, struct session_err *e);
+/* Borrowed, valid until session_free. */
+const struct session_info *session_info(const struct session *s);
+const struct session_opts *session_options(const struct session *s);
+/* Opens the events on every thread of the target (one sampler each). 0, or -errno with
+ * e filled. */
+int session_open(struct session *s, struct session_err *e);
+/* Starts the sampling threads (not once *stop is set, when stop is not NULL), lets a
+ * started command exec, and with preload loads its symbols. 0; 1 when *stop came first
+ * (nothing sampled, the command never runs); -errno with e filled on failure. */
+int session_start(struct session *s, const volatile int *stop, struct session_err *e);
+
+/* How session_run ended. */
+enum session_end { SESSION_END_STOP, SESSION_END_DURATION, SESSION_END_EXITED };
+/* The drain loop: folds every batch into the aggregator as it comes, until *stop is set,
+ * duration_s (0: none) has passed since session_start, or the target has exited. Waits
+ * in ppoll(2) with waitmask (NULL: the thread's mask), so that a signal whose handler
+ * sets *stop ends a wait at once when waitmask lets it in and the thread blocks it
+ * otherwise. Reaps a started command that exits. */
+enum session_end session_run(struct session *s, double duration_s, const volatile int *stop,
+			     const sigset_t *waitmask);
+/* Stops sampling (each sampler drains its rings a last time); with feed the batches left
+ * are folded into the aggregator and the profiles get their time and duration, without
+ * it they are dropped. */
+void session_stop(struct session *s, int feed);
+/* Stops everything, stops a started command that still runs, frees. Accepts NULL. */
+void session_free(struct session *s);
+
+/* The profile of event i (opts.events order), empty (but with its sample types and time)
+ * when no sample came. Borrowed from the aggregator, valid until session_free. Call
+ * after session_stop(s, 1). */
+struct prof *session_profile(struct session *s, size_t i);
+/* Statistics of event i's sampler, and of the aggregator (ast may be NULL). */
+void session_stats(struct session *s, size_t i, struct sampler_stats *sst, struct agg_stats *ast);
+/* Nanoseconds since session_start. */
+uint64_t session_elapsed_ns(const struct session *s);
+/* The target's Go version ("go1.24.4"), or NULL. The first time it is found in a target
+ * that was not Go at the start (a command through a shell script), goroutines are read
+ * from then on at the drain, within label_latency_ms of the sample. */
+const char *session_go_version(struct session *s);
+/* The aggregator, for a consumer that keeps views of its profiles (the live session).
+ * Borrowed, valid until session_free. */
+struct agg *session_agg(struct session *s);
+
+/* For a consumer that takes batches itself (the live session's worker thread). */
+/* Folds the oldest batch of any event into the aggregator, waiting up to timeout_ms on
+ * the first event's sampler when none is queued. 1 with the batch's event name in
+ * *event (borrowed until session_free), 0 when none came. */
+int session_feed_next(struct session *s, int timeout_ms, const char **event);
+/* Drains the rings on the calling thread (sampler_flush), for every sample up to now. */
+void session_flush(struct session *s);
+/* Whether every sampler has seen the target exit. */
+int session_exited(struct session *s);
+/* See sampler_set_wake_bytes, sampler_kick; for every sampler. */
+void session_set_wake_bytes(struct session *s, size_t bytes);
+void session_kick(struct session *s);
+/* Switches the first event to ev or its rate (sampler_set_event). 0 or -errno, err says
+ * why. */
+int session_set_event(struct session *s, const struct event_spec *ev, int use_freq,
+		      uint64_t value, char *err, size_t errlen);
+/* Pauses (1) or resumes (0) every sampler. */
+void session_pause(struct session *s, int paused);
+/* Reaps a started command if it has exited: its exit status (see target.h), or -1 while
+ * it runs or when the target was attached to. Touches only the target: callable from
+ * a thread other than the one feeding the session. */
+int session_target_status(struct session *s);
+
+#endif

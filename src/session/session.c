@@ -1,0 +1,467 @@
+/* session.c: one profiling session: the target, a sampler per event, the Go reader and its
+ * BPF program, the aggregator, the drain loop and the statistics (linux
+ * tools/perf/builtin-record.c keeps the same pieces in one struct record). */
+#include "config.h"
+#include "gotop/session.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gotop/gobpf-abi.h"
+#include "gotop/repair.h"
+#include "gotop/target.h"
+#include "gotop/util.h"
+
+/* Drain interval while the BPF program reads goroutines at the sample: only label sets
+ * are read at the drain, and they do not change (immutable Go objects). After a drain
+ * that read nothing (the program copied the label sets and their strings made at run
+ * time, the constants were known), the next may wait BPF_IDLE_DRAIN_MS, the interval
+ * without Go (sampler_opts.drain_idle_ms): every wakeup of the sampling thread costs
+ * (BENCHMARKS.md, "Slowdown and own CPU"). */
+#define BPF_DRAIN_MS 50
+#define BPF_IDLE_DRAIN_MS 500
+/* The program's ring (mapped twice into gotop-perf, so it counts double in its resident
+ * size): room for two idle drains of records (struct gobpf_rec, with the label set's
+ * copy and its run-time strings) at the sampling rate on every CPU (a thread is sampled
+ * while it runs), from 256 KiB to 4 MiB. A full ring loses no sample: the sample is read
+ * the slow way, and that read makes the next drain a short one. */
+#define BPF_RING_MIN (256u << 10)
+#define BPF_RING_MAX (4u << 20)
+
+struct session {
+	struct session_opts o;
+	struct session_info info;
+	struct target target;
+	struct agg *agg;
+	struct sampler *samplers[SESSION_MAX_EVENTS];
+	size_t nsamplers;
+	/* The Go settings of the samplers of a Go target (hook, BPF program, drain). */
+	struct sampler_opts go_so;
+	int go_late;             /* Go found after the start: the drain interval was changed */
+	int efd;                 /* opts.notify: the samplers' eventfd, or -1 */
+	uint64_t start_ns, start_wall;
+};
+
+void session_opts_init(struct session_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->use_freq = 1;
+	o->freq = 1000;
+	o->repair = 1;
+	o->go = 1;
+	o->bpf = 1;
+	o->label_latency_ms = 4;
+}
+
+static void fail(struct session_err *e, enum session_fail kind)
+{
+	e->kind = kind;
+}
+
+/* The samples of one idle drain on every CPU, twice over; a record and the ring's 8-byte
+ * header each. */
+static size_t bpf_ring_bytes(const struct session_opts *o)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t want = (o->use_freq ? o->freq : 1000) * (uint64_t)(ncpu > 0 ? ncpu : 1) * 2 *
+			(sizeof(struct gobpf_rec) + 8) * BPF_IDLE_DRAIN_MS / 1000;
+	size_t n = BPF_RING_MIN;
+
+	while (n < want && n < BPF_RING_MAX)
+		n <<= 1;
+	return n;
+}
+
+/* Goroutines and labels of a Go target: read at each sample by the BPF program, else
+ * right after it by the sampling thread. One program for every event. */
+static void go_setup(struct session *s)
+{
+	struct sampler_opts *so = &s->go_so;
+	int fd = -1;
+
+	agg_sampler_hook(s->agg, &so->hook, &so->hook_arg);
+	if (!s->o.bpf)
+		snprintf(s->info.bpf_why, sizeof(s->info.bpf_why), "--no-bpf");
+	else
+		fd = agg_go_bpf(s->agg, s->info.go_version, bpf_ring_bytes(&s->o), s->info.bpf_why,
+				sizeof(s->info.bpf_why));
+	so->bpf = fd >= 0;
+	so->bpf_prog_fd = fd;
+	/* Without the program, goroutines are read at the drain: it must come soon. */
+	so->drain_ms = fd >= 0 ? GP_MAX(s->o.label_latency_ms, BPF_DRAIN_MS) : s->o.label_latency_ms;
+	so->drain_idle_ms = fd >= 0 ? BPF_IDLE_DRAIN_MS : 0;
+	s->info.bpf = so->bpf;
+	if (so->bpf)
+		s->info.bpf_why[0] = 0;
+}
+
+static int target_fail(int r, struct session_err *e)
+{
+	fail(e, r == -EINVAL ? SESSION_FAIL_USAGE
+	      : (r == -ESRCH || r == -EOPNOTSUPP) ? SESSION_FAIL_TARGET : SESSION_FAIL_SYSTEM);
+	return r;
+}
+
+struct session *session_new(const struct session_opts *o, struct session_err *e)
+{
+	struct session *s = xcalloc(1, sizeof(*s));
+	struct agg_opts ao;
+	int r, is_go;
+
+	s->o = *o;
+	s->efd = -1;
+	if (o->pid)
+		r = target_attach(&s->target, o->pid, o->tids, o->ntids, e->why, sizeof(e->why));
+	else
+		r = target_spawn(&s->target, o->command, o->command_quiet, e->why, sizeof(e->why));
+	if (r) {
+		target_fail(r, e);
+		free(s);
+		errno = -r;
+		return NULL;
+	}
+	s->info.pid = s->target.pid;
+	s->info.spawned = s->target.spawned;
+	s->info.kernel = events_kernel_allowed(s->info.kernel_why, sizeof(s->info.kernel_why));
+
+	memset(&ao, 0, sizeof(ao));
+	ao.pid = s->target.pid;
+	ao.repair = o->repair;
+	ao.go = o->go;
+	ao.kernel = s->info.kernel;
+	ao.hold_kernel = o->hold_kernel;
+	s->agg = agg_new(&ao);
+	/* Whether it is Go decides the Go reads and the stack bytes per sample. A command
+	 * has not exec'd yet: its executable is read from the path. */
+	is_go = (o->go || !o->stack_size) &&
+		target_is_go(o->pid ? NULL : o->command[0], s->target.pid, s->info.go_version,
+			     sizeof(s->info.go_version));
+	s->info.stack_size = o->stack_size ? o->stack_size
+					   : repair_stack_bytes(is_go ? s->info.go_version : NULL);
+	s->info.go = o->go && is_go;
+	if (s->info.go)
+		go_setup(s);
+	return s;
+}
+
+const struct session_info *session_info(const struct session *s)
+{
+	return &s->info;
+}
+
+const struct session_opts *session_options(const struct session *s)
+{
+	return &s->o;
+}
+
+struct agg *session_agg(struct session *s)
+{
+	return s->agg;
+}
+
+int session_open(struct session *s, struct session_err *e)
+{
+	size_t i;
+
+	/* Before the events take what the fd limit allows. */
+	if (s->o.notify)
+		s->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	for (i = 0; i < s->o.nevents; i++) {
+		struct sampler_opts so;
+
+		memset(&so, 0, sizeof(so));
+		so.pid = s->target.pid;
+		so.tids = s->o.tids;
+		so.ntids = s->o.ntids;
+		so.event = s->o.events[i];
+		so.use_freq = s->o.use_freq;
+		so.freq = s->o.freq;
+		so.period = s->o.period;
+		so.stack_size = s->info.stack_size;
+		so.kernel = s->info.kernel;
+		so.enable_on_exec = s->target.spawned;
+		if (s->info.go) {
+			so.hook = s->go_so.hook;
+			so.hook_arg = s->go_so.hook_arg;
+			so.bpf = s->go_so.bpf;
+			so.bpf_prog_fd = s->go_so.bpf_prog_fd;
+			so.drain_ms = s->go_so.drain_ms;
+			so.drain_idle_ms = s->go_so.drain_idle_ms;
+		} else if (s->o.go) {
+			/* Idle until Go is found after an exec (a command through a script). */
+			agg_sampler_hook(s->agg, &so.hook, &so.hook_arg);
+		}
+		s->samplers[i] = sampler_new(&so, e->why, sizeof(e->why));
+		if (!s->samplers[i]) {
+			int err = errno;
+
+			fail(e, (err == EACCES || err == EPERM) ? SESSION_FAIL_PERM
+			      : err == ESRCH ? SESSION_FAIL_TARGET : SESSION_FAIL_EVENT);
+			errno = err;
+			return -err;
+		}
+		s->nsamplers = i + 1;
+		if (s->efd >= 0)
+			sampler_set_notify_fd(s->samplers[i], s->efd);
+	}
+	return 0;
+}
+
+int session_start(struct session *s, const volatile int *stop, struct session_err *e)
+{
+	size_t i;
+	int r;
+
+	/* Symbol tables and kallsyms are loaded now, not inside the profiled time. */
+	if (s->o.preload)
+		agg_preload(s->agg, !s->target.spawned);
+	s->start_ns = util_now_ns();
+	s->start_wall = util_wall_ns();
+	for (i = 0; i < s->nsamplers; i++) {
+		if (stop && *stop)
+			return 1;
+		r = sampler_start(s->samplers[i]);
+		if (r) {
+			snprintf(e->why, sizeof(e->why), "cannot start the sampling thread: %s",
+				 strerror(-r));
+			fail(e, SESSION_FAIL_SYSTEM);
+			return r;
+		}
+	}
+	if (s->target.spawned) {
+		r = target_go(&s->target);
+		if (r) {
+			snprintf(e->why, sizeof(e->why), "cannot run %s: %s", s->o.command[0],
+				 strerror(-r));
+			fail(e, SESSION_FAIL_TARGET);
+			return r;
+		}
+		if (s->o.preload)
+			agg_preload(s->agg, 1); /* the command has exec'd: its symbols, and the Go reads */
+	}
+	return 0;
+}
+
+uint64_t session_elapsed_ns(const struct session *s)
+{
+	return util_now_ns() - s->start_ns;
+}
+
+const char *session_go_version(struct session *s)
+{
+	const char *v = agg_go_version(s->agg);
+
+	if (v && s->o.go && !s->info.go && !s->go_late) {
+		/* Its goroutines are read at the drain now: as go_setup without the BPF program. */
+		s->go_late = 1;
+		for (size_t i = 0; i < s->nsamplers; i++)
+			sampler_set_drain_ms(s->samplers[i], s->o.label_latency_ms);
+	}
+	return v;
+}
+
+/* Folds every batch queued; whether every sampler has seen the target exit. */
+static int feed_all(struct session *s)
+{
+	int all_exited = 1;
+	size_t i;
+
+	for (i = 0; i < s->nsamplers; i++) {
+		struct sample_batch *b;
+
+		while ((b = sampler_take(s->samplers[i], 0))) {
+			agg_feed(s->agg, b);
+			sampler_batch_free(s->samplers[i], b);
+		}
+		if (!sampler_target_exited(s->samplers[i]))
+			all_exited = 0;
+	}
+	return all_exited;
+}
+
+enum session_end session_run(struct session *s, double duration_s, const volatile int *stop,
+			     const sigset_t *waitmask)
+{
+	while (!*stop) {
+		/* A wait ends with a batch (the sampling threads hand them on every second, or
+		 * full: sampler_set_notify_fd), a signal, the end of the sampling or of the
+		 * duration, and after 1 s at most (a command's exit, a Go runtime found after
+		 * an exec). A batch is taken as soon as it is full, still in the cache, and
+		 * the thread does not wake for nothing (BENCHMARKS.md, "Slowdown and own CPU"). Without the
+		 * eventfd (no fd left), every 250 ms. */
+		int wait_ms = s->efd >= 0 ? 1000 : 250;
+		struct pollfd p = { s->efd, POLLIN, 0 };
+		struct timespec ts;
+
+		if (duration_s > 0) {
+			double left = duration_s - (double)session_elapsed_ns(s) / 1e9;
+
+			wait_ms = left <= 0 ? 0 : (int)GP_MIN((double)wait_ms, left * 1000 + 1);
+		}
+		ts.tv_sec = wait_ms / 1000;
+		ts.tv_nsec = (long)(wait_ms % 1000) * 1000000L;
+		if (ppoll(s->efd >= 0 ? &p : NULL, s->efd >= 0, &ts, waitmask) > 0) {
+			uint64_t v;
+
+			if (read(s->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+				break;
+		}
+		if (feed_all(s)) {
+			if (duration_s > 0 && (double)session_elapsed_ns(s) / 1e9 >= duration_s)
+				return SESSION_END_DURATION;
+			return SESSION_END_EXITED;
+		}
+		if (duration_s > 0 && (double)session_elapsed_ns(s) / 1e9 >= duration_s)
+			return SESSION_END_DURATION;
+		target_reap(&s->target, 0);
+		if (s->o.go && !s->info.go && !s->go_late)
+			session_go_version(s);
+	}
+	return SESSION_END_STOP;
+}
+
+void session_stop(struct session *s, int feed)
+{
+	size_t i;
+
+	for (i = 0; i < s->nsamplers; i++) {
+		struct sample_batch *b;
+
+		sampler_stop(s->samplers[i]);
+		while ((b = sampler_take(s->samplers[i], 0))) {
+			if (feed)
+				agg_feed(s->agg, b);
+			sampler_batch_free(s->samplers[i], b);
+		}
+	}
+	if (feed)
+		agg_set_times(s->agg, (int64_t)s->start_wall, (int64_t)session_elapsed_ns(s));
+}
+
+void session_free(struct session *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->nsamplers; i++)
+		sampler_stop(s->samplers[i]);
+	/* A command still running when the session ends (a duration, a signal) is stopped. */
+	target_stop(&s->target);
+	for (i = 0; i < s->nsamplers; i++)
+		sampler_free(s->samplers[i]);
+	if (s->efd >= 0)
+		close(s->efd);
+	agg_free(s->agg);
+	free(s);
+}
+
+struct prof *session_profile(struct session *s, size_t i)
+{
+	struct prof *p = agg_profile(s->agg, s->o.events[i].name);
+
+	if (!p) {
+		/* No sample at all: still a valid, empty profile. */
+		struct sample_batch empty;
+
+		memset(&empty, 0, sizeof(empty));
+		empty.event = &s->o.events[i];
+		agg_feed(s->agg, &empty);
+		p = agg_profile(s->agg, s->o.events[i].name);
+		agg_set_times(s->agg, (int64_t)s->start_wall, (int64_t)session_elapsed_ns(s));
+	}
+	return p;
+}
+
+void session_stats(struct session *s, size_t i, struct sampler_stats *sst, struct agg_stats *ast)
+{
+	if (i < s->nsamplers)
+		sampler_get_stats(s->samplers[i], sst);
+	else
+		memset(sst, 0, sizeof(*sst));
+	if (ast)
+		agg_get_stats(s->agg, ast);
+}
+
+int session_feed_next(struct session *s, int timeout_ms, const char **event)
+{
+	struct sample_batch *b = NULL;
+	size_t i;
+
+	for (i = 0; i < s->nsamplers && !b; i++)
+		if ((b = sampler_take(s->samplers[i], 0)))
+			break;
+	if (!b && timeout_ms > 0 && s->nsamplers)
+		b = sampler_take(s->samplers[i = 0], timeout_ms);
+	if (!b)
+		return 0;
+	agg_feed(s->agg, b);
+	if (event)
+		*event = b->event->name;
+	sampler_batch_free(s->samplers[i], b);
+	return 1;
+}
+
+void session_flush(struct session *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nsamplers; i++)
+		sampler_flush(s->samplers[i]);
+}
+
+int session_exited(struct session *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nsamplers; i++)
+		if (!sampler_target_exited(s->samplers[i]))
+			return 0;
+	return s->nsamplers > 0;
+}
+
+void session_set_wake_bytes(struct session *s, size_t bytes)
+{
+	size_t i;
+
+	for (i = 0; i < s->nsamplers; i++)
+		sampler_set_wake_bytes(s->samplers[i], bytes);
+}
+
+void session_kick(struct session *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nsamplers; i++)
+		sampler_kick(s->samplers[i]);
+}
+
+int session_set_event(struct session *s, const struct event_spec *ev, int use_freq,
+		      uint64_t value, char *err, size_t errlen)
+{
+	if (!s->nsamplers)
+		return -ENODEV;
+	return sampler_set_event(s->samplers[0], ev, use_freq, value, err, errlen);
+}
+
+void session_pause(struct session *s, int paused)
+{
+	size_t i;
+
+	for (i = 0; i < s->nsamplers; i++)
+		sampler_pause(s->samplers[i], paused);
+}
+
+int session_target_status(struct session *s)
+{
+	if (!s->info.spawned)
+		return -1;
+	target_reap(&s->target, 0);
+	return s->target.spawned || s->target.exit_status < 0 ? -1 : s->target.exit_status;
+}

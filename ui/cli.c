@@ -1,0 +1,199 @@
+/* cli.c: what the commands share: messages, number parsing, the stop signals, and the
+ * sampling options of `record` and the live UI. */
+#include "config.h"
+#include "cli.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gotop/events.h"
+#include "gotop/repair.h"
+#include "gotop/util.h"
+
+volatile int cli_stop_signal;
+
+static void on_signal(int sig)
+{
+	cli_stop_signal = sig;
+}
+
+void cli_install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("gotop-perf: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int cli_session_error(const struct session_err *e)
+{
+	cli_error("%s", e->why);
+	switch (e->kind) {
+	case SESSION_FAIL_USAGE:
+		return EXIT_USAGE;
+	case SESSION_FAIL_TARGET:
+		return EXIT_TARGET;
+	case SESSION_FAIL_PERM:
+		return EXIT_PERM;
+	case SESSION_FAIL_EVENT:
+		return EXIT_EVENT;
+	case SESSION_FAIL_SYSTEM:
+	default:
+		return EXIT_FAIL;
+	}
+}
+
+int cli_parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end || v == 0)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int cli_parse_seconds(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return -1;
+	v = strtod(s, &end);
+	if (*end == 's' && end[1] == 0)
+		end++;
+	if (*end || !(v > 0) || v > 1e9)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+void cli_sampling_finish(struct session_opts *s)
+{
+	if (s->nevents == 0) {
+		events_parse("cpu-clock", &s->events[0]);
+		s->nevents = 1;
+	}
+}
+
+void cli_sampling_usage(FILE *f, size_t max_events)
+{
+	fprintf(f,
+		"  -p, --pid PID          profile an existing process (all its threads, also new ones)\n"
+		"  -e, --event EVENT      event to sample (default cpu-clock; see `gotop-perf list`)%s\n"
+		"  -F, --freq HZ          samples per second per thread (default 1000)\n"
+		"  -c, --count PERIOD     a sample every PERIOD events instead of -F\n"
+		"      --stack-size BYTES user stack bytes copied per sample for the repair (default\n"
+		"                         %d for Go 1.21 and newer, %d for the rest)\n"
+		"      --no-repair        keep the kernel's frame-pointer chains as they are\n"
+		"      --no-go            do not read goroutine ids and pprof labels\n"
+		"      --no-bpf           (Go) read each sample's goroutine after the sample instead of\n"
+		"                         at it (by a BPF program: needs CAP_BPF and CAP_PERFMON)\n"
+		"      --label-latency MS (Go, without the BPF program) read each sample's goroutine\n"
+		"                         and labels at most about MS ms after the sample (default 4);\n"
+		"                         shorter is more exact, at one wakeup per MS\n",
+		max_events > 1 ? "; repeatable" : "", REPAIR_STACK_GO, REPAIR_STACK_OTHER);
+}
+
+int cli_sampling_option(struct session_opts *s, int c, const char *arg, size_t max_events)
+{
+	uint64_t v;
+
+	switch (c) {
+	case 'p':
+		if (cli_parse_u64(arg, &v) || v > 0x7fffffff) {
+			cli_error("invalid PID '%s'", arg);
+			return EXIT_USAGE;
+		}
+		s->pid = (pid_t)v;
+		return 0;
+	case 'e':
+		if (s->nevents >= max_events || s->nevents >= SESSION_MAX_EVENTS) {
+			if (max_events == 1)
+				cli_error("one event at a time here (switch events live with the e key)");
+			else
+				cli_error("at most %zu events", GP_MIN(max_events, (size_t)SESSION_MAX_EVENTS));
+			return EXIT_USAGE;
+		}
+		if (events_parse(arg, &s->events[s->nevents])) {
+			cli_error("unknown event '%s' (see `gotop-perf list`)", arg);
+			return EXIT_EVENT;
+		}
+		/* The same event twice would write the same profile twice (aliases too). */
+		for (size_t i = 0; i < s->nevents; i++)
+			if (s->events[i].type == s->events[s->nevents].type &&
+			    s->events[i].config == s->events[s->nevents].config) {
+				cli_error("event '%s' is given twice (as %s)", arg, s->events[i].name);
+				return EXIT_USAGE;
+			}
+		s->nevents++;
+		return 0;
+	case 'F':
+		if (cli_parse_u64(arg, &v) || v > 1000000) {
+			cli_error("invalid frequency '%s'", arg);
+			return EXIT_USAGE;
+		}
+		s->use_freq = 1;
+		s->freq = v;
+		return 0;
+	case 'c':
+		if (cli_parse_u64(arg, &v)) {
+			cli_error("invalid period '%s'", arg);
+			return EXIT_USAGE;
+		}
+		s->use_freq = 0;
+		s->period = v;
+		return 0;
+	case CLI_OPT_STACK:
+		if (cli_parse_u64(arg, &v) || v == 0 || v > 65528) {
+			cli_error("invalid stack size '%s' (1 to 65528 bytes)", arg);
+			return EXIT_USAGE;
+		}
+		s->stack_size = (uint32_t)((v + 7) & ~7ULL);
+		return 0;
+	case CLI_OPT_NO_REPAIR:
+		s->repair = 0;
+		return 0;
+	case CLI_OPT_NO_GO:
+		s->go = 0;
+		return 0;
+	case CLI_OPT_NO_BPF:
+		s->bpf = 0;
+		return 0;
+	case CLI_OPT_LATENCY:
+		if (cli_parse_u64(arg, &v) || v > 1000) {
+			cli_error("invalid label latency '%s' (1 to 1000 ms)", arg);
+			return EXIT_USAGE;
+		}
+		s->label_latency_ms = (unsigned)v;
+		return 0;
+	default:
+		return -1;
+	}
+}
