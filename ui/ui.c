@@ -409,6 +409,62 @@ static void fmt_elapsed(char *buf, size_t n, uint64_t ns)
 		 (unsigned long long)(s / 60 % 60), (unsigned long long)(s % 60));
 }
 
+
+/* The header's second line: the event and what gotop-perf sees and costs. In a narrow
+ * terminal the fields that say least are left out, so that the memory figure (what the
+ * limit counts, against the limit) always shows: lost while it is 0, then threads, then
+ * samples/s, then gotop-perf's CPU. --batch prints them all. */
+static void head_line2(struct ui *ui, struct tline *l2, const struct live_snapshot *s,
+		       const char *rate)
+{
+	enum { F_RATE, F_LOST, F_DROPPED, F_THREADS, F_CPU, F_MEM, NF };
+	/* Which field goes first, second, ... when the line is too wide. */
+	static const int drop_order[] = { F_LOST, F_THREADS, F_RATE, F_CPU };
+	char f[NF][96];
+	int attr[NF], on[NF], w, k, i;
+	size_t anon = (s->mem.anon + (1 << 19)) >> 20;
+
+	snprintf(f[F_RATE], sizeof(f[F_RATE]), "%.0f samples/s  ", s->samples_per_s);
+	attr[F_RATE] = UA_NORMAL;
+	snprintf(f[F_LOST], sizeof(f[F_LOST]), "lost %llu  ", (unsigned long long)s->lost);
+	attr[F_LOST] = s->lost ? UA_ERR : UA_NORMAL;
+	snprintf(f[F_DROPPED], sizeof(f[F_DROPPED]), "labels dropped %llu  ",
+		 (unsigned long long)s->ast.labels_dropped);
+	attr[F_DROPPED] = UA_ERR;
+	snprintf(f[F_THREADS], sizeof(f[F_THREADS]), "threads %u  ", s->sst.threads);
+	attr[F_THREADS] = UA_NORMAL;
+	snprintf(f[F_CPU], sizeof(f[F_CPU]), "gotop-perf CPU %.1f%%  ", s->self_cpu_pct);
+	attr[F_CPU] = UA_NORMAL;
+	/* The memory the limit counts (anonymous), against the limit. */
+	if (s->max_mem)
+		snprintf(f[F_MEM], sizeof(f[F_MEM]), "mem %zu/%zu MB", anon, s->max_mem >> 20);
+	else
+		snprintf(f[F_MEM], sizeof(f[F_MEM]), "mem %zu MB", anon);
+	attr[F_MEM] = s->shed_entries ? UA_ERR : UA_NORMAL;
+	w = (int)strlen(s->event) + 1 + (int)strlen(rate) + 2;
+	if (strcmp(ui_viewed_event(ui), s->event))
+		w += 10 + (int)strlen(ui_viewed_event(ui));
+	for (k = 0; k < NF; k++) {
+		on[k] = k != F_DROPPED || s->ast.labels_dropped;
+		if (on[k])
+			w += (int)strlen(f[k]);
+	}
+	for (i = 0; !ui->batch && w > ui->width && i < (int)GP_ARRAY_SIZE(drop_order); i++) {
+		k = drop_order[i];
+		if (k == F_LOST && s->lost)
+			continue;
+		on[k] = 0;
+		w -= (int)strlen(f[k]);
+	}
+	tl_put(l2, UA_HEAD, s->event);
+	tl_printf(l2, UA_NORMAL, " %s  ", rate);
+	for (k = 0; k < NF; k++)
+		if (on[k])
+			tl_put(l2, attr[k], f[k]);
+	if (strcmp(ui_viewed_event(ui), s->event))
+		tl_printf(l2, UA_MARK, "  viewing %s", ui_viewed_event(ui));
+}
+
 void ui_header(struct ui *ui, struct tline *l1, struct tline *l2)
 {
 	const struct live_snapshot *s = ui->snap;
@@ -457,22 +513,7 @@ void ui_header(struct ui *ui, struct tline *l1, struct tline *l2)
 		snprintf(rate, sizeof(rate), "%llu Hz", (unsigned long long)s->freq);
 	else
 		snprintf(rate, sizeof(rate), "every %llu", (unsigned long long)s->period);
-	tl_put(l2, UA_HEAD, s->event);
-	tl_printf(l2, UA_NORMAL, " %s  ", rate);
-	tl_printf(l2, UA_NORMAL, "%.0f samples/s  ", s->samples_per_s);
-	tl_printf(l2, s->lost ? UA_ERR : UA_NORMAL, "lost %llu  ", (unsigned long long)s->lost);
-	if (s->ast.labels_dropped)
-		tl_printf(l2, UA_ERR, "labels dropped %llu  ", (unsigned long long)s->ast.labels_dropped);
-	tl_printf(l2, UA_NORMAL, "threads %u  ", s->sst.threads);
-	tl_printf(l2, UA_NORMAL, "gotop-perf CPU %.1f%%", s->self_cpu_pct);
-	/* The memory the limit counts (anonymous), against the limit. */
-	if (s->max_mem)
-		tl_printf(l2, s->shed_entries ? UA_ERR : UA_NORMAL, "  mem %zu/%zu MB",
-			  (s->mem.anon + (1 << 19)) >> 20, s->max_mem >> 20);
-	else
-		tl_printf(l2, UA_NORMAL, "  mem %zu MB", (s->mem.anon + (1 << 19)) >> 20);
-	if (strcmp(ui_viewed_event(ui), s->event))
-		tl_printf(l2, UA_MARK, "  viewing %s", ui_viewed_event(ui));
+	head_line2(ui, l2, s, rate);
 }
 
 void ui_info_line(struct ui *ui, struct tline *l)

@@ -9,6 +9,9 @@
 #define GP_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define GP_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define GP_MAX(a, b) ((a) > (b) ? (a) : (b))
+/* A macro's value as a string literal (for help texts that quote a default). */
+#define GP_STR_(x) #x
+#define GP_STR(x) GP_STR_(x)
 
 /* Out of memory is fatal: these never return NULL. Before exiting they run the
  * hook set with util_set_fatal_hook (the UI uses it to restore the terminal). */
