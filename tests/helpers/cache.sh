@@ -8,3 +8,12 @@ elif mkdir -p /var/cache/gotop-perf/go 2>/dev/null && [ -w /var/cache/gotop-perf
 else
 	cache=${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/gotop-perf/go
 fi
+
+# cache_lock: takes the cache's one lock (fd 9) for the rest of the script: installs are
+# rare, and the apt state under $cache/apt is shared by every suite's downloads.
+cache_lock() {
+	mkdir -p "$cache" || die "cannot create cache directory $cache"
+	command -v flock >/dev/null 2>&1 || die "flock(1) not found"
+	exec 9>"$cache/.lock" || die "cannot open lock file $cache/.lock"
+	flock 9 || die "cannot lock $cache/.lock"
+}

@@ -28,10 +28,7 @@ if [ -f "$dest/.gotop-complete" ] && [ -x "$dest/$bin" ]; then
 	echo "$dest/$bin"
 	exit 0
 fi
-mkdir -p "$cache/pkg" || die "cannot create $cache/pkg"
-command -v flock >/dev/null 2>&1 || die "flock(1) not found"
-exec 9>"$cache/.lock" || die "cannot open lock file $cache/.lock"
-flock 9 || die "cannot lock $cache/.lock"
+cache_lock
 if [ ! -f "$dest/.gotop-complete" ]; then
 	rm -rf "$dest"
 	got=$(GOTOP_GO_CACHE=$cache "$(dirname "$0")/debian-fetch.sh" "$dest" "sid trixie bookworm" "$pkg") ||

@@ -34,12 +34,7 @@ if [ -f "$dest/.gotop-complete" ] && [ -x "$goroot/bin/go" ]; then
 	exit 0
 fi
 
-mkdir -p "$cache" || die "cannot create cache directory $cache"
-command -v flock >/dev/null 2>&1 || die "flock(1) not found"
-
-# One lock for the whole cache: installs are rare and the apt state dirs are shared.
-exec 9>"$cache/.lock" || die "cannot open lock file $cache/.lock"
-flock 9 || die "cannot lock $cache/.lock"
+cache_lock
 
 # Another caller may have finished while we waited.
 if [ -f "$dest/.gotop-complete" ] && [ -x "$goroot/bin/go" ]; then
