@@ -570,7 +570,7 @@ int cmd_live(int argc, char **argv)
 #ifdef M_MMAP_THRESHOLD
 	/* The live session rebuilds its model at every refresh. With glibc's adaptive
 	 * threshold such ever-larger blocks come from the heap and fragment it: large blocks
-	 * are mapped and unmapped instead (glibc malloc(3), mallopt; BENCHMARKS.md, "Memory"). */
+	 * are mapped and unmapped instead (glibc malloc(3), mallopt; BENCHMARKS.md, "Memory of the live UI and record over time"). */
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	mallopt(M_TRIM_THRESHOLD, 128 * 1024);
 #endif

@@ -197,7 +197,7 @@ size_t tl_fit(const char *s, size_t n, int maxcols, int *cols)
 	int used = 0;
 
 	/* Eight ASCII bytes at a time, eight columns: nearly all the screen shows is ASCII,
-	 * and this loop is the screen thread's hottest (BENCHMARKS.md, "Own CPU"). */
+	 * and this loop is the screen thread's hottest (BENCHMARKS.md, "Own CPU against perf top"). */
 	while (n - i >= 8 && maxcols - used >= 8) {
 		uint64_t w8;
 

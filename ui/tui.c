@@ -148,7 +148,7 @@ static void setup_colors(struct ui *ui)
  * only the cells of a row between the first and the last one written (wnoutrefresh,
  * doupdate): a Top row whose counts changed costs those columns, not the terminal's
  * width. Erasing and writing every row cost in proportion to the screen's cells, several
- * times --batch's printing of every view (BENCHMARKS.md, "Slowdown and own CPU"). */
+ * times --batch's printing of every view (BENCHMARKS.md, "Own CPU against perf top"). */
 #define PAD_SEG UINT16_MAX /* shown_seg.off of a highlighted row's padding (len: its width) */
 
 struct shown_seg {

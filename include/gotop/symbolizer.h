@@ -46,7 +46,7 @@ int symbolizer_lookup(struct symbolizer *s, uint64_t addr, int is_return,
  * cost does not fall inside the profiled time. */
 void symbolizer_preload(struct symbolizer *s, int main, int kernel);
 
-/* Starts reading /proc/kallsyms on a thread of its own (about 90 ms of CPU, most of it
+/* Starts reading /proc/kallsyms on a thread of its own (most of its CPU is
  * the kernel formatting the text), unless kernel symbols were loaded or started already.
  * A kernel lookup waits for it. Falls back to loading at once if no thread starts. */
 void symbolizer_load_kernel_async(struct symbolizer *s);

@@ -32,7 +32,7 @@
  * entries that no tick of the history touched, and at least half as many as those it
  * touched, the profile keeps only the touched ones (forget). The cumulative profile
  * keeps every stack it was ever given, so its memory grows while new stacks come, mostly
- * kernel paths under rare user addresses (BENCHMARKS.md, "Memory"). A window shows none
+ * kernel paths under rare user addresses (BENCHMARKS.md, "Memory of the live UI and record over time"). A window shows none
  * of the old ones. */
 #define FORGET_MIN_DEAD 2048
 /* Over the memory limit (live_opts.max_mem), an event's profile with at least this many
@@ -40,7 +40,7 @@
  * (shed). It sheds again only once it has grown by a quarter: the heap that is not the
  * profile's (symbol tables, the model) may be over the limit alone, and shedding then
  * must not go on until nothing is left. Without it, a Go service that labels each
- * request with its own value grows without end (BENCHMARKS.md, "Memory"). */
+ * request with its own value grows without end (BENCHMARKS.md, "Memory of the live UI and record over time"). */
 #define SHED_MIN_ENTRIES 4096
 
 /* One event as the worker tracks it. */

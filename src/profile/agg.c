@@ -24,7 +24,7 @@
 #define MAX_LABELS (64 + 2)
 /* The stack memo: raw chains (after repair) of up to MEMO_FRAMES frames -> location ids,
  * direct-mapped. Most samples repeat a chain seen before, and one hash and compare is
- * cheaper than a map lookup per frame (BENCHMARKS.md, "Ingest throughput"). */
+ * cheaper than a map lookup per frame (BENCHMARKS.md, "Ingest rate"). */
 #define MEMO_SLOTS 1024
 #define MEMO_FRAMES 32
 /* The sample memo: (stack, thread, goroutine, label set) -> the profile's sample index,
@@ -107,7 +107,7 @@ struct agg {
  * Goroutine ids and memory. Its goroutine id makes a sample a profile entry of its own, so
  * a service that starts a goroutine per request (net/http, gRPC) adds an entry for nearly
  * every sample, and record and the live UI grow for as long as they run (labels.go
- * -gopercall; BENCHMARKS.md, "Memory"). Up to goid_all_max goroutines, every sample keeps
+ * -gopercall; BENCHMARKS.md, "Memory of the live UI and record over time"). Up to goid_all_max goroutines, every sample keeps
  * its goroutine's id. Past that, only goroutines seen running for AGG_GOID_OLD_NS keep
  * theirs: the workers, loops and long requests one can tell apart, not thousands of
  * short requests, whose samples are kept
@@ -124,7 +124,7 @@ struct agg {
  * Threads and memory. A sample's thread and goroutine ids make it an entry of its own
  * too, and the goroutines of a Go program move from thread to thread: the entries come to
  * outnumber the stacks many times, and new combinations keep turning up, so the profile,
- * and the memory, grew as long as it ran (BENCHMARKS.md, "Memory"). Up to samples_full
+ * and the memory, grew as long as it ran (BENCHMARKS.md, "Memory of the live UI and record over time"). Up to samples_full
  * entries (AGG_SAMPLES_FULL), every sample keeps its ids. Past that, a sample adds to its
  * entry if it has one, else it keeps no thread nor goroutine id (its pprof labels stay).
  * The profile then grows only with new stacks and label sets, and the entries it has keep

@@ -23,7 +23,7 @@
  * that read nothing (the program copied the label sets and their strings made at run
  * time, the constants were known), the next may wait BPF_IDLE_DRAIN_MS, the interval
  * without Go (sampler_opts.drain_idle_ms): every wakeup of the sampling thread costs
- * (BENCHMARKS.md, "Slowdown and own CPU"). */
+ * (BENCHMARKS.md, "Own CPU against perf top"). */
 #define BPF_DRAIN_MS 50
 #define BPF_IDLE_DRAIN_MS 500
 /* The program's ring (mapped twice into gotop-perf, so it counts double in its resident
@@ -293,7 +293,7 @@ enum session_end session_run(struct session *s, double duration_s, const volatil
 		 * full: sampler_set_notify_fd), a signal, the end of the sampling or of the
 		 * duration, and after 1 s at most (a command's exit, a Go runtime found after
 		 * an exec). A batch is taken as soon as it is full, still in the cache, and
-		 * the thread does not wake for nothing (BENCHMARKS.md, "Slowdown and own CPU"). Without the
+		 * the thread does not wake for nothing (BENCHMARKS.md, "Own CPU against perf top"). Without the
 		 * eventfd (no fd left), every 250 ms. */
 		int wait_ms = s->efd >= 0 ? 1000 : 250;
 		struct pollfd p = { s->efd, POLLIN, 0 };

@@ -29,7 +29,7 @@ uint32_t repair_stack_bytes(const char *go_version)
 	 * F-8(SP), and between the two the slot is the whole frame up. C without frame
 	 * pointers needs a deeper copy for its CFI unwind, which follows only as many
 	 * frames as the copy holds. The sizes and what the verifier found with them:
-	 * BENCHMARKS.md, "a smaller stack copy for Go". */
+	 * bench/results/README.md, "a smaller stack copy for Go". */
 	return util_go_minor(go_version) >= 21 ? REPAIR_STACK_GO : REPAIR_STACK_OTHER;
 }
 
@@ -75,7 +75,7 @@ static int splice(const struct repair_input *in, const uint64_t *t_ra, size_t j,
  * except by a loop back into frames already passed. Increasing, the slots are walked
  * only as far as the one being matched: the frameless leaf's own slot lies below the
  * first, and walking the whole chain only to rule that out was most of the repair's
- * cost on C code (BENCHMARKS.md, "repair cheaper on C"). */
+ * cost on C code (bench/results/README.md, "repair cheaper on C"). */
 struct kwalk {
 	uint64_t slot[UNWIND_MAX + 2];
 	size_t n;
@@ -354,7 +354,7 @@ static void live_frame(void *ctx, uint64_t pc, int innermost, struct repair_fram
 	uint64_t key = (pc << 1) | (innermost ? 1 : 0), look = innermost ? pc : pc - 1, vaddr;
 	/* Two ways per set, the newest first: direct-mapped, two hot pcs of one slot
 	 * evict each other, and a miss (a symbolizer lookup and a pcsp or CFI decode)
-	 * costs far more than a second compare (BENCHMARKS.md, "a two-way frame cache"). */
+	 * costs far more than a second compare (bench/results/README.md, "a two-way frame cache"). */
 	struct fcache_ent *e = &r->cache[util_mix64(key) & (FCACHE - 2)];
 	const struct sym_module *mod = NULL;
 
@@ -402,7 +402,7 @@ static void live_frame(void *ctx, uint64_t pc, int innermost, struct repair_fram
 		 * into the goroutine it switched from (go1.19 to 1.27 asm_amd64.s), so the walk
 		 * went on into the frames of a goroutine that may already run elsewhere, which
 		 * Go's profile never shows; a preempted one's lacked the caller of a frameless
-		 * function (BENCHMARKS.md, "stacks end at runtime.mcall"). The stack ends
+		 * function (bench/results/README.md, "stacks end at runtime.mcall"). The stack ends
 		 * there; also when mcall is the leaf, as in Go's (which stops at any
 		 * SP-writing leaf when profiling): past its switch to g0, SP no longer leads
 		 * to its caller. */
