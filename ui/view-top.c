@@ -87,7 +87,7 @@ static int idx_cmp(const void *pa, const void *pb, void *arg)
  * profile), so the last order, with the new rows after it, is nearly sorted, and an
  * insertion sort finishes it in about n comparisons where a full qsort_r needs n log n
  * at every refresh, a visible part of the screen thread's work (BENCHMARKS.md, "Own
- * CPU"). Rows in a new order (the model started again, another
+ * CPU against perf top"). Rows in a new order (the model started again, another
  * sort key, a decaying window) would cost the insertion sort n^2: past 4n moves
  * qsort_r sorts. */
 static void top_sort(struct ui *ui, struct top *t)

@@ -45,8 +45,8 @@ static uint64_t regs_mask(void)
 #define RESCAN_MAX_NS (1600 * 1000000ULL)
 /* Without a hook nothing needs the samples soon: the consumer flushes when it wants them
  * (sampler_flush) and a ring 3/4 full wakes the thread. Every wakeup costs CPU, and
- * frequent timer wakeups were most of the CPU of `record` (BENCHMARKS.md, "Slowdown and
- * own CPU"). The rings have room for longer than this at the rate (ring_pages_for), or
+ * frequent timer wakeups were most of the CPU of `record` (BENCHMARKS.md, "Own CPU against
+ * perf top"). The rings have room for longer than this at the rate (ring_pages_for), or
  * wake the thread. */
 #define DRAIN_DEFAULT_MS 500
 #define FIRST_WINDOW_NS (1000 * 1000000ULL)
@@ -130,8 +130,7 @@ static unsigned ring_pages_for(const struct sampler_opts *o)
 	 * (feasibility.md). For Go at 1 kHz (256-byte stack copies) that is 128 pages, with
 	 * the header page the unprivileged share per CPU (kernel.perf_event_mlock_kb,
 	 * default 516 KiB); evset_open halves it when refused. Half that room woke the
-	 * sampling thread more often and cost it more CPU (BENCHMARKS.md, "Slowdown and own
-	 * CPU"). */
+	 * sampling thread more often and cost it more CPU (BENCHMARKS.md, "Own CPU against perf top"). */
 	uint64_t rate = o->use_freq ? o->freq : 1000;
 	uint64_t bytes = rate * (o->stack_size + 256) * 8 / 10;
 	unsigned pages = 16;
@@ -856,8 +855,8 @@ static void *sampler_main(void *arg)
 	struct drain_wait w = { 0, 0, { 0, 0 } };
 	/* Until the first sample is delivered, drain every few ms whatever the interval: the
 	 * first data need not wait for a long one. Only in the first second: attached to an
-	 * idle process, the thread would keep waking that often (BENCHMARKS.md, attach and
-	 * own CPU). */
+	 * idle process, the thread would keep waking that often (BENCHMARKS.md, "Attach to
+	 * first data" and "Own CPU against perf top"). */
 	const struct timespec first_ts = { 0, 4000000L };
 	const uint64_t first_until = util_now_ns() + FIRST_WINDOW_NS;
 

@@ -75,7 +75,7 @@ static int splice(const struct repair_input *in, const uint64_t *t_ra, size_t j,
  * except by a loop back into frames already passed. Increasing, the slots are walked
  * only as far as the one being matched: the frameless leaf's own slot lies below the
  * first, and walking the whole chain only to rule that out was most of the repair's
- * cost on C code (bench/results/README.md, "repair cheaper on C"). */
+ * cost on C code (bench/results/, "repair cheaper on C"). */
 struct kwalk {
 	uint64_t slot[UNWIND_MAX + 2];
 	size_t n;
@@ -185,7 +185,7 @@ struct unwound {
  * whose slot the kernel also read: the outcome, or -1 when none met the kernel's chain
  * (u then holds the frames unwound). A frame's entry does not depend on the frames
  * after it, so stopping there gives what unwinding the whole stack first did, and a Go
- * stack usually meets the kernel's chain within its first frames (BENCHMARKS.md, "repair
+ * stack usually meets the kernel's chain within its first frames (bench/results/, "repair
  * stops at the first frame that meets the kernel's chain"). */
 static int unwind_splice(const struct repair_input *in, const struct repair_frame *leaf,
 			 int garbage_fp, struct unwound *u, uint64_t *out, size_t *nout, size_t max)
