@@ -4,7 +4,7 @@
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
 need_perf
-plan 51
+plan 52
 W=$TOP_BUILDDIR/tests/workloads/cchains
 out=$T/out
 err=$T/err
@@ -291,6 +291,22 @@ elif go_build "$GO_VERSION" plain "$TOP_SRCDIR/tests/workloads/go/labels.go" "$G
 	check "goroutine per request: the Goroutines view's first row is the samples without an id, saying why" \
 		sh -c "sed -n '${last}p' '$out' | grep -q '(no goroutine) .*younger than 1 s once over 1000'"
 	sed -n "${last}p" "$out" | grep -q 'younger than' || diag_file "$out"
+else
+	skip "Go $GO_VERSION toolchain unavailable"
+fi
+# A label value per request (labels.go -reqid) makes a new profile entry at nearly every
+# sample: the profile that grows without end the memory limit is for. Past the limit
+# (anonymous memory) the live UI sheds, says so once, and keeps running.
+if [ -n "${GOTOP_WRAP:-}" ]; then
+	skip "label per request: not under valgrind, for CI's time (the ASan pass runs it)"
+elif go_build "$GO_VERSION" plain "$TOP_SRCDIR/tests/workloads/go/labels.go" "$GOW/labels" >"$T/gob.err" 2>&1; then
+	"$GOTOP_PERF" --batch -n 10 --rows 3 --view top --max-memory 1 -- "$GOW/labels" -reqid \
+		-workers 2 -d 60s >"$out" 2>"$err"
+	rc=$?
+	line=$(grep '^cumulative' "$out" | tail -1)
+	check "label per request, --max-memory 1: exit 0, the limit forgot entries ($line)" \
+		sh -c "[ $rc -eq 0 ] && echo '$line' | grep -Eq '^cumulative, less [1-9][0-9]* samples the memory limit forgot'"
+	grep -q 'memory limit forgot' "$out" || diag_file "$err"
 else
 	skip "Go $GO_VERSION toolchain unavailable"
 fi
