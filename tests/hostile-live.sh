@@ -192,6 +192,8 @@ record_and_judge() {
 	check "$w: hostile label bytes from the garbage goroutines' own memory are kept byte-exact ($nh samples)" [ "$nh" -gt 0 ]
 	if [ -n "${GOTOP_WRAP:-}" ]; then
 		skip "$w: record's max RSS is measured without valgrind (GOTOP_WRAP), which adds its own"
+	elif [ -n "${GOTOP_UNDER_SANITIZER:-}" ]; then
+		skip "$w: record's max RSS is measured without ASan, whose shadow memory and quarantine add their own"
 	elif [ -s "$T/rss" ]; then
 		rss=$(tail -1 "$T/rss")
 		check "$w: record's memory stays bounded (max RSS $((rss / 1024)) MB, limit $((MAXRSS_KB / 1024)) MB)" [ "$rss" -lt $MAXRSS_KB ]
