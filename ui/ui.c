@@ -409,7 +409,6 @@ static void fmt_elapsed(char *buf, size_t n, uint64_t ns)
 		 (unsigned long long)(s / 60 % 60), (unsigned long long)(s % 60));
 }
 
-
 /* The header's second line: the event and what gotop-perf sees and costs. In a narrow
  * terminal the fields that say least are left out, so that the memory figure (what the
  * limit counts, against the limit) always shows: lost while it is 0, then threads, then
@@ -417,15 +416,15 @@ static void fmt_elapsed(char *buf, size_t n, uint64_t ns)
 static void head_line2(struct ui *ui, struct tline *l2, const struct live_snapshot *s,
 		       const char *rate)
 {
-	enum { F_RATE, F_LOST, F_DROPPED, F_THREADS, F_CPU, F_MEM, NF };
+	enum { F_SPS, F_LOST, F_DROPPED, F_THREADS, F_CPU, F_MEM, NF };
 	/* Which field goes first, second, ... when the line is too wide. */
-	static const int drop_order[] = { F_LOST, F_THREADS, F_RATE, F_CPU };
+	static const int drop_order[] = { F_LOST, F_THREADS, F_SPS, F_CPU };
 	char f[NF][96];
 	int attr[NF], on[NF], w, k, i;
 	size_t anon = (s->mem.anon + (1 << 19)) >> 20;
 
-	snprintf(f[F_RATE], sizeof(f[F_RATE]), "%.0f samples/s  ", s->samples_per_s);
-	attr[F_RATE] = UA_NORMAL;
+	snprintf(f[F_SPS], sizeof(f[F_SPS]), "%.0f samples/s  ", s->samples_per_s);
+	attr[F_SPS] = UA_NORMAL;
 	snprintf(f[F_LOST], sizeof(f[F_LOST]), "lost %llu  ", (unsigned long long)s->lost);
 	attr[F_LOST] = s->lost ? UA_ERR : UA_NORMAL;
 	snprintf(f[F_DROPPED], sizeof(f[F_DROPPED]), "labels dropped %llu  ",
