@@ -1321,3 +1321,84 @@ size_t model_label_values(struct model *m, const char *key, size_t key_len,
 	*valsp = vals;
 	return n;
 }
+
+/* --- the addresses of one function's code (the annotate view) --- */
+
+/* The location (index) a frame slot belongs to: every location has at least one slot and
+ * loc_off increases, so the last location starting at or before the slot. */
+static size_t loc_of_slot(const struct model *m, uint32_t slot)
+{
+	size_t lo = 0, hi = m->nl;
+
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->loc_off[mid] <= slot)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+size_t model_addresses(struct model *m, uint32_t fn, struct model_addr **rowsp)
+{
+	struct hashmap idx = { 0 };
+	struct model_addr *rows = NULL;
+	size_t n = 0, cap = 0, a, j;
+
+	for (a = 0; a < m->nact; a++) {
+		uint32_t st = m->act[a];
+		size_t b0 = ST_BEGIN(m, st), b = ST_END(m, st), leaf, leaf_begin, nseen = 0;
+		uint64_t seen[32];
+
+		if (b0 == b)
+			continue;
+		/* The leaf location's slots end the stack: its instance is the sampled pc, every
+		 * other location a caller's return address. */
+		leaf = loc_of_slot(m, m->fr[b - 1]);
+		leaf_begin = b - (m->loc_off[leaf + 1] - m->loc_off[leaf]);
+		for (j = b0; j < b; j++) {
+			uint32_t slot = m->fr[j];
+			size_t li, k;
+			uint64_t key, *row;
+			int ret, created, dup = 0;
+
+			/* fn's code: a location whose outermost frame (its first slot) is fn. */
+			if (m->loc_fn[slot] != fn)
+				continue;
+			li = loc_of_slot(m, slot);
+			if (m->loc_off[li] != slot)
+				continue;
+			ret = j < leaf_begin;
+			key = (uint64_t)li | (uint64_t)ret << 63;
+			/* Once per sample, as pprof counts cum (recursion repeats an address). */
+			for (k = 0; k < nseen && !dup; k++)
+				dup = seen[k] == key;
+			if (dup)
+				continue;
+			if (nseen < GP_ARRAY_SIZE(seen))
+				seen[nseen++] = key;
+			row = hashmap_put(&idx, key, &created);
+			if (created) {
+				const struct prof_location *l = prof_location_at(m->p, li);
+
+				xgrow((void **)&rows, &cap, n + 1, sizeof(*rows));
+				memset(&rows[n], 0, sizeof(*rows));
+				rows[n].mapping = l->mapping;
+				rows[n].address = l->address;
+				rows[n].is_return = ret;
+				*row = ++n;
+			}
+			rows[*row - 1].total += m->sval[st];
+			rows[*row - 1].total_n += m->scnt[st];
+			if (!ret) {
+				rows[*row - 1].self += m->sval[st];
+				rows[*row - 1].self_n += m->scnt[st];
+			}
+		}
+	}
+	hashmap_free(&idx);
+	*rowsp = rows;
+	return n;
+}

@@ -561,6 +561,17 @@ size_t annot_source_rows(const struct annot *a, const int64_t *self, const int64
 			hi = GP_MAX(hi, o->line);
 		}
 	}
+	/* From the line that declares the function, when it is near (DWARF decl_line, Go's
+	 * startLine), so the signature shows. */
+	for (i = 0; i < a->n; i++) {
+		const struct sym_frame *o = outer(a, i);
+
+		if (o && o->start_line > 0 && o->start_line < lo && lo - o->start_line < 64 &&
+		    same_file(o->file, main_file)) {
+			lo = o->start_line;
+			break;
+		}
+	}
 	/* Every line of the span, code or not, so the source reads as a whole. */
 	if (main_file && hi >= lo && hi - lo < ANNOT_MAX_SPAN) {
 		for (int32_t l = lo; l <= hi; l++) {
