@@ -144,19 +144,21 @@ check "C: hl_mix's line $body shows under hl_inline's line $site with Top's $mix
 		END { exit !ok }' "$T/i.rows"
 
 # --- Go: every release, plain and stripped ---
-for v in $GO_VERSIONS; do
-	if ! go_build_or_skip 5 "$v" plain "$GSRC" "$T/hl-$v" ||
-		! go_build_or_skip 5 "$v" stripped "$GSRC" "$T/hl-$v-s"; then
+# (pprof_setup once: it loops over a variable of its own name, v.)
+if pprof_setup; then have_pprof=true; else have_pprof=false; fi
+for gv in $GO_VERSIONS; do
+	if ! go_build_or_skip 5 "$gv" plain "$GSRC" "$T/hl-$gv" ||
+		! go_build_or_skip 5 "$gv" stripped "$GSRC" "$T/hl-$gv-s"; then
 		continue
 	fi
-	if ! pprof_setup; then
+	if [ "$have_pprof" != true ]; then
 		skip_n 5 "no Go toolchain for go tool pprof"
 		continue
 	fi
 	ghot=$(marker "$GSRC" "// HOT LOOP")
 	for variant in plain stripped; do
-		bin=$T/hl-$v
-		[ $variant = stripped ] && bin=$T/hl-$v-s
+		bin=$T/hl-$gv
+		[ $variant = stripped ] && bin=$T/hl-$gv-s
 		"$GOTOP_PERF" --batch --ascii -n 3 --rows 0 --view top,annotate --annotate main.hotLoop \
 			--save "$T/g.pb.gz" -- "$bin" -d 60s >"$T/g.out" 2>"$T/g.err"
 		it=$(last "$T/g.out")
@@ -164,22 +166,22 @@ for v in $GO_VERSIONS; do
 		section "$T/g.out" "$it" Top >"$T/g.top"
 		src_rows "$T/g.ann" >"$T/g.rows"
 		if hot_ok "$T/g.rows" "$ghot" "$(top_samples "$T/g.top" main.hotLoop)" >"$T/g.hot"; then
-			ok "go$v $variant: the hot line holds >= 90% of main.hotLoop's self samples ($(cat "$T/g.hot"))"
+			ok "go$gv $variant: the hot line holds >= 90% of main.hotLoop's self samples ($(cat "$T/g.hot"))"
 		else
-			not_ok "go$v $variant: the hot line holds >= 90% of main.hotLoop's self samples ($(cat "$T/g.hot"))"
+			not_ok "go$gv $variant: the hot line holds >= 90% of main.hotLoop's self samples ($(cat "$T/g.hot"))"
 			diag_file "$T/g.ann"
 		fi
 		if list_ok "$T/g.pb.gz" main.hotLoop "$T/g.rows"; then
-			ok "go$v $variant: lines equal go tool pprof -list ($(tail -1 "$T/listcmp.txt"))"
+			ok "go$gv $variant: lines equal go tool pprof -list ($(tail -1 "$T/listcmp.txt"))"
 		else
-			not_ok "go$v $variant: lines equal go tool pprof -list"
+			not_ok "go$gv $variant: lines equal go tool pprof -list"
 			diag_file "$T/listcmp.txt"
 			diag_file "$T/list.err"
 		fi
 	done
 	# Inlined main.mix under main.inlined's call line, equal to pprof -list's cum there.
 	"$GOTOP_PERF" --batch --ascii -n 3 --rows 0 --view top,annotate --annotate main.inlined \
-		--save "$T/gi.pb.gz" -- "$T/hl-$v-s" -d 60s >"$T/gi.out" 2>"$T/gi.err"
+		--save "$T/gi.pb.gz" -- "$T/hl-$gv-s" -d 60s >"$T/gi.out" 2>"$T/gi.err"
 	it=$(last "$T/gi.out")
 	section "$T/gi.out" "$it" Annotate >"$T/gi.ann"
 	section "$T/gi.out" "$it" Top >"$T/gi.top"
@@ -191,9 +193,9 @@ for v in $GO_VERSIONS; do
 		$1 == "L" { prev = $2 }
 		$1 == "I" && $2 == "main.mix" && $3 == body && prev == site && $6 == mix && mix > 0 { ok = 1 }
 		END { exit !ok }' "$T/gi.rows" && list_ok "$T/gi.pb.gz" main.inlined "$T/gi.rows"; then
-		ok "go$v stripped: main.mix's line under main.inlined's line $gsite, $mix samples as Top; lines equal pprof -list"
+		ok "go$gv stripped: main.mix's line under main.inlined's line $gsite, $mix samples as Top; lines equal pprof -list"
 	else
-		not_ok "go$v stripped: main.mix's line under main.inlined's line $gsite, as Top and pprof -list"
+		not_ok "go$gv stripped: main.mix's line under main.inlined's line $gsite, as Top and pprof -list"
 		diag_file "$T/gi.ann"
 		diag_file "$T/listcmp.txt"
 	fi

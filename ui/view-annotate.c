@@ -50,6 +50,7 @@ struct ann {
 	struct annot_row *rv, *rn; /* source rows with values / with counts (same order) */
 	size_t nsrc;
 	int have_source;
+	char outer[256];           /* the function shown when the one asked for is only inlined */
 	struct hashmap collapsed;  /* lines whose inlined rows are hidden */
 
 	struct arow *rows;
@@ -321,6 +322,7 @@ static void ann_update(struct ui *ui, struct view *v)
 	t->err[0] = 0;
 	t->nsrc = 0;
 	t->have_source = 0;
+	t->outer[0] = 0;
 	t->fn_self = t->fn_total = 0;
 	t->fn_self_n = 0;
 	free(t->rv);
@@ -347,6 +349,22 @@ static void ann_update(struct ui *ui, struct view *v)
 		}
 	free(flat);
 	n = model_addresses(ui->model, (uint32_t)fn, &ad);
+	if (!n) {
+		/* Only inlined (no code of its own with samples): the function that inlined it
+		 * most, where its lines show under the lines that inlined them. */
+		long outer = model_inlined_into(ui->model, (uint32_t)fn);
+
+		if (outer >= 0) {
+			const struct model_fn *of = model_fn(ui->model, (uint32_t)outer);
+
+			free(ad);
+			ad = NULL;
+			n = model_addresses(ui->model, (uint32_t)outer, &ad);
+			ui_esc(ui, t->outer, sizeof(t->outer), of->name, of->name_len);
+			add_msg(t, UA_DIM, "%s is inlined: shown in %s, under the lines that inline it",
+				e, t->outer);
+		}
+	}
 	/* The mapping with the most samples of the function, and its hottest address. */
 	{
 		struct hashmap per = { 0 };
@@ -495,6 +513,8 @@ static void ann_title(struct ui *ui, struct view *v, struct tline *l)
 	if (!t->fn)
 		return;
 	tl_put(l, UA_TITLE, ui_esc(ui, e, sizeof(e), t->fn, t->fn_len));
+	if (t->outer[0])
+		tl_printf(l, UA_DIM, " in %s", t->outer);
 	ui_pct(pct, sizeof(pct), t->fn_self, t->tot.value);
 	tl_printf(l, UA_DIM, "  self %s", pct);
 	ui_pct(pct, sizeof(pct), t->fn_total, t->tot.value);

@@ -144,5 +144,8 @@ struct model_addr {
  * code, and code inlined into it), under the filters, unsorted. Caller frees *rows.
  * Returns the count. */
 size_t model_addresses(struct model *m, uint32_t fn, struct model_addr **rows);
+/* The function whose code holds the most samples of fn inlined into it (fn an inner frame
+ * of its locations), or -1 when fn is nowhere inlined. */
+long model_inlined_into(struct model *m, uint32_t fn);
 
 #endif

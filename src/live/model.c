@@ -1402,3 +1402,36 @@ size_t model_addresses(struct model *m, uint32_t fn, struct model_addr **rowsp)
 	*rowsp = rows;
 	return n;
 }
+
+long model_inlined_into(struct model *m, uint32_t fn)
+{
+	struct hashmap per = { 0 };
+	uint64_t best = 0;
+	long out = -1;
+	size_t a, j;
+
+	for (a = 0; a < m->nact; a++) {
+		uint32_t st = m->act[a];
+
+		for (j = ST_BEGIN(m, st); j < ST_END(m, st); j++) {
+			uint32_t slot = m->fr[j], outer;
+			size_t li;
+			uint64_t *c;
+
+			if (m->loc_fn[slot] != fn)
+				continue;
+			li = loc_of_slot(m, slot);
+			if (m->loc_off[li] == slot)
+				continue; /* fn's own code */
+			outer = m->loc_fn[m->loc_off[li]];
+			c = hashmap_put(&per, outer, NULL);
+			*c += m->scnt[st];
+			if (*c > best) {
+				best = *c;
+				out = outer;
+			}
+		}
+	}
+	hashmap_free(&per);
+	return out;
+}
