@@ -1351,64 +1351,45 @@ size_t model_label_values(struct model *m, const char *key, size_t key_len,
 
 /* --- the addresses of one function's code (the annotate view) --- */
 
-/* The location (index) a frame slot belongs to: every location has at least one slot and
- * loc_off increases, so the last location starting at or before the slot. */
-static size_t loc_of_slot(const struct model *m, uint32_t slot)
-{
-	size_t lo = 0, hi = m->nl;
-
-	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->loc_off[mid] <= slot)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 size_t model_addresses(struct model *m, uint32_t fn, struct model_addr **rowsp)
 {
 	struct hashmap idx = { 0 };
 	struct model_addr *rows = NULL;
-	size_t n = 0, cap = 0, a, j;
+	size_t n = 0, cap = 0, a, k;
 
 	for (a = 0; a < m->nact; a++) {
 		uint32_t st = m->act[a];
-		size_t b0 = ST_BEGIN(m, st), b = ST_END(m, st), leaf, leaf_begin, nseen = 0;
-		uint64_t seen[32];
+		const uint32_t *ids = m->sloc[st];
+		size_t nseen = 0;
+		uint32_t seen[32];
+		int leaf = 1;
 
-		if (b0 == b)
-			continue;
-		/* The leaf location's slots end the stack: its instance is the sampled pc, every
-		 * other location a caller's return address. */
-		leaf = loc_of_slot(m, m->fr[b - 1]);
-		leaf_begin = b - (m->loc_off[leaf + 1] - m->loc_off[leaf]);
-		for (j = b0; j < b; j++) {
-			uint32_t slot = m->fr[j];
-			size_t li, k;
+		/* Location ids, leaf first: the first is the sampled pc, the others callers'
+		 * return addresses. */
+		for (k = 0; k < m->snl[st]; k++) {
+			uint32_t id = ids[k];
 			uint64_t key, *row;
+			size_t j;
 			int ret, created, dup = 0;
 
-			/* fn's code: a location whose outermost frame (its first slot) is fn. */
-			if (m->loc_fn[slot] != fn)
+			if (id == 0 || id > m->nl || m->loc_off[id] == m->loc_off[id - 1])
 				continue;
-			li = loc_of_slot(m, slot);
-			if (m->loc_off[li] != slot)
+			ret = !leaf;
+			leaf = 0;
+			/* fn's code: a location whose outermost frame (its first) is fn. */
+			if (m->loc_fn[m->loc_off[id - 1]] != fn)
 				continue;
-			ret = j < leaf_begin;
-			key = (uint64_t)li | (uint64_t)ret << 63;
+			key = (uint64_t)id | (uint64_t)ret << 63;
 			/* Once per sample, as pprof counts cum (recursion repeats an address). */
-			for (k = 0; k < nseen && !dup; k++)
-				dup = seen[k] == key;
+			for (j = 0; j < nseen && !dup; j++)
+				dup = seen[j] == (id | (uint32_t)ret << 31);
 			if (dup)
 				continue;
 			if (nseen < GP_ARRAY_SIZE(seen))
-				seen[nseen++] = key;
+				seen[nseen++] = id | (uint32_t)ret << 31;
 			row = hashmap_put(&idx, key, &created);
 			if (created) {
-				const struct prof_location *l = prof_location_at(m->p, li);
+				const struct prof_location *l = prof_location_at(m->p, id - 1);
 
 				xgrow((void **)&rows, &cap, n + 1, sizeof(*rows));
 				memset(&rows[n], 0, sizeof(*rows));
@@ -1435,27 +1416,31 @@ long model_inlined_into(struct model *m, uint32_t fn)
 	struct hashmap per = { 0 };
 	uint64_t best = 0;
 	long out = -1;
-	size_t a, j;
+	size_t a, k;
 
 	for (a = 0; a < m->nact; a++) {
 		uint32_t st = m->act[a];
 
-		for (j = ST_BEGIN(m, st); j < ST_END(m, st); j++) {
-			uint32_t slot = m->fr[j], outer;
-			size_t li;
-			uint64_t *c;
+		for (k = 0; k < m->snl[st]; k++) {
+			uint32_t id = m->sloc[st][k];
+			size_t j;
 
-			if (m->loc_fn[slot] != fn)
+			if (id == 0 || id > m->nl)
 				continue;
-			li = loc_of_slot(m, slot);
-			if (m->loc_off[li] == slot)
-				continue; /* fn's own code */
-			outer = m->loc_fn[m->loc_off[li]];
-			c = hashmap_put(&per, outer, NULL);
-			*c += m->scnt[st];
-			if (*c > best) {
-				best = *c;
-				out = outer;
+			/* The location's inner frames (after its first, the function it is in). */
+			for (j = m->loc_off[id - 1] + 1; j < m->loc_off[id]; j++) {
+				uint32_t outer = m->loc_fn[m->loc_off[id - 1]];
+				uint64_t *c;
+
+				if (m->loc_fn[j] != fn || outer == fn)
+					continue;
+				c = hashmap_put(&per, outer, NULL);
+				*c += m->scnt[st];
+				if (*c > best) {
+					best = *c;
+					out = outer;
+				}
+				break;
 			}
 		}
 	}
