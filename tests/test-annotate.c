@@ -18,6 +18,7 @@
 
 #include "gotop/annotate.h"
 #include "gotop/disasm.h"
+#include "gotop/gopclntab.h"
 #include "gotop/symtab.h"
 #include "gotop/util.h"
 
@@ -405,6 +406,67 @@ static void test_corrupt_bytes(void **state)
 	symfile_free(sf);
 }
 
+
+/* Go: the frames annot_open finds in one pass over a function's tables
+ * (gopcln_func_frames) equal symfile_lookup's at every instruction, for every function of
+ * a Go binary (inlined code included), plain and stripped. */
+static void test_go_frames_equal_lookup(void **state)
+{
+	const char *top = getenv("TOP_SRCDIR");
+	const char *variants[] = { "plain", "stripped" };
+
+	(void)state;
+	if (!top || !have_tools)
+		skip();
+	for (size_t v = 0; v < GP_ARRAY_SIZE(variants); v++) {
+		char gobin[700];
+		struct symfile *sf;
+		struct gopcln *g;
+		size_t i, nfn, checked = 0, inl = 0;
+
+		snprintf(gobin, sizeof(gobin), "%s/hotline-%s", tmpdir, variants[v]);
+		if (run("'%s/tests/helpers/go-build.sh' 1.23 %s '%s/tests/workloads/go/hotline.go' "
+			"'%s' >/dev/null 2>&1", top, variants[v], top, gobin) != 0)
+			skip();
+		sf = symfile_open(gobin, NULL);
+		assert_non_null(sf);
+		g = symfile_gopcln(sf);
+		assert_non_null(g);
+		nfn = gopcln_nfunc(g);
+		for (i = 0; i < nfn; i++) {
+			struct gopcln_func f;
+			struct annot *a;
+
+			if (gopcln_func_at(g, i, &f) || f.end <= f.entry)
+				continue;
+			a = annot_open(sf, f.entry, f.end, f.name, NULL, NULL);
+			assert_non_null(a);
+			for (size_t k = 0; k < annot_ninsns(a); k++) {
+				const struct annot_insn *in = &annot_insns(a)[k];
+				struct sym_frame fr[16];
+				int n = symfile_lookup(sf, in->addr, fr, 16);
+
+				assert_int_equal(n, in->nfr);
+				for (int j = 0; j < n; j++) {
+					const struct sym_frame *x = &annot_frames(a)[in->fr + (uint32_t)j];
+
+					assert_string_equal(x->func, fr[j].func);
+					assert_int_equal(x->line, fr[j].line);
+					assert_true(x->file == fr[j].file ||
+						    (x->file && fr[j].file && !strcmp(x->file, fr[j].file)));
+				}
+				inl += n > 1;
+				checked++;
+			}
+			annot_free(a);
+		}
+		print_message("# %s: %zu instructions of %zu functions, %zu in inlined code\n",
+			      variants[v], checked, nfn, inl);
+		assert_true(checked > 10000 && inl > 100);
+		symfile_free(sf);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -414,6 +476,7 @@ int main(void)
 		cmocka_unit_test(test_inlined_rows),
 		cmocka_unit_test(test_source_paths),
 		cmocka_unit_test(test_corrupt_bytes),
+		cmocka_unit_test(test_go_frames_equal_lookup),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -132,6 +132,68 @@ static void set_goroots(struct annot *a, const char *opt)
 			a->goroots[a->ngoroots++] = xstrdup(c[i]);
 }
 
+/* A Go function's frames by address range (gopcln_func_frames), as symfile_lookup gives
+ * them (symtab.c lookup_uncached: "?" files are NULL): one pass over its line tables instead
+ * of one lookup per instruction, which decodes them from the entry each time. */
+struct range {
+	uint64_t start, end;
+	uint32_t fr, n;
+};
+
+struct ranges {
+	struct range *r;
+	size_t n, cap, cur;
+	struct sym_frame *fr;
+	size_t nfr, capfr;
+};
+
+static int add_range(void *arg, uint64_t start, uint64_t end, const struct gopcln_frame *fr, int n)
+{
+	struct ranges *rg = arg;
+	struct range *r;
+
+	xgrow((void **)&rg->r, &rg->cap, rg->n + 1, sizeof(*rg->r));
+	xgrow((void **)&rg->fr, &rg->capfr, rg->nfr + (size_t)n, sizeof(*rg->fr));
+	r = &rg->r[rg->n++];
+	r->start = start;
+	r->end = end;
+	r->fr = (uint32_t)rg->nfr;
+	r->n = (uint32_t)n;
+	for (int i = 0; i < n; i++) {
+		struct sym_frame *o = &rg->fr[rg->nfr++];
+
+		o->func = fr[i].func ? fr[i].func : "??";
+		o->file = fr[i].file && strcmp(fr[i].file, "?") ? fr[i].file : NULL;
+		o->line = fr[i].line;
+		o->start_line = fr[i].start_line;
+	}
+	return 0;
+}
+
+static void go_ranges(struct annot *a, struct ranges *rg)
+{
+	struct gopcln *g = symfile_gopcln(a->sf);
+	struct gopcln_func f;
+
+	if (!g || gopcln_find_func(g, a->start, &f) || f.entry != a->start || f.end < a->end)
+		return;
+	if (gopcln_func_frames(g, a->start, MAX_FRAMES, add_range, rg)) {
+		rg->n = 0; /* corrupt tables: each instruction is looked up on its own */
+		rg->nfr = 0;
+	}
+}
+
+/* The frames at addr (instructions come in address order). 0 outside every range. */
+static int range_frames(struct ranges *rg, uint64_t addr, struct sym_frame *out)
+{
+	while (rg->cur < rg->n && rg->r[rg->cur].end <= addr)
+		rg->cur++;
+	if (rg->cur == rg->n || rg->r[rg->cur].start > addr)
+		return 0;
+	memcpy(out, rg->fr + rg->r[rg->cur].fr, rg->r[rg->cur].n * sizeof(*out));
+	return (int)rg->r[rg->cur].n;
+}
+
 /* Reads the bytes of [start, end), decodes them and looks up each instruction's frames. */
 static int decode(struct annot *a)
 {
@@ -141,16 +203,22 @@ static int decode(struct annot *a)
 	uint64_t addr = a->start;
 	struct disasm *d;
 	struct hashmap targets = { 0 };
+	struct ranges rg = { 0 };
 	ssize_t r;
 
+	go_ranges(a, &rg);
 	r = symfile_read(a->sf, a->start, code, len);
 	if (r < 0 || (size_t)r < len) {
 		free(code);
+		free(rg.r);
+		free(rg.fr);
 		return r < 0 ? (int)r : -EIO;
 	}
 	d = disasm_open();
 	if (!d) {
 		free(code);
+		free(rg.r);
+		free(rg.fr);
 		return -ENOSYS;
 	}
 	left = len;
@@ -184,7 +252,7 @@ static int decode(struct annot *a)
 			a->nbad++;
 		}
 		in->text = add_text(a, &captext, buf);
-		nf = symfile_lookup(a->sf, in->addr, fr, MAX_FRAMES);
+		nf = rg.n ? range_frames(&rg, in->addr, fr) : symfile_lookup(a->sf, in->addr, fr, MAX_FRAMES);
 		if (nf > 0) {
 			xgrow((void **)&a->frames, &capfr, a->nframes + (size_t)nf, sizeof(*a->frames));
 			memcpy(a->frames + a->nframes, fr, (size_t)nf * sizeof(*fr));
@@ -211,6 +279,8 @@ static int decode(struct annot *a)
 	hashmap_free(&targets);
 	disasm_close(d);
 	free(code);
+	free(rg.r);
+	free(rg.fr);
 	return 0;
 }
 
