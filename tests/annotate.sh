@@ -3,12 +3,12 @@
 # workloads whose hot line is known (tests/workloads/hotloop.c, tests/workloads/go/hotline.go):
 # the hot line and the loop's instructions hold the function's self samples, the lines sum to
 # the function's self samples in Top of the same iteration, inlined code shows under the line
-# that inlined it, and per line flat and cum equal go tool pprof -list on the pprof file saved
-# from the same data. Then what goes wrong: source missing, binary replaced, code bytes corrupt.
+# that inlined it, and per line flat and cum equal go tool pprof -list (per instruction,
+# -disasm) on the pprof file saved from the same data. Then what goes wrong: source missing, binary replaced, code bytes corrupt.
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
 need_perf
-plan_per_version 5 12
+plan_per_version 6 12
 W=$TOP_BUILDDIR/tests/workloads/hotloop
 GSRC=$TOP_SRCDIR/tests/workloads/go/hotline.go
 
@@ -147,12 +147,12 @@ check "C: hl_mix's line $body shows under hl_inline's line $site with Top's $mix
 # (pprof_setup once: it loops over a variable of its own name, v.)
 if pprof_setup; then have_pprof=true; else have_pprof=false; fi
 for gv in $GO_VERSIONS; do
-	if ! go_build_or_skip 5 "$gv" plain "$GSRC" "$T/hl-$gv" ||
-		! go_build_or_skip 5 "$gv" stripped "$GSRC" "$T/hl-$gv-s"; then
+	if ! go_build_or_skip 6 "$gv" plain "$GSRC" "$T/hl-$gv" ||
+		! go_build_or_skip 6 "$gv" stripped "$GSRC" "$T/hl-$gv-s"; then
 		continue
 	fi
 	if [ "$have_pprof" != true ]; then
-		skip_n 5 "no Go toolchain for go tool pprof"
+		skip_n 6 "no Go toolchain for go tool pprof"
 		continue
 	fi
 	ghot=$(marker "$GSRC" "// HOT LOOP")
@@ -179,6 +179,28 @@ for gv in $GO_VERSIONS; do
 			diag_file "$T/list.err"
 		fi
 	done
+	# Assembly: each instruction's samples equal go tool pprof -disasm's flat (it reads the
+	# saved file's addresses and mapping, and disassembles the binary it names).
+	"$GOTOP_PERF" --batch --ascii -n 3 --rows 0 --view annotate --annotate main.hotLoop --asm \
+		--save "$T/gd.pb.gz" -- "$T/hl-$gv" -d 60s >"$T/gd.out" 2>"$T/gd.err"
+	it=$(last "$T/gd.out")
+	section "$T/gd.out" "$it" Annotate >"$T/gd.ann"
+	insn_rows "$T/gd.ann" >"$T/gd.rows"
+	# (-disasm matches the regexp against objdump's symbols: no anchors.)
+	pprof -sample_index=samples -disasm 'main\.hotLoop' "$T/gd.pb.gz" 2>"$T/dis.err" |
+		awk '/^ +[.0-9]+ +[.0-9]+ +[0-9a-f]+: / { a = $3; sub(":", "", a); print a, ($1 == "." ? 0 : $1) }' \
+		>"$T/gd.pprof"
+	if awk 'FILENAME == ARGV[1] { p[$1] = $2; np++; ps += $2; next } { o[$1] = $2; os += $2 }
+		END { for (a in p) if (p[a] != o[a] + 0) { print "0x" a, "pprof", p[a], "ours", o[a] + 0; bad = 1 }
+		      printf "%d instructions, %d samples\n", np, ps; exit bad || !np || ps != os || !ps }' \
+		"$T/gd.pprof" "$T/gd.rows" >"$T/discmp.txt"; then
+		ok "go$gv plain: per instruction samples equal go tool pprof -disasm ($(tail -1 "$T/discmp.txt"))"
+	else
+		not_ok "go$gv plain: per instruction samples equal go tool pprof -disasm"
+		diag_file "$T/discmp.txt"
+		diag_file "$T/dis.err"
+		diag_file "$T/gd.ann"
+	fi
 	# Inlined main.mix under main.inlined's call line, equal to pprof -list's cum there.
 	"$GOTOP_PERF" --batch --ascii -n 3 --rows 0 --view top,annotate --annotate main.inlined \
 		--save "$T/gi.pb.gz" -- "$T/hl-$gv-s" -d 60s >"$T/gi.out" 2>"$T/gi.err"
