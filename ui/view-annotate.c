@@ -397,8 +397,12 @@ static void ann_update(struct ui *ui, struct view *v)
 		goto out;
 	if (symfile_file_vaddr(t->sf, mp->start, mp->offset, hot_addr, &vaddr) ||
 	    annot_func_at(t->sf, vaddr, &start, &end, &name)) {
-		snprintf(t->err, sizeof(t->err), "no function at 0x%llx in %s: no instructions",
-			 (unsigned long long)hot_addr, symfile_path(t->sf));
+		const char *path = prof_string(p, mp->filename, NULL);
+		char e2[300];
+
+		snprintf(t->err, sizeof(t->err), "no function symbol covers 0x%llx in %s (stripped?): "
+			 "no bounds to disassemble", (unsigned long long)hot_addr,
+			 ui_esc(ui, e2, sizeof(e2), path ? path : "", path ? strlen(path) : 0));
 		drop_code(t);
 		goto out;
 	}
