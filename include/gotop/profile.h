@@ -55,6 +55,9 @@ struct prof_label {
 struct prof_sample {
 	uint32_t nlocs, nlabels;
 	const uint32_t *locs; /* location ids, leaf first (interned: equal stacks, one array) */
+	/* The stack's number in the profile's tables: 0 for no locations, else 1, 2, ... in
+	 * the order stacks were first added. Equal stacks, equal numbers (and locs). */
+	uint32_t stack;
 	const struct prof_label *labels; /* sorted by (key, str, num) */
 	int64_t values[PROF_MAX_VALUES];
 };

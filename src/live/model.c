@@ -83,7 +83,7 @@ struct model {
 	/* Every sample of the profile, by its index there: the values (read in place from
 	 * the snapshot: VAL, CNT) and its stack. A stack is the profile's own interned
 	 * array of location ids (most samples share one with others that differ in labels,
-	 * thread or goroutine), numbered here once per distinct array: sample k's is
+	 * thread or goroutine), by the profile's number for it: sample k's is
 	 * sloc[stk[k]], snl[stk[k]] ids long. The model keeps no copy of it: on a large
 	 * service the stacks are most of the memory, and stack_frames expands one into
 	 * frames when a walk needs them. */
@@ -94,7 +94,6 @@ struct model {
 	const uint32_t **sloc;
 	uint32_t *snl;
 	size_t nstk, capsloc, capsnl;
-	struct hashmap stacks;      /* the profile's interned stack -> index + 1 in sloc */
 	uint32_t *sfr;           /* stack_frames' result */
 	size_t capsfr;
 
@@ -339,27 +338,27 @@ static void extend(struct model *m)
 	xgrow((void **)&m->kset, &m->capkset, nsamp + 1, sizeof(*m->kset));
 	for (i = m->ns; i < nsamp; i++) {
 		struct prof_sample s;
-		uint64_t *slot;
-		int created;
+		uint32_t st;
 
 		prof_sample_at(p, i, &s);
 		m->kset[i] = kset_of(m, &s);
-		/* Equal stacks are one interned array (profile.h: samples point into shared
-		 * tables, which snapshots share too), so the pointer and length identify it. */
-		slot = hashmap_put(&m->stacks, (uint64_t)(uintptr_t)s.locs ^ (uint64_t)s.nlocs << 48,
-				   &created);
-		if (!created) {
-			m->stk[i] = (uint32_t)(*slot - 1);
-			continue;
-		}
-		if (m->nstk >= UINT32_MAX - 1)
+		/* The profile numbers its distinct stacks in order of first use (profile.h),
+		 * and snapshots share the numbering: the model's stack index is that number. */
+		st = s.stack;
+		if (st >= UINT32_MAX - 1)
 			fatal("profile too large");
-		*slot = m->nstk + 1;
-		m->stk[i] = (uint32_t)m->nstk;
-		xgrow((void **)&m->sloc, &m->capsloc, m->nstk + 1, sizeof(*m->sloc));
-		xgrow((void **)&m->snl, &m->capsnl, m->nstk + 1, sizeof(*m->snl));
-		m->sloc[m->nstk] = s.locs;
-		m->snl[m->nstk++] = s.nlocs;
+		if (st >= m->nstk) {
+			xgrow((void **)&m->sloc, &m->capsloc, (size_t)st + 1, sizeof(*m->sloc));
+			xgrow((void **)&m->snl, &m->capsnl, (size_t)st + 1, sizeof(*m->snl));
+			memset(m->sloc + m->nstk, 0, (st + 1 - m->nstk) * sizeof(*m->sloc));
+			memset(m->snl + m->nstk, 0, (st + 1 - m->nstk) * sizeof(*m->snl));
+			m->nstk = (size_t)st + 1;
+		}
+		if (!m->sloc[st]) {
+			m->sloc[st] = s.locs;
+			m->snl[st] = s.nlocs;
+		}
+		m->stk[i] = st;
 	}
 	m->ns = nsamp;
 	m->pv = prof_values(p, &m->pstride);
@@ -469,7 +468,6 @@ void model_free(struct model *m)
 	free(m->sloc);
 	free(m->snl);
 	free(m->sfr);
-	hashmap_free(&m->stacks);
 	free(m->kset);
 	free(m->ks_off);
 	free(m->ks_key);

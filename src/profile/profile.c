@@ -250,6 +250,7 @@ struct pstr {
 /* What makes a sample distinct: its stack and labels. Values live in each profile. */
 struct skey {
 	uint32_t nlocs, nlabels;
+	uint32_t stack; /* prof_sample.stack */
 	const uint32_t *locs; /* 4-byte ids: the stacks are most of a large profile's memory */
 	const struct prof_label *labels;
 };
@@ -326,14 +327,18 @@ static inline struct skey *key_at(const struct prof_tables *t, size_t i)
 	return segv_at(&t->keys, i, sizeof(struct skey));
 }
 
-/* The pool's copy of len bytes at data, shared with every earlier equal array. */
-static const void *blob_intern(struct blobs *b, struct pool *pl, const void *data, size_t len)
+/* The pool's copy of len bytes at data, shared with every earlier equal array; its index
+ * among b's arrays (in order of first use) in *index when index is not NULL. */
+static const void *blob_intern(struct blobs *b, struct pool *pl, const void *data, size_t len,
+			       uint32_t *index)
 {
 	uint32_t pos, h = hash_bytes(data, len);
 	int64_t found = HTAB_FIND(&b->tab, h, &pos,
 				  ((struct blob *)segv_at(&b->ents, idx, sizeof(struct blob)))->len == len &&
 					  memcmp(((struct blob *)segv_at(&b->ents, idx, sizeof(struct blob)))->p,
 						 data, len) == 0);
+	if (index)
+		*index = found >= 0 ? (uint32_t)found : b->n;
 	if (found >= 0)
 		return ((struct blob *)segv_at(&b->ents, (size_t)found, sizeof(struct blob)))->p;
 
@@ -840,8 +845,15 @@ long prof_add_to_sample(struct prof *p, const uint64_t *locs64, size_t nlocs,
 		struct skey *k = segv_slot(&t->keys, si, sizeof(*k));
 		k->nlocs = (uint32_t)nlocs;
 		k->nlabels = (uint32_t)nlabels;
-		k->locs = nlocs ? blob_intern(&t->stacks, &t->pool, locs, nlocs * sizeof(*locs)) : NULL;
-		k->labels = nlabels ? blob_intern(&t->labelsets, &t->pool, lab, nlabels * sizeof(*lab))
+		k->locs = NULL;
+		k->stack = 0;
+		if (nlocs) {
+			k->locs = blob_intern(&t->stacks, &t->pool, locs, nlocs * sizeof(*locs),
+					      &k->stack);
+			k->stack++;
+		}
+		k->labels = nlabels ? blob_intern(&t->labelsets, &t->pool, lab,
+						  nlabels * sizeof(*lab), NULL)
 				    : NULL;
 		xgrow((void **)&p->vals, &p->cap_vals, (si + 1) * p->stride, sizeof(*p->vals));
 		memset(p->vals + si * p->stride, 0, p->stride * sizeof(*p->vals));
@@ -902,6 +914,7 @@ int prof_sample_at(const struct prof *p, size_t i, struct prof_sample *out)
 	out->nlocs = k->nlocs;
 	out->nlabels = k->nlabels;
 	out->locs = k->locs;
+	out->stack = k->stack;
 	out->labels = k->labels;
 	memset(out->values, 0, sizeof(out->values));
 	memcpy(out->values, p->vals + i * p->stride, p->stride * sizeof(*p->vals));
