@@ -505,13 +505,20 @@ size_t repair_cross_core(const struct repair_switch *sw, repair_frame_fn frame, 
 	frame(ctx, sw->pc, 1, &f);
 	if (!f.fake)
 		out[n++] = sw->pc;
-	/* The frame at pc not set up: its return address is the first word at sp, unless bp
-	 * points there, at the switching function's own frame record, whose return address
-	 * is the walk's first (the assembler gives asmcgocall and systemstack a frame where
-	 * they make calls: go1.23 and go1.27 binaries, not go1.19's). */
+	/* The frame at pc not set up: the switching function's return address is at sp, or
+	 * above the frame record it pushed there (the assembler gives asmcgocall and
+	 * systemstack one where they make calls: go1.23 and go1.27 binaries, not go1.19's).
+	 * With bp pointing at that record the walk's first return address is this one; after
+	 * a cgo callback bp is the caller's frame again (go1.23 on, runtime/cgocall.go
+	 * cgocallbackg reenters the syscall with the saved syscallbp), which the record
+	 * holds: the return address is the word after it. */
 	if ((f.fake || (f.known && !f.fp_based && f.sp_delta == 0)) && sw->bp != sw->sp &&
-	    sw->nstack > 0 && n < max)
-		out[n++] = sw->stack[0];
+	    sw->nstack > 0 && n < max) {
+		if (sw->nstack > 1 && sw->stack[0] == sw->bp)
+			out[n++] = sw->stack[1];
+		else
+			out[n++] = sw->stack[0];
+	}
 	for (i = 0; i < sw->n && n < max && sw->ret[i]; i++)
 		out[n++] = sw->ret[i];
 	return n;

@@ -6,7 +6,8 @@
 //
 // Four goroutines, each under its own pprof label role=...:
 //   - grow:     starts a goroutine that recurses main.growDeep 2000 levels deep with a
-//               256-byte frame (the stack grows from 8 KB to 1 MB by copies), then exits;
+//               256-byte frame (the stack grows from 8 KB to 1 MB by copies), spins in
+//               main.growSpin for a fraction of a millisecond, then exits;
 //   - alloc:    allocates and drops 4 MB slices (mheap.alloc runs on g0 via systemstack);
 //   - cgo:      main.cgoLoop calls C.c_outer, which spins in c_inner (frameless C);
 //   - callback: main.callbackLoop calls C.c_callback, which calls back the Go function
@@ -78,10 +79,23 @@ func growDeep(n int, x uint64) uint64 {
 	return growDeep(n-1, x*31+1) + uint64(pad[n&255])
 }
 
+// growSpin runs on the grown stack for a fraction of a millisecond, so that growing
+// goroutines also have samples on their own stack (to compare goroutine ids with).
+//
+//go:noinline
+func growSpin(x uint64) uint64 {
+	for i := 0; i < 1<<18; i++ {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+	}
+	return x
+}
+
 func growLoop() {
 	for {
 		done := make(chan uint64)
-		go func() { done <- growDeep(2000, 7) }()
+		go func() { done <- growSpin(growDeep(2000, 7)) }()
 		sink += <-done
 	}
 }
