@@ -41,7 +41,8 @@ traces() {
 
 # shares FILE: "ENDS CSIDE CGOOD COPY CGROW CLAB CCLAB" from traces: percent of the samples
 # with a goroutine that end at a switch; C-side ms and percent with their Go caller;
-# stack-copy ms and percent under main.growDeep; percent of the stack-copy samples labelled
+# stack-copy ms (copystack called by newstack: growth, not the GC's shrinking) and percent
+# under main.growDeep; percent of the stack-copy samples labelled
 # role=grow with a goroutine id; percent of the C samples of main.cgoLoop labelled role=cgo.
 shares() {
 	awk '
@@ -52,7 +53,7 @@ shares() {
 		  for (i = 1; i <= n; i++) { if (f[i] ~ /^c_/) { c = 1; break } if (f[i] ~ /^(main|runtime)\./) break }
 		  if (c) { cs += w; if ($4 ~ /;main\.(cgoLoop|callbackLoop);/) cg += w
 		           if ($4 ~ /c_outer/) { co += w; if ($2 == "cgo" && $3 != "-") col += w } }
-		  if ($4 ~ /runtime\.copystack/) { cp += w; if ($4 ~ /main\.growDeep/) cpg += w
+		  if ($4 ~ /runtime\.copystack;runtime\.newstack;/) { cp += w; if ($4 ~ /main\.growDeep/) cpg += w
 		           if ($2 == "grow" && $3 != "-") cpl += w } }
 		function pc(a, b) { return b ? 100 * a / b : 0 }
 		END { printf "%.2f %d %.2f %d %.2f %.2f %.2f\n", pc(ends, withg), cs / 1e6, pc(cg, cs),
@@ -113,7 +114,7 @@ for v in $GO_VERSIONS; do
 	# The goroutine id of a stack-copy sample is the goroutine whose stack grows: ids
 	# also sampled in main.growSpin, on its own stack after the growth, and never the id of
 	# a goroutine of another role (the cgo, callback and alloc goroutines live all along).
-	awk '$4 ~ /runtime\.copystack/ && $3 != "-" { print $3 }' "$T/rep-$v.tr" | sort -u >"$T/cp-$v.ids"
+	awk '$4 ~ /runtime\.copystack;runtime\.newstack;/ && $3 != "-" { print $3 }' "$T/rep-$v.tr" | sort -u >"$T/cp-$v.ids"
 	awk '$4 ~ /^main\.growSpin;/ && $3 != "-" { print $3 }' "$T/rep-$v.tr" | sort -u >"$T/gs-$v.ids"
 	awk '$2 != "grow" && $2 != "-" && $3 != "-" { print $3 }' "$T/rep-$v.tr" | sort -u >"$T/ot-$v.ids"
 	both=$(comm -12 "$T/cp-$v.ids" "$T/gs-$v.ids" | wc -l)
