@@ -66,8 +66,9 @@ static inline int gobpf_piece_ok(const struct gobpf_piece *pc)
 /* A sample taken off its goroutine's stack (on the m's g0 or gsignal stack, or in C code of
  * a cgo call) while that goroutine is suspended at a stack switch: runtime.systemstack,
  * asmcgocall (gosave_systemstack_switch), mcall and morestack save its pc, sp and bp in
- * g.sched (go1.19 to go1.27 runtime/asm_amd64.s), and a goroutine running on its own
- * stack has sched.sp 0 (gogo and systemstack clear it). The program copies, from the
+ * g.sched (go1.19 to go1.27 runtime/asm_amd64.s); gogo and systemstack clear sched.sp
+ * when the goroutine runs on, asmcgocall does not, so a copy is used only for a chain that
+ * reaches one of the doors (src/stacks/repair.c repair_cross). The program copies, from the
  * goroutine it took for the sample (m.curg's, else the register's), when sched.sp is on
  * that goroutine's stack and the sampled SP is not: the saved registers, the first
  * GOBPF_CONT_WORDS words at sched.sp (where the return address of a frame not yet set up

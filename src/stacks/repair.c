@@ -479,20 +479,20 @@ static size_t top_cut(struct repair *r, const struct repair_frame *leaf, const u
  * Crossing a stack switch. Go code runs on the thread's g0 stack through four doors, each
  * saving the goroutine's registers in g.sched (go1.19 to go1.27 runtime/asm_amd64.s):
  * - systemstack and asmcgocall call gosave_systemstack_switch: pc is the fake
- *   runtime.systemstack_switch, sp the switching function's SP (its return address into
- *   its caller at [sp]: both are frameless, $0), bp its caller's frame pointer;
+ *   runtime.systemstack_switch, sp the door's SP (its return address into its caller at
+ *   [sp], or above the frame record it pushed there), bp the BP at the call;
  * - mcall saves its caller's return pc, the caller's SP and BP (the caller's frame is set
  *   up: the walk from bp goes on from the caller's caller);
  * - morestack saves the pc in f's stack check (f's frame not set up yet: f's caller is at
  *   [sp]) and BP, f's caller's frame pointer (m.morebuf holds the same caller's pc and sp,
  *   not needed then).
- * Go's traceback follows systemstack and morestack to m.curg (go1.23 runtime/traceback.go,
- * unwinder.next, the unwindJumpStack case), hiding morestack's frame; here every switch
- * keeps its frame, so the stack says where the time went, and mcall and asmcgocall are
- * crossed too (Go's profile shows a cgo call from the goroutine's syscallpc, cgocall).
- * What the kernel's walk gave after the switch is dropped: where BP was left pointing
- * into the goroutine (systemstack to go1.22) it skipped the switching function's caller,
- * and where it was cleared (morestack from go1.21, mcall from go1.26) nothing follows.
+ * Go's traceback follows systemstack and morestack to m.curg when curg.m is this m (go1.23
+ * runtime/traceback.go, unwinder.resolveInternal, unwindJumpStack), hiding morestack's
+ * frame, and profiles a cgo call from curg.syscallpc (go1.23 runtime/proc.go sigprof).
+ * Here every door keeps its frame, so the stack says where the time went, and all four
+ * are crossed. What the kernel's walk gave after the door is dropped: where the door left
+ * BP pointing into the goroutine (go1.19 morestack) it skipped frames, and where BP was
+ * reset (morestack from go1.23, mcall in go1.27) nothing follows.
  */
 size_t repair_cross_core(const struct repair_switch *sw, repair_frame_fn frame, void *ctx,
 			 uint64_t *out, size_t max)
