@@ -60,27 +60,48 @@ shares() {
 			cp / 1e6, pc(cpg, cp), pc(cpl, cp), pc(col, co) }' "$1"
 }
 
-for v in $GO_VERSIONS; do
-	bin=$T/switches-$v
-	go_build_or_skip 8 "$v" cgo "$SRC" "$bin" || continue
-	# Both profilers see the same window: the workload's own profile runs from SIGUSR1
-	# to SIGUSR2, around gotop-perf's recording, repaired and --no-repair side by side.
-	"$bin" -signals -cpuprofile "$T/go-$v.pprof" >"$T/wl-$v.out" 2>&1 &
+# record_window V SECS: runs the workload of release V; its own profile (SIGUSR1 to SIGUSR2)
+# spans gotop-perf's two recordings of SECS seconds, repaired and --no-repair side by side,
+# started together. Sets reprc and rawrc.
+record_window() {
+	"$bin" -signals -cpuprofile "$T/go-$1.pprof" >"$T/wl-$1.out" 2>&1 &
 	pid=$!
 	track $pid
 	i=0
-	while [ $i -lt 100 ] && ! grep -q ready "$T/wl-$v.out"; do sleep 0.1; i=$((i + 1)); done
+	while [ $i -lt 100 ] && ! grep -q ready "$T/wl-$1.out"; do sleep 0.1; i=$((i + 1)); done
 	kill -USR1 $pid
-	"$GOTOP_PERF" record -v -p $pid -d 4 -o "$T/rep-$v.pb.gz" >"$T/rep-$v.out" 2>&1 &
+	"$GOTOP_PERF" record -v -p $pid -d "$2" -o "$T/rep-$1.pb.gz" >"$T/rep-$1.out" 2>&1 &
 	rp=$!
-	"$GOTOP_PERF" record -v --no-repair -p $pid -d 4 -o "$T/raw-$v.pb.gz" >"$T/raw-$v.out" 2>&1
+	"$GOTOP_PERF" record -v --no-repair -p $pid -d "$2" -o "$T/raw-$1.pb.gz" >"$T/raw-$1.out" 2>&1
 	rawrc=$?
 	wait $rp
 	reprc=$?
 	kill -USR2 $pid
 	wait $pid
+}
+
+for v in $GO_VERSIONS; do
+	bin=$T/switches-$v
+	go_build_or_skip 8 "$v" cgo "$SRC" "$bin" || continue
+	# 4 s give about 100 ms of stack copying and 300 ms of C on a quiet machine; a busy
+	# one (or valgrind, GOTOP_WRAP) gets longer windows, up to 4 times, until the checks
+	# have 30 and 50 ms.
+	secs=$((4 * gp_slow))
+	while :; do
+		record_window "$v" $secs
+		traces "$T/rep-$v.pb.gz" >"$T/rep-$v.tr"
+		set -- $(shares "$T/rep-$v.tr")
+		{ [ $((reprc + rawrc)) -ne 0 ] || { [ "${2:-0}" -ge 50 ] && [ "${4:-0}" -ge 30 ]; } ||
+		  [ $secs -ge $((16 * gp_slow)) ]; } && break
+		diag "go$v: ${2:-0} ms of C and ${4:-0} ms of stack copying in $secs s: again for $((secs * 2)) s"
+		secs=$((secs * 2))
+	done
 	check "go$v: both recordings exit 0 ($reprc, $rawrc)" [ $((reprc + rawrc)) -eq 0 ]
-	traces "$T/rep-$v.pb.gz" >"$T/rep-$v.tr"
+	on=$(sed -n 's/.*go at the sample (BPF): \([^;]*\);.*/\1/p' "$T/rep-$v.out")
+	if [ "$on" != on ]; then
+		skip_n 7 "go$v: the BPF program did not run: ${on:-no Go reader}"
+		continue
+	fi
 	traces "$T/raw-$v.pb.gz" >"$T/raw-$v.tr"
 	traces "$T/go-$v.pprof" >"$T/go-$v.tr"
 	set -- $(shares "$T/rep-$v.tr")
@@ -121,6 +142,6 @@ for v in $GO_VERSIONS; do
 	other=$(comm -12 "$T/cp-$v.ids" "$T/ot-$v.ids" | wc -l)
 	cpids=$(wc -l <"$T/cp-$v.ids")
 	check "go$v: stack-copy goroutine ids are growing goroutines ($both of $cpids also sampled in main.growSpin, $other of another role)" \
-		awk -v b="$both" -v o="$other" 'BEGIN { exit !(b >= 5 && o == 0) }'
+		awk -v b="$both" -v o="$other" 'BEGIN { exit !(b >= 3 && o == 0) }'
 done
 finish
