@@ -409,7 +409,8 @@ static void live_frame(void *ctx, uint64_t pc, int innermost, struct repair_fram
 		 * function (bench/results/README.md, "stacks end at runtime.mcall"). The stack ends
 		 * there; also when mcall is the leaf, as in Go's (which stops at any
 		 * SP-writing leaf when profiling): past its switch to g0, SP no longer leads
-		 * to its caller. */
+		 * to its caller. Only the goroutine's state copied at the sample continues
+		 * it (repair_cross). */
 		if (mcall)
 			out->top = 1;
 	}
