@@ -1,4 +1,4 @@
-/* fuzz-repair.c: libFuzzer harness for callchain repair (repair_core) on fuzzed registers, kernel chains, frame tables and stack copies. */
+/* fuzz-repair.c: libFuzzer harness for callchain repair (repair_core) on fuzzed registers, kernel chains, frame tables and stack copies, and for the crossing of a stack switch (repair_cross_core) on the same input taken as a goroutine's saved state. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -18,6 +18,7 @@
 #define FN_FP 2
 #define FN_GO 4
 #define FN_UNKNOWN 8
+#define FN_FAKE 16 /* runtime.systemstack_switch */
 #define MAX_FN 16
 #define MAX_CHAIN 127
 #define MAX_OUT 256
@@ -51,6 +52,7 @@ static void frame_fn(void *ctx, uint64_t pc, int innermost, struct repair_frame 
 			out->top = !!(f->flags & FN_TOP);
 			out->fp_based = !!(f->flags & FN_FP);
 			out->go = !!(f->flags & FN_GO);
+			out->fake = !!(f->flags & FN_FAKE);
 			return;
 		}
 	}
@@ -108,6 +110,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort(); /* unchanged means the kernel chain as it was */
 	if (p.calls > 100000)
 		abort(); /* every walk is bounded */
+	/* The same registers, stack words and chain as a goroutine's state saved at a stack
+	 * switch (repair.h, struct repair_switch): at most max frames, all from the input. */
+	{
+		struct repair_switch sw = { in.pc, in.sp, in.fp, (const uint64_t *)chain, in.n,
+					    chain, in.n };
+		size_t k, nc = repair_cross_core(&sw, frame_fn, &p, out, max);
+
+		if (nc > max)
+			abort();
+		for (k = 0; k < nc; k++) {
+			size_t j = 0;
+
+			while (j < in.n && chain[j] != out[k])
+				j++;
+			if (out[k] != in.pc && j == in.n)
+				abort(); /* a frame that is neither the pc nor a word given */
+		}
+	}
 	free(copy);
 	return 0;
 }

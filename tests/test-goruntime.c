@@ -517,10 +517,17 @@ static void test_system_stack(void **state)
 	gort_reset(f->gr);
 	assert_int_equal(rd(f, &t, t.g0, t.g0sp, &r), -ENOENT);
 	assert_true(r.flags & GORT_NO_G);
-	/* curg not running (parked, in transition). */
+	/* curg dead (runtime2.go _Gdead 6): not a goroutine the m serves. */
 	w64(f, t.m + f->o->m_curg, t.g);
-	w32(f, t.g + f->o->g_atomicstatus, 4);
+	w32(f, t.g + f->o->g_atomicstatus, 6);
 	assert_int_equal(rd(f, &t, t.g0, t.g0sp, &r), -ENOENT);
+	/* curg suspended for the work the m does on g0 for it: its stack being copied
+	 * (_Gcopystack 8, newstack), a GC assist (_Gwaiting 4): still the sample's. */
+	w32(f, t.g + f->o->g_atomicstatus, 8);
+	assert_int_equal(rd(f, &t, t.g0, t.g0sp, &r), 0);
+	assert_int_equal(r.goid, 5);
+	w32(f, t.g + f->o->g_atomicstatus, 4);
+	assert_int_equal(rd(f, &t, t.g0, t.g0sp, &r), 0);
 	w32(f, t.g + f->o->g_atomicstatus, 2);
 	gort_get_stats(f->gr, &st);
 	assert_true(st.system_stack >= 5);

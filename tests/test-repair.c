@@ -281,6 +281,82 @@ static void test_c_frameless_leaf(void **state)
 	assert_memory_equal(out, want, sizeof(want));
 }
 
+/* Crossing a stack switch (repair_cross_core): the goroutine's saved state as the four
+ * switches leave it (go1.19 to go1.27 runtime/asm_amd64.s). runtime.systemstack_switch at
+ * 0x5000 (the fake pc they save), f suspended in its stack check at 0x6000 (frame not set
+ * up), mcall's caller at 0x7000 (frame set up, pcsp 0x20). */
+static void sw_frame(void *ctx, uint64_t pc, int innermost, struct repair_frame *out)
+{
+	(void)ctx;
+	(void)innermost;
+	memset(out, 0, sizeof(*out));
+	if (pc >= 0x5000 && pc < 0x5100) {
+		out->known = 1;
+		out->fake = 1;
+	} else if (pc >= 0x6000 && pc < 0x6100) {
+		out->known = 1;
+	} else if (pc >= 0x7000 && pc < 0x7100) {
+		out->known = 1;
+		out->sp_delta = 0x20;
+	}
+}
+
+static void test_cross_switch(void **state)
+{
+	uint64_t out[8], ret[3] = { 0x1010, 0x9008, 0 };
+	uint64_t stack[4] = { 0x2020, 0, 0, 0 };
+	struct repair_switch sw = { 0x5008, 0xc000100000, 0xc000100040, stack, 4, ret, 3 };
+	size_t n;
+
+	(void)state;
+	/* systemstack, asmcgocall without a frame of their own (go1.19): the fake pc is
+	 * dropped, the return address into the caller is at sp, the walk from the caller's
+	 * bp follows, and a zero return address ends it. */
+	n = repair_cross_core(&sw, sw_frame, NULL, out, 8);
+	assert_int_equal(n, 3);
+	assert_int_equal(out[0], 0x2020);
+	assert_int_equal(out[1], 0x1010);
+	assert_int_equal(out[2], 0x9008);
+	/* With a frame record pushed at sp (go1.23+): bp == sp, the walk starts with the
+	 * return address; nothing twice. */
+	ret[0] = 0x2020;
+	ret[1] = 0x1010;
+	stack[0] = 0xc000100040;
+	stack[1] = 0x2020;
+	sw.bp = sw.sp;
+	n = repair_cross_core(&sw, sw_frame, NULL, out, 8);
+	assert_int_equal(n, 2);
+	assert_int_equal(out[0], 0x2020);
+	assert_int_equal(out[1], 0x1010);
+	/* After a cgo callback: bp is the caller's frame again, the record at sp holds it,
+	 * the return address is the word after it. */
+	ret[0] = 0x1010;
+	ret[1] = 0;
+	sw.bp = 0xc000100040;
+	n = repair_cross_core(&sw, sw_frame, NULL, out, 8);
+	assert_int_equal(n, 2);
+	assert_int_equal(out[0], 0x2020);
+	assert_int_equal(out[1], 0x1010);
+	/* morestack: f keeps its pc; its caller is at sp. */
+	sw.pc = 0x6010;
+	stack[0] = 0x2020;
+	n = repair_cross_core(&sw, sw_frame, NULL, out, 8);
+	assert_int_equal(n, 3);
+	assert_int_equal(out[0], 0x6010);
+	assert_int_equal(out[1], 0x2020);
+	assert_int_equal(out[2], 0x1010);
+	/* mcall: the caller's frame is set up; the walk from its bp gives its caller. */
+	sw.pc = 0x7010;
+	n = repair_cross_core(&sw, sw_frame, NULL, out, 8);
+	assert_int_equal(n, 2);
+	assert_int_equal(out[0], 0x7010);
+	assert_int_equal(out[1], 0x1010);
+	/* Bounded by max; nothing without a saved pc. */
+	assert_int_equal(repair_cross_core(&sw, sw_frame, NULL, out, 1), 1);
+	sw.pc = 0;
+	assert_int_equal(repair_cross_core(&sw, sw_frame, NULL, out, 8), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -292,6 +368,7 @@ int main(void)
 		cmocka_unit_test(test_amd64_unknown),
 		cmocka_unit_test(test_arm64),
 		cmocka_unit_test(test_c_frameless_leaf),
+		cmocka_unit_test(test_cross_switch),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

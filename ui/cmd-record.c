@@ -255,7 +255,7 @@ static void print_stats(struct session *s, size_t e)
 		"%llu chains cut at memory that is not code; "
 		"go: %llu samples, %llu with goroutine, %llu labelled (%llu whose labels were "
 		"dropped: too many label sets), read delay p50 %.0f us "
-		"p99 %.0f us; %llu repaired\n",
+		"p99 %.0f us; %llu repaired, %llu continued past a stack switch\n",
 		(double)st.self_cpu_ns / 1e6, st.fds, (unsigned long long)st.bytes,
 		info->stack_size, (unsigned long long)st.throttled, (unsigned long long)st.bad,
 		(unsigned long long)as.samples, (unsigned long long)as.addrs,
@@ -264,19 +264,20 @@ static void print_stats(struct session *s, size_t e)
 		(unsigned long long)as.with_goid, (unsigned long long)as.labelled,
 		(unsigned long long)as.labels_dropped,
 		(double)as.label_delay_p50_ns / 1e3, (double)as.label_delay_p99_ns / 1e3,
-		(unsigned long long)as.repaired);
+		(unsigned long long)as.repaired, (unsigned long long)as.crossed);
 	if (info->go)
 		fprintf(stderr,
 			"gotop-perf: go at the sample (BPF): %s; %u events attached, %u refused; "
 			"%llu records, %llu ring full, %llu kept for a later drain; "
 			"%llu samples matched, %llu read after; "
+			"%llu with a suspended goroutine's state; "
 			"%llu label sets known by their copied content, %llu label-set "
 			"reads copied at the sample, %llu batched reads; "
 			"%llu of %llu drains read nothing later\n",
 			info->bpf ? "on" : info->bpf_why, st.bpf_attached, st.bpf_failed,
 			(unsigned long long)as.bpf_records, (unsigned long long)as.bpf_ring_full,
 			(unsigned long long)as.go_recs_kept, (unsigned long long)as.go_snapshots,
-			(unsigned long long)as.go_snap_missing,
+			(unsigned long long)as.go_snap_missing, (unsigned long long)as.go_conts,
 			(unsigned long long)as.go_label_content,
 			(unsigned long long)as.go_label_pieces, (unsigned long long)as.go_readvs,
 			(unsigned long long)st.hook_idle, (unsigned long long)st.hook_drains);

@@ -65,6 +65,7 @@ struct agg_stats {
 	uint64_t thread_dropped; /* samples that kept no thread id: past samples_full entries */
 	uint64_t goid_dropped;   /* ... nor goroutine id */
 	uint64_t repaired;     /* stacks changed by the repair */
+	uint64_t crossed;      /* stacks continued past a stack switch (repair_cross) */
 	uint64_t addrs;        /* distinct addresses symbolized */
 	uint64_t unresolved;   /* of which without a symbol */
 	uint64_t chain_cut;    /* samples whose user chain was cut at an address in memory
@@ -73,6 +74,7 @@ struct agg_stats {
 				* in any profile nor in samples */
 	uint64_t label_delay_p50_ns, label_delay_p99_ns; /* sample -> goroutine read */
 	uint64_t go_snapshots, go_snap_missing, go_recs_kept; /* see goread_stats */
+	uint64_t go_conts;     /* samples with their suspended goroutine's state (goread_stats) */
 	uint64_t go_readvs, go_label_pieces, go_label_content; /* the same */
 	uint64_t bpf_records, bpf_ring_full, bpf_runs, bpf_run_ns;
 };

@@ -15,10 +15,12 @@
 #define GOBPF_REC_KREGS 0x8  /* sampled in the kernel: registers from the task's user entry */
 #define GOBPF_REC_LBL 0x10   /* piece[]: the sampled goroutine's label set, as read at the
 			      * sample (see gobpf_piece) */
+#define GOBPF_REC_CONT 0x20  /* cont: the suspended goroutine's saved state and frames
+			      * (see gobpf_cont) */
 
 /* Field order of gobpf_rec.g / .curg and of gobpf_cfg.goff. */
 enum { GOBPF_G_STACK_LO, GOBPF_G_STACK_HI, GOBPF_G_M, GOBPF_G_GOID, GOBPF_G_LABELS,
-       GOBPF_G_STATUS, GOBPF_G_NFIELDS };
+       GOBPF_G_STATUS, GOBPF_G_SCHED_PC, GOBPF_G_SCHED_SP, GOBPF_G_SCHED_BP, GOBPF_G_NFIELDS };
 /* Field order of gobpf_rec.m and of gobpf_cfg.moff. */
 enum { GOBPF_M_G0, GOBPF_M_PROCID, GOBPF_M_GSIGNAL, GOBPF_M_CURG, GOBPF_M_NFIELDS };
 
@@ -61,6 +63,27 @@ static inline int gobpf_piece_ok(const struct gobpf_piece *pc)
 	return pc->off <= GOBPF_LBL_BYTES && pc->len <= GOBPF_LBL_BYTES - pc->off;
 }
 
+/* A sample taken off its goroutine's stack (on the m's g0 or gsignal stack, or in C code of
+ * a cgo call) while that goroutine is suspended at a stack switch: runtime.systemstack,
+ * asmcgocall (gosave_systemstack_switch), mcall and morestack save its pc, sp and bp in
+ * g.sched (go1.19 to go1.27 runtime/asm_amd64.s); gogo and systemstack clear sched.sp
+ * when the goroutine runs on, asmcgocall does not, so a copy is used only for a chain that
+ * reaches one of the doors (src/stacks/repair.c repair_cross). The program copies, from the
+ * goroutine it took for the sample (m.curg's, else the register's), when sched.sp is on
+ * that goroutine's stack and the sampled SP is not: the saved registers, the first
+ * GOBPF_CONT_WORDS words at sched.sp (where the return address of a frame not yet set up
+ * is), and the frame-pointer walk from sched.bp, up to GOBPF_CONT_FRAMES return addresses,
+ * each frame inside the goroutine's stack and above the last. goid names the goroutine
+ * it was taken from. */
+#define GOBPF_CONT_WORDS 4
+#define GOBPF_CONT_FRAMES 40
+struct gobpf_cont {
+	__u64 goid, pc, sp, bp;
+	__u64 stack[GOBPF_CONT_WORDS];
+	__u32 n, pad;
+	__u64 ret[GOBPF_CONT_FRAMES];
+};
+
 struct gobpf_rec {
 	__u64 time;    /* bpf_ktime_get_ns: CLOCK_MONOTONIC, like the samples (use_clockid) */
 	__u32 tid, flags;
@@ -71,6 +94,7 @@ struct gobpf_rec {
 	__u64 curg[GOBPF_G_NFIELDS];
 	__u32 npieces, pad;
 	struct gobpf_piece piece[GOBPF_LBL_PIECES];
+	struct gobpf_cont cont;
 	__u8 lbl[GOBPF_LBL_BYTES];
 };
 
@@ -92,6 +116,7 @@ static inline __u32 gobpf_lbl_used(const struct gobpf_rec *r)
  * status word is 4 bytes; the rest are 8. */
 struct gobpf_cfg {
 	__u32 gsz, msz; /* bytes copied from a g and an m: every field offset + 8 fits */
+	__u32 cont;     /* 1: copy the suspended goroutine's state (gobpf_cont) */
 	__u32 goff[GOBPF_G_NFIELDS];
 	__u32 moff[GOBPF_M_NFIELDS];
 	/* Label sets (GOBPF_LBL_*): hsz bytes of an hmap, where B, buckets and oldbuckets

@@ -20,6 +20,23 @@ struct goread_extra {
 	uint64_t delay_ns;                /* from the sample's time to the read */
 };
 
+/* The state of the sample's goroutine when it was suspended at a stack switch (systemstack,
+ * asmcgocall, mcall, morestack) and the sample was taken beyond it, on the thread's system
+ * stack or in C code: what the BPF program copied at the sample (gobpf-abi.h, gobpf_cont).
+ * When the BPF program runs, the extra record holds one right after its goread_extra;
+ * valid is 1 when it was copied, at the sample, from the goroutine the reader found for it
+ * (same goid). ret[0..n) is the frame-pointer walk from bp; stack holds the words at sp.
+ * Without BPF nothing is copied: a goroutine's saved state read after the sample could
+ * belong to a later switch. */
+#define GOREAD_CONT_WORDS 4
+#define GOREAD_CONT_FRAMES 40
+struct goread_cont {
+	uint64_t pc, sp, bp;
+	uint64_t stack[GOREAD_CONT_WORDS];
+	uint32_t n, valid;
+	uint64_t ret[GOREAD_CONT_FRAMES];
+};
+
 /* The reader for one target; the hook does nothing until a reader is published. */
 struct goread;
 struct goread_slot;
@@ -73,6 +90,7 @@ struct goread_stats {
 	uint64_t label_content; /* label sets known by their content as the program copied it */
 	uint64_t bpf_records, bpf_ring_full; /* written by the program; its ring full */
 	uint64_t bpf_runs, bpf_run_ns;       /* gobpf_run_time */
+	uint64_t conts;        /* samples given their suspended goroutine's state (goread_cont) */
 	uint64_t delay_hist[32]; /* read delays: bucket k holds [2^k, 2^(k+1)) ns */
 };
 void goread_get_stats(const struct goread_slot *slot, struct goread_stats *st);

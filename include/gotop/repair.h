@@ -32,8 +32,27 @@ int repair_chain(struct repair *r, const struct perf_sample *s, uint64_t *chain,
 #define REPAIR_STACK_OTHER 1024
 uint32_t repair_stack_bytes(const char *go_version);
 
+/* The state a goroutine was suspended in at a stack switch, copied at the sample
+ * (goread.h, goread_cont): its saved pc, sp and bp (g.sched), the words at sp, and the
+ * frame-pointer walk from bp (ret[0] = *(bp + 8), ...). */
+struct repair_switch {
+	uint64_t pc, sp, bp;
+	const uint64_t *stack; /* words at sp */
+	size_t nstack;
+	const uint64_t *ret;
+	size_t n;
+};
+
+/* Continues a chain (after repair_chain) that reaches a stack switch (runtime.systemstack,
+ * asmcgocall, mcall or morestack) on the suspended goroutine's stack, as Go's traceback
+ * does: the chain is cut after the switch's frame and the goroutine's frames follow.
+ * Returns 1 when it did, 0 when the chain has no switch (or the state no frame). */
+int repair_cross(struct repair *r, const struct repair_switch *sw, uint64_t *chain, size_t *n,
+		 size_t max);
+
 struct repair_stats {
 	uint64_t chains, changed;
+	uint64_t crossed;    /* chains continued past a stack switch (repair_cross) */
 	uint64_t inserted;   /* skipped callers put back */
 	uint64_t dropped;    /* spurious frames removed (duff fake frame, garbage BP) */
 	uint64_t unknown;    /* no frame information at the pc (left as is) */
@@ -52,11 +71,21 @@ struct repair_frame {
 	int32_t sp_delta;  /* amd64: return address at SP+sp_delta; arm64: frame size (pcsp) */
 	int top;           /* the outermost frame (goexit, mstart; mcall as a caller): stop here */
 	int go;            /* the layout came from Go's pcsp table */
+	int sw;            /* a stack switch: systemstack, asmcgocall, mcall, morestack */
+	int fake;          /* runtime.systemstack_switch: the pc a switch saves, no frame */
 };
+
 
 /* Looks up the frame layout at pc. innermost: pc is the sampled pc (else a return
  * address, for which the call instruction is meant). */
 typedef void (*repair_frame_fn)(void *ctx, uint64_t pc, int innermost, struct repair_frame *out);
+
+/* The goroutine's frames after a switch (see repair_cross), into out (room for max): the
+ * saved pc unless it is the fake one, its caller from the stack when its frame is not set
+ * up (sp_delta 0: morestack's caller in its stack check, systemstack_switch), then the
+ * frame-pointer walk. Returns how many. */
+size_t repair_cross_core(const struct repair_switch *sw, repair_frame_fn frame, void *ctx,
+			 uint64_t *out, size_t max);
 
 struct repair_input {
 	enum repair_arch arch;

@@ -24,7 +24,7 @@ struct sampler;
  * the hook's work needs the next drain soon (within drain_ms), 0 when it may wait
  * (drain_idle_ms). It must not block; several samplers may call it concurrently. */
 #define SAMPLER_RECORD_EXTRA 0x7f000001u
-#define SAMPLER_EXTRA_MAX 256
+#define SAMPLER_EXTRA_MAX 512
 typedef size_t (*sampler_hook_fn)(void *arg, const struct perf_event_header *h,
 				  const struct perfrec_layout *layout, void *extra);
 

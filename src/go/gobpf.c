@@ -68,6 +68,9 @@ static int cfg_from(const struct gort_offsets *o, struct gobpf_cfg *c)
 	c->goff[GOBPF_G_GOID] = o->g_goid;
 	c->goff[GOBPF_G_LABELS] = o->g_labels;
 	c->goff[GOBPF_G_STATUS] = o->g_atomicstatus;
+	c->goff[GOBPF_G_SCHED_PC] = o->g_sched_pc;
+	c->goff[GOBPF_G_SCHED_SP] = o->g_sched_sp;
+	c->goff[GOBPF_G_SCHED_BP] = o->g_sched_bp;
 	c->moff[GOBPF_M_G0] = o->m_g0;
 	c->moff[GOBPF_M_PROCID] = o->m_procid;
 	c->moff[GOBPF_M_GSIGNAL] = o->m_gsignal;
@@ -80,6 +83,8 @@ static int cfg_from(const struct gort_offsets *o, struct gobpf_cfg *c)
 		return -1;
 	c->gsz = maxg;
 	c->msz = maxm;
+	/* The saved state of a goroutine suspended at a stack switch (gobpf_cont). */
+	c->cont = o->g_sched_sp && o->g_sched_pc && o->g_sched_bp;
 	/* Label sets (gobpf-abi.h): copied when their layout fits the record, else read
 	 * by the reader as before. */
 	if (o->labels_kind == GORT_LABELS_SLICE) {

@@ -31,6 +31,7 @@ struct pend {
 	struct goread_extra *x;   /* in the sampler's batch, held until the end of the drain */
 	uint32_t tid;
 	uint64_t ip, sp, greg;    /* user registers: they identify the BPF program's record */
+	int cont;                 /* x is followed by room for a goread_cont */
 };
 
 #define PEND_MAX 65536 /* beyond this a drain's samples are read at once, in a batch of their own */
@@ -400,6 +401,28 @@ static uint32_t item_for(struct goread *gr, uint32_t tid, uint64_t greg, uint64_
 	return (uint32_t)gr->nin++;
 }
 
+/* The suspended goroutine's state of a sample from its BPF record, when the program
+ * copied it from the goroutine the reader found (gobpf-abi.h, gobpf_cont). */
+static void cont_fill(struct goread_slot *slot, struct goread_cont *c, const struct gobpf_rec *r,
+		      const struct goread_extra *x)
+{
+	uint32_t n;
+
+	memset(c, 0, sizeof(*c));
+	if (!r || !(r->flags & GOBPF_REC_CONT) || x->rc != 0 || r->cont.goid != x->goid)
+		return;
+	_Static_assert(GOREAD_CONT_WORDS == GOBPF_CONT_WORDS, "stack words differ");
+	n = GP_MIN(r->cont.n, (uint32_t)GOREAD_CONT_FRAMES);
+	c->pc = r->cont.pc;
+	c->sp = r->cont.sp;
+	c->bp = r->cont.bp;
+	memcpy(c->stack, r->cont.stack, sizeof(c->stack));
+	memcpy(c->ret, r->cont.ret, n * sizeof(c->ret[0]));
+	c->n = n;
+	c->valid = 1;
+	slot->st.conts++;
+}
+
 /* Reads every waiting sample's goroutine and labels and fills in their extra records.
  * Called with the slot's lock held. Returns the reads of the target it made
  * (gort_read_batch). */
@@ -447,6 +470,8 @@ static size_t flush(struct goread_slot *slot, struct goread *gr)
 				slot->st.labelled++;
 		}
 		x->flags = (uint32_t)r->flags;
+		if (p->cont)
+			cont_fill(slot, (struct goread_cont *)(x + 1), in->snap, x);
 		/* Sample times are CLOCK_MONOTONIC (the sampler sets use_clockid). A
 		 * snapshot's g and g.labels are the sample's own. */
 		x->delay_ns = in->snap || t <= p->time ? 0 : t - p->time;
@@ -490,9 +515,12 @@ size_t goread_hook(void *arg, const struct perf_event_header *h, const struct pe
 	if (gr->npend >= PEND_MAX)
 		flush(slot, gr);
 	xgrow((void **)&gr->pend, &gr->cappend, gr->npend + 1, sizeof(*gr->pend));
-	gr->pend[gr->npend++] = (struct pend){ s.time, x, s.tid, s.regs[ip], s.regs[sp], s.regs[g] };
+	gr->pend[gr->npend++] = (struct pend){ s.time, x, s.tid, s.regs[ip], s.regs[sp], s.regs[g],
+					      gr->use_snap };
 	pthread_mutex_unlock(&slot->lock);
-	return sizeof(*x);
+	/* Room for the suspended goroutine's state, known only once the sample's BPF record
+	 * is matched at the drain's end. */
+	return sizeof(*x) + (gr->use_snap ? sizeof(struct goread_cont) : 0);
 }
 
 void goread_get_stats(const struct goread_slot *slot, struct goread_stats *st)

@@ -36,6 +36,7 @@ static bool snap_g(const struct gort *gr, uint64_t addr, struct gview *v)
 	v->goid = f[GOBPF_G_GOID];
 	v->labels = f[GOBPF_G_LABELS];
 	v->status = (uint32_t)f[GOBPF_G_STATUS];
+	v->sched_sp = f[GOBPF_G_SCHED_SP];
 	v->early = false; /* older than any read of this batch: no sweep-generation proof */
 	v->snap = true;
 	return true;
@@ -63,6 +64,7 @@ static int read_g(struct gort *gr, const struct gp_mem *mem, uint64_t addr, stru
 	v->goid = ld64(gr->gbuf, o->g_goid);
 	v->labels = ld64(gr->gbuf, o->g_labels);
 	v->status = ld32(gr->gbuf, o->g_atomicstatus);
+	v->sched_sp = o->g_sched_sp ? ld64(gr->gbuf, o->g_sched_sp) : 0;
 	return 0;
 }
 
@@ -150,6 +152,29 @@ static bool status_live(uint32_t st)
 	return st == G_RUNNING || st == G_SYSCALL;
 }
 
+/* Statuses of the goroutine an m serves (m.curg, whose g.m is that m) while the m runs on
+ * its system stack for it: besides running and in a syscall (cgo calls: entersyscall),
+ * _Gcopystack 8 while newstack copies its stack, _Gwaiting 4 in a GC assist or a stack
+ * scan, _Gpreempted 9 on the way to the scheduler (go1.19 to go1.27 runtime/stack.go
+ * newstack, runtime/mgcmark.go gcAssistAlloc, runtime/preempt.go). */
+static bool status_served(uint32_t st)
+{
+	st &= ~(uint32_t)G_SCAN;
+	return status_live(st) || st == 4 || st == 8 || st == 9;
+}
+
+/* A goroutine in a cgo call (or a syscall) on its m: cgocall enters the syscall state and
+ * asmcgocall saves its registers in g.sched before running C on the m's g0 stack (go1.19 to
+ * go1.27 runtime/cgocall.go, asm_amd64.s gosave_systemstack_switch). The C code's SP need
+ * not be inside g0's bounds as the runtime records them: on a thread with an OS stack of
+ * unknown size they are an estimate of 16 KiB below mstart's frame (runtime/proc.go
+ * mstart0). */
+static bool in_cgo_call(const struct gview *gv)
+{
+	return (gv->status & ~(uint32_t)G_SCAN) == G_SYSCALL && gv->sched_sp >= gv->stack_lo &&
+	       gv->sched_sp < gv->stack_hi;
+}
+
 /* A goroutine that left the thread between the sample and the read is still the one
  * sampled when it is alive and its stack holds the sampled SP: a live g is not reused
  * (runtime/proc.go gfput takes only _Gdead ones) and a stack moved since (copystack) no
@@ -208,7 +233,7 @@ static int curg_of(struct gort *gr, const struct gp_mem *mem, const struct mview
 	rc = read_g(gr, mem, m->curg, cur);
 	if (rc)
 		return soft_error(rc) ? -ENOENT : rc;
-	if (cur->m != m->addr || !status_live(cur->status))
+	if (cur->m != m->addr || !status_served(cur->status))
 		return -ENOENT;
 	return 0;
 }
@@ -251,8 +276,10 @@ static int via_g_m(struct gort *gr, const struct gp_mem *mem, uint32_t tid, uint
 		 * is stale or garbage that happens to name the thread's goroutine now. */
 		if (sp && (sp < cur->stack_lo || sp >= cur->stack_hi)) {
 			rc = on_sys_stack(gr, mem, tid, 0, mv.g0, sp);
-			if (rc <= 0)
-				return rc < 0 ? rc : 1;
+			if (rc < 0)
+				return rc;
+			if (rc == 0 && !in_cgo_call(cur))
+				return 1;
 		}
 	} else if (greg == mv.g0 || greg == mv.gsignal) {
 		rc = on_sys_stack(gr, mem, tid, greg == mv.gsignal, greg, sp);

@@ -699,7 +699,8 @@ struct chain {
 /* Reads s's call chain: the kernel part only with agg_opts.kernel; the user part starts at
  * the sampled user pc and is repaired (agg_opts.repair, repair.h) where the frame-pointer
  * chain lost frames. */
-static void chain_read(struct agg *a, const struct perf_sample *s, struct chain *c)
+static void chain_read(struct agg *a, const struct perf_sample *s, const struct goread_cont *gc,
+		       struct chain *c)
 {
 	c->nk = 0;
 	c->nu = perfrec_split_chain(s, c->user, MAX_FRAMES, c->kern, MAX_FRAMES, &c->nk);
@@ -710,6 +711,14 @@ static void chain_read(struct agg *a, const struct perf_sample *s, struct chain 
 			a->repair = repair_new(a->sym);
 		if (repair_chain(a->repair, s, c->user, &c->nu, MAX_FRAMES) > 0)
 			a->st.repaired++;
+		/* Past a stack switch, the suspended goroutine's frames (repair_cross). */
+		if (gc && gc->valid) {
+			struct repair_switch sw = { gc->pc, gc->sp, gc->bp, gc->stack, GOREAD_CONT_WORDS,
+						    gc->ret, GP_MIN(gc->n, GOREAD_CONT_FRAMES) };
+
+			if (repair_cross(a->repair, &sw, c->user, &c->nu, MAX_FRAMES) > 0)
+				a->st.crossed++;
+		}
 	}
 }
 
@@ -926,7 +935,7 @@ static void add_located(struct agg *a, struct evprof *e, struct memo *ms, const 
 }
 
 static void fold_sample(struct agg *a, struct evprof *e, const struct perf_sample *s,
-			const struct goread_extra *gx)
+			const struct goread_extra *gx, const struct goread_cont *gc)
 {
 	struct chain c;
 	struct sample_labels sl;
@@ -938,7 +947,7 @@ static void fold_sample(struct agg *a, struct evprof *e, const struct perf_sampl
 	int defer;
 
 	go_init(a);
-	chain_read(a, s, &c);
+	chain_read(a, s, gc, &c);
 	map_main_first(a, e, &c);
 	defer = hold_for_kernel(a, &c);
 	if (!defer && c.nk + c.nu <= MEMO_FRAMES && c.nk + c.nu > 0)
@@ -977,7 +986,9 @@ void agg_feed(struct agg *a, const struct sample_batch *b)
 			const struct perf_event_header *nx = (const void *)(b->data + off +
 								  (((size_t)h->size + 7u) & ~(size_t)7u));
 			const struct goread_extra *gx = NULL;
+			const struct goread_cont *gc = NULL;
 			struct goread_extra gxv;
+			struct goread_cont gcv;
 
 			/* The sampler puts the hook's record right after its sample. */
 			if ((const uint8_t *)nx + sizeof(*nx) <= b->data + b->len &&
@@ -985,9 +996,20 @@ void agg_feed(struct agg *a, const struct sample_batch *b)
 			    (const uint8_t *)nx + nx->size <= b->data + b->len) {
 				memcpy(&gxv, nx + 1, sizeof(gxv));
 				gx = &gxv;
+				/* The suspended goroutine's state, when the reader had room for it. */
+				if (nx->size >= sizeof(*nx) + sizeof(gxv) + sizeof(gcv)) {
+					const uint8_t *p = (const uint8_t *)(nx + 1) + sizeof(gxv);
+					uint32_t valid;
+
+					memcpy(&valid, p + offsetof(struct goread_cont, valid), 4);
+					if (valid) {
+						memcpy(&gcv, p, sizeof(gcv));
+						gc = &gcv;
+					}
+				}
 			}
 			if (perfrec_parse_sample(b->layout, h, &s) == 0)
-				fold_sample(a, e, &s, gx);
+				fold_sample(a, e, &s, gx, gc);
 			else
 				a->st.bad++;
 			break;
@@ -1073,6 +1095,7 @@ void agg_get_stats(const struct agg *a, struct agg_stats *st)
 	st->go_snapshots = gs.snapshots;
 	st->go_snap_missing = gs.snap_missing;
 	st->go_recs_kept = gs.recs_kept;
+	st->go_conts = gs.conts;
 	st->go_readvs = gs.readvs;
 	st->go_label_pieces = gs.label_pieces;
 	st->go_label_content = gs.label_content;

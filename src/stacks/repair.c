@@ -387,6 +387,10 @@ static void live_frame(void *ctx, uint64_t pc, int innermost, struct repair_fram
 				if (!innermost && (fn.flag & GOPCLN_FLAG_SPWRITE))
 					out->known = 0;
 				mcall = !strcmp(fn.name, "runtime.mcall");
+				out->sw = mcall || !strcmp(fn.name, "runtime.systemstack") ||
+					  !strcmp(fn.name, "runtime.asmcgocall") ||
+					  !strcmp(fn.name, "runtime.morestack");
+				out->fake = !strcmp(fn.name, "runtime.systemstack_switch");
 			}
 		}
 		if (!out->known) {
@@ -405,7 +409,8 @@ static void live_frame(void *ctx, uint64_t pc, int innermost, struct repair_fram
 		 * function (bench/results/README.md, "stacks end at runtime.mcall"). The stack ends
 		 * there; also when mcall is the leaf, as in Go's (which stops at any
 		 * SP-writing leaf when profiling): past its switch to g0, SP no longer leads
-		 * to its caller. */
+		 * to its caller. Only the goroutine's state copied at the sample continues
+		 * it (repair_cross). */
 		if (mcall)
 			out->top = 1;
 	}
@@ -469,6 +474,81 @@ static size_t top_cut(struct repair *r, const struct repair_frame *leaf, const u
 		memcpy(e->pc, pc, n * sizeof(*pc));
 	}
 	return keep;
+}
+
+/*
+ * Crossing a stack switch. Go code runs on the thread's g0 stack through four doors, each
+ * saving the goroutine's registers in g.sched (go1.19 to go1.27 runtime/asm_amd64.s):
+ * - systemstack and asmcgocall call gosave_systemstack_switch: pc is the fake
+ *   runtime.systemstack_switch, sp the door's SP (its return address into its caller at
+ *   [sp], or above the frame record it pushed there), bp the BP at the call;
+ * - mcall saves its caller's return pc, the caller's SP and BP (the caller's frame is set
+ *   up: the walk from bp goes on from the caller's caller);
+ * - morestack saves the pc in f's stack check (f's frame not set up yet: f's caller is at
+ *   [sp]) and BP, f's caller's frame pointer (m.morebuf holds the same caller's pc and sp,
+ *   not needed then).
+ * Go's traceback follows systemstack and morestack to m.curg when curg.m is this m (go1.23
+ * runtime/traceback.go, unwinder.resolveInternal, unwindJumpStack), hiding morestack's
+ * frame, and profiles a cgo call from curg.syscallpc (go1.23 runtime/proc.go sigprof).
+ * Here every door keeps its frame, so the stack says where the time went, and all four
+ * are crossed. What the kernel's walk gave after the door is dropped: where the door left
+ * BP pointing into the goroutine (go1.19 morestack) it skipped frames, and where BP was
+ * reset (morestack from go1.23, mcall in go1.27) nothing follows.
+ */
+size_t repair_cross_core(const struct repair_switch *sw, repair_frame_fn frame, void *ctx,
+			 uint64_t *out, size_t max)
+{
+	struct repair_frame f;
+	size_t n = 0, i;
+
+	if (!sw->pc || max == 0)
+		return 0;
+	frame(ctx, sw->pc, 1, &f);
+	if (!f.fake)
+		out[n++] = sw->pc;
+	/* The frame at pc not set up: the switching function's return address is at sp, or
+	 * above the frame record it pushed there (the assembler gives asmcgocall and
+	 * systemstack one where they make calls: go1.23 and go1.27 binaries, not go1.19's).
+	 * With bp pointing at that record the walk's first return address is this one; after
+	 * a cgo callback bp is the caller's frame again (go1.23 on, runtime/cgocall.go
+	 * cgocallbackg reenters the syscall with the saved syscallbp), which the record
+	 * holds: the return address is the word after it. */
+	if ((f.fake || (f.known && !f.fp_based && f.sp_delta == 0)) && sw->bp != sw->sp &&
+	    sw->nstack > 0 && n < max) {
+		if (sw->nstack > 1 && sw->stack[0] == sw->bp)
+			out[n++] = sw->stack[1];
+		else
+			out[n++] = sw->stack[0];
+	}
+	for (i = 0; i < sw->n && n < max && sw->ret[i]; i++)
+		out[n++] = sw->ret[i];
+	return n;
+}
+
+int repair_cross(struct repair *r, const struct repair_switch *sw, uint64_t *chain, size_t *n,
+		 size_t max)
+{
+	struct repair_frame f, leaf;
+	uint64_t cont[128];
+	size_t i, nc, keep;
+
+	for (i = 0; i < *n; i++) {
+		live_frame(r, chain[i], i == 0, &f);
+		if (f.sw)
+			break;
+	}
+	if (i >= *n || i + 1 >= max)
+		return 0;
+	nc = repair_cross_core(sw, live_frame, r, cont, GP_MIN(max - i - 1, GP_ARRAY_SIZE(cont)));
+	if (nc == 0)
+		return 0;
+	/* The goroutine's stack ends where Go's do (goexit: top_cut). */
+	live_frame(r, cont[0], 1, &leaf);
+	keep = top_cut(r, &leaf, cont, nc);
+	memcpy(chain + i + 1, cont, keep * sizeof(*chain));
+	*n = i + 1 + keep;
+	r->st.crossed++;
+	return 1;
 }
 
 int repair_chain(struct repair *r, const struct perf_sample *s, uint64_t *chain, size_t *n,

@@ -9,6 +9,7 @@
 #            pie             -buildmode=pie (ET_DYN, internally linked, no cgo)
 #            arm64           GOARCH=arm64, plain
 #            arm64-stripped  GOARCH=arm64, -ldflags='-s -w'
+#            cgo             plain with CGO_ENABLED=1 (for workloads that call C)
 #   SRC      a single-file main package importing only std, or a directory holding one
 #            main package importing only std (for workloads with assembly: a .s file can
 #            only be built as part of a package directory)
@@ -27,7 +28,7 @@ die() {
 	exit 1
 }
 
-[ $# -eq 4 ] || die "usage: go-build.sh VERSION plain|stripped|pie|arm64|arm64-stripped SRC OUT"
+[ $# -eq 4 ] || die "usage: go-build.sh VERSION plain|stripped|pie|arm64|arm64-stripped|cgo SRC OUT"
 ver=$1
 variant=$2
 src=$3
@@ -36,7 +37,7 @@ out=$4
 here=$(cd "$(dirname "$0")" && pwd)
 [ -f "$src" ] || [ -d "$src" ] || die "no such source file or directory: $src"
 case $variant in
-plain | stripped | pie | arm64 | arm64-stripped) ;;
+plain | stripped | pie | arm64 | arm64-stripped | cgo) ;;
 *) die "unknown variant '$variant'" ;;
 esac
 
@@ -57,7 +58,9 @@ fi
 goarch=amd64
 ldflags=
 buildmode=
+cgo=0
 case $variant in
+cgo) cgo=1 ;;
 stripped) ldflags='-s -w' ;;
 pie) buildmode=-buildmode=pie ;;
 arm64) goarch=arm64 ;;
@@ -87,7 +90,7 @@ trap 'rm -f "$tmpout"' EXIT INT TERM
 if ! (cd "$builddir" &&
 	env GOROOT="$goroot" GOTOOLCHAIN=local GO111MODULE=off GOFLAGS='' GOENV=off \
 		GOPATH="$cache/gopath" GOCACHE="$cache/gocache-$ver" GOPROXY=off GOSUMDB=off \
-		CGO_ENABLED=0 GOOS=linux GOARCH=$goarch GOAMD64=v1 \
+		CGO_ENABLED=$cgo GOOS=linux GOARCH=$goarch GOAMD64=v1 \
 		"$goroot/bin/go" build $buildmode -ldflags="$ldflags" -o "$tmpout" "$target"); then
 	die "go $ver $variant build of $src failed"
 fi

@@ -91,6 +91,9 @@ static __always_inline int read_g(struct span *s, __u64 addr, __u64 *f)
 	f[GOBPF_G_LABELS] = ld64(s, gobpf_cfg.goff[GOBPF_G_LABELS]);
 	__builtin_memcpy(&st, s->b + gobpf_cfg.goff[GOBPF_G_STATUS], 4);
 	f[GOBPF_G_STATUS] = st;
+	f[GOBPF_G_SCHED_PC] = ld64(s, gobpf_cfg.goff[GOBPF_G_SCHED_PC]);
+	f[GOBPF_G_SCHED_SP] = ld64(s, gobpf_cfg.goff[GOBPF_G_SCHED_SP]);
+	f[GOBPF_G_SCHED_BP] = ld64(s, gobpf_cfg.goff[GOBPF_G_SCHED_BP]);
 	return 0;
 }
 
@@ -231,6 +234,56 @@ static __always_inline void read_labels(struct gobpf_rec *r, __u64 L)
 	read_strings(r, 8, 1, 3);
 }
 
+/* The goroutine's state saved at the stack switch the sample is beyond (gobpf-abi.h,
+ * gobpf_cont): its registers from g.sched (f: the g's fields), the words at sched.sp,
+ * and its frame-pointer chain from sched.bp. Each frame ({saved BP, return address},
+ * amd64) lies inside the goroutine's stack and above the one before, so the walk ends on
+ * the stack's first frame (BP 0 at its start, runtime/proc.go newproc1) and cannot loop.
+ * The stack is read in chunks of CONT_CHUNK bytes from a frame on (never past the stack's
+ * end): a read costs about 300 ns whatever its size here, and Go frames are small, so a
+ * chunk holds several. s is the scratch span (the g and m are read by then). */
+#define CONT_CHUNK 512
+static __always_inline void read_cont(struct gobpf_rec *r, struct span *s, const __u64 *f, __u64 sp)
+{
+	__u64 lo = f[GOBPF_G_STACK_LO], hi = f[GOBPF_G_STACK_HI], ssp = f[GOBPF_G_SCHED_SP];
+	__u64 bp = f[GOBPF_G_SCHED_BP], clo = 0, clen = 0, off, next, len;
+	__u32 i, n = 0;
+
+	if (!gobpf_cfg.cont || lo >= hi || ssp < lo || ssp + 8 * GOBPF_CONT_WORDS > hi ||
+	    (sp >= lo && sp < hi))
+		return;
+	r->cont.goid = f[GOBPF_G_GOID];
+	r->cont.pc = f[GOBPF_G_SCHED_PC];
+	r->cont.sp = ssp;
+	r->cont.bp = bp;
+	if (bpf_probe_read_user(r->cont.stack, sizeof(r->cont.stack), (const void *)ssp))
+		return;
+	for (i = 0; i < GOBPF_CONT_FRAMES; i++) {
+		if (bp < ssp || bp + 16 > hi || (bp & 7))
+			break;
+		if (bp < clo || bp + 16 > clo + clen) {
+			len = hi - bp;
+			if (len > CONT_CHUNK)
+				len = CONT_CHUNK;
+			if (len < 16 || bpf_probe_read_user(s->b, (__u32)len, (const void *)bp))
+				break;
+			clo = bp;
+			clen = len;
+		}
+		off = bp - clo;
+		if (off > CONT_CHUNK - 16)
+			break;
+		__builtin_memcpy(&next, s->b + off, 8);
+		__builtin_memcpy(&r->cont.ret[i], s->b + off + 8, 8);
+		n = i + 1;
+		if (next <= bp)
+			break;
+		bp = next;
+	}
+	r->cont.n = n;
+	r->flags |= GOBPF_REC_CONT;
+}
+
 static __always_inline int sample(struct bpf_perf_event_data *ctx, int kregs)
 {
 	struct gobpf_rec *r;
@@ -272,13 +325,16 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, int kregs)
 	r->maddr = 0;
 	r->npieces = 0;
 	r->pad = 0;
+	r->cont.n = 0;
 	if (user_ptr(greg) && read_g(s, greg, r->g) == 0)
 		r->flags |= GOBPF_REC_G;
 	/* Each user-memory read costs about 300 ns here (a VM): the m is read only when
-	 * the thread's m is not known, or the register is not a goroutine running on it. */
+	 * the thread's m is not known, or the register is not a goroutine running on it on
+	 * its own stack (off it, in C code of a cgo call, the reader needs m.curg as it was
+	 * at the sample to believe the register). */
 	mc = bpf_map_lookup_elem(&gobpf_mcache, &tid);
 	if ((r->flags & GOBPF_REC_G) && mc && mc->m == r->g[GOBPF_G_M] && greg != mc->g0 &&
-	    greg != mc->gsignal)
+	    greg != mc->gsignal && sp >= r->g[GOBPF_G_STACK_LO] && sp < r->g[GOBPF_G_STACK_HI])
 		goto labels;
 	/* The register's g.m, or, when the register is no g of this thread (assembly
 	 * using R14 as scratch, C code), the thread's m known from earlier samples. */
@@ -307,10 +363,13 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, int kregs)
 		r->flags |= GOBPF_REC_CURG;
 labels:
 	/* The goroutine the reader takes: m.curg when it was read, else the register's. */
-	if (r->flags & GOBPF_REC_CURG)
+	if (r->flags & GOBPF_REC_CURG) {
 		read_labels(r, r->curg[GOBPF_G_LABELS]);
-	else if (r->flags & GOBPF_REC_G)
+		read_cont(r, s, r->curg, sp);
+	} else if (r->flags & GOBPF_REC_G) {
 		read_labels(r, r->g[GOBPF_G_LABELS]);
+		read_cont(r, s, r->g, sp);
+	}
 out:
 	bpf_ringbuf_submit(r, 0);
 	count(GOBPF_ST_RECORDS);
