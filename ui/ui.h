@@ -146,7 +146,7 @@ struct ui {
 	struct live *live;
 	struct live_snapshot *snap;
 	uint64_t snap_seq;
-	char viewed[32];         /* the event looked at ("" = the one being sampled) */
+	char viewed[EVENT_NAME_MAX]; /* the event looked at ("" = the one being sampled) */
 	const struct live_event *ev;
 	struct model *model;
 	const struct prof *model_prof;

@@ -13,7 +13,7 @@
 #define PROBE_EVERY_NS (5ULL * 1000000000ULL)
 
 struct evrow {
-	char name[32];
+	char name[EVENT_NAME_MAX];
 	const char *kind;
 	int ok;                  /* 1 countable, 0 not, -1 unknown (raw) */
 	char why[320];
@@ -135,12 +135,18 @@ static void events_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 void ui_switch_event(struct ui *ui, const char *name)
 {
 	struct event_spec ev;
+	char why[320];
 
-	if (events_parse(name, &ev)) {
-		char e[128];
+	if (events_parse_why(name, &ev, why, sizeof(why))) {
+		char e[400];
 
-		ui_esc(ui, e, sizeof(e), name, strlen(name));
-		ui_set_status(ui, UA_ERR, "unknown event '%s' (see the event list)", e);
+		if (why[0]) {
+			ui_esc(ui, e, sizeof(e), why, strlen(why));
+			ui_set_status(ui, UA_ERR, "%s", e);
+		} else {
+			ui_esc(ui, e, sizeof(e), name, strlen(name));
+			ui_set_status(ui, UA_ERR, "unknown event '%s' (see the event list)", e);
+		}
 		return;
 	}
 	if (ui->snap && !strcmp(ui->snap->event, ev.name)) {

@@ -155,8 +155,10 @@ static void fill_attr(struct perf_event_attr *a, const struct sampler_opts *o,
 {
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
-	a->type = ev->type;
-	a->config = ev->config;
+	/* The event and its modifiers; the kernel only where permitted. */
+	events_attr(ev, a);
+	if (!o->kernel)
+		a->exclude_kernel = 1;
 	if (use_freq) {
 		a->freq = 1;
 		a->sample_freq = value;
@@ -172,10 +174,10 @@ static void fill_attr(struct perf_event_attr *a, const struct sampler_opts *o,
 	}
 	a->disabled = 1;
 	a->inherit = inherit ? 1 : 0;
-	a->exclude_kernel = o->kernel ? 0 : 1;
-	a->exclude_callchain_kernel = o->kernel ? 0 : 1;
-	a->exclude_hv = 1;
-	a->exclude_guest = 1;
+	/* A level not counted has no frames either: cpu-clock:u stacks end in user code,
+	 * cpu-clock:k stacks are the kernel's alone. */
+	a->exclude_callchain_kernel = a->exclude_kernel;
+	a->exclude_callchain_user = a->exclude_user;
 	a->mmap = 1;
 	a->mmap2 = 1;
 	a->task = 1;
@@ -328,12 +330,22 @@ static void evset_unmap(struct sampler *s, struct evset *es)
 static struct evset *evset_open(struct sampler *s, const struct event_spec *ev, int use_freq,
 				uint64_t value, char *err, size_t errlen)
 {
-	struct evset *es = xcalloc(1, sizeof(*es));
+	struct evset *es;
 	int inherit = s->o.ntids == 0;
 	unsigned pages = ring_pages_for(&s->o);
 	size_t c;
 	int round, r = 0;
 
+	if (ev->exclude_user && !s->o.kernel) {
+		char kwhy[256];
+
+		if (events_kernel_allowed(kwhy, sizeof(kwhy)))
+			snprintf(kwhy, sizeof(kwhy), "kernel sampling is off");
+		snprintf(err, errlen, "%s: counts the kernel only, and %s", ev->name, kwhy);
+		errno = EACCES;
+		return NULL;
+	}
+	es = xcalloc(1, sizeof(*es));
 	es->event = *ev;
 	es->use_freq = use_freq;
 	if (use_freq)

@@ -61,7 +61,7 @@ struct smemo {
 };
 
 struct evprof {
-	char name[32];
+	char name[EVENT_NAME_MAX];
 	uint32_t idx; /* in agg.evs */
 	struct memo *memo; /* MEMO_SLOTS, allocated at the first use */
 	struct smemo *smemo; /* SMEMO_SLOTS, the same */
