@@ -28,6 +28,7 @@ static const struct ui_key keys[] = {
 	{ '\r', ACT_ENTER, NULL, NULL, VB(VIEW_EVENTS), NULL },
 	{ KEY_ENTER, ACT_ENTER, NULL, NULL, VB(VIEW_EVENTS), NULL },
 	{ ':', ACT_EVENT_NAME, ":", "type an event name (e.g. a raw rNNNN)", VB(VIEW_EVENTS), "Name" },
+	{ '/', ACT_SEARCH, "/", "filter the events by substring (tracepoints are listed under a filter)", VB(VIEW_EVENTS), "Filter" },
 
 	/* Everywhere. */
 	{ 'q', ACT_QUIT, "q F10", "quit", VB_ALL, "Quit" },

@@ -155,6 +155,7 @@ struct ui {
 	struct ui_filter filters[UI_MAX_FILTERS];
 	size_t nfilters;
 	char search[128];
+	char event_filter[128];  /* the event picker's filter (/ there): tracepoints show under one */
 	char *callers_fn;        /* raw name of the function the Callers view shows */
 	size_t callers_len;
 
