@@ -327,6 +327,45 @@ static void test_vendor_skl(void **state)
 	assert_int_equal(events_parse("NO_SUCH_EVENT_AT_ALL", &ev), -ENOENT);
 }
 
+/* perf's group syntax (parse-events.y group_def): the leader's fields, the members', one
+ * name; modifiers after '}' go to each event. */
+static void test_group(void **state)
+{
+	struct event_spec ev;
+	char why[256];
+
+	assert_int_equal(events_parse("{cpu-clock,faults,cs}", &ev), 0);
+	assert_string_equal(ev.name, "{cpu-clock,page-faults,context-switches}");
+	assert_string_equal(ev.leader, "cpu-clock");
+	assert_int_equal(ev.type, PERF_TYPE_SOFTWARE);
+	assert_int_equal(ev.config, PERF_COUNT_SW_CPU_CLOCK);
+	assert_int_equal(ev.nmembers, 2);
+	assert_int_equal(ev.members[0].config, PERF_COUNT_SW_PAGE_FAULTS);
+	assert_string_equal(ev.members[0].name, "page-faults");
+	assert_int_equal(ev.members[1].config, PERF_COUNT_SW_CONTEXT_SWITCHES);
+	assert_int_equal(events_parse("{cycles,instructions:k}:u", &ev), 0);
+	assert_string_equal(ev.name, "{cycles,instructions:k}:u");
+	assert_int_equal(ev.exclude_kernel, 1);
+	assert_int_equal(ev.members[0].exclude_kernel, 1); /* the group's u last */
+	assert_int_equal(ev.members[0].exclude_user, 0);
+	/* A PMU form's commas stay its own. */
+	assert_int_equal(events_parse("{cpu-clock,software/config=2,config1=0/}", &ev), 0);
+	assert_int_equal(ev.nmembers, 1);
+	assert_int_equal(ev.members[0].config, 2);
+	assert_int_equal(events_parse_why("{cpu-clock}", &ev, why, sizeof(why)), -EINVAL);
+	assert_int_equal(events_parse_why("{cpu-clock,cs,faults,task-clock}", &ev, why, sizeof(why)),
+			 -EINVAL);
+	assert_non_null(strstr(why, "at most 3"));
+	assert_int_equal(events_parse_why("{cs,context-switches}", &ev, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "twice"));
+	assert_int_equal(events_parse_why("{cpu-clock,{cs}}", &ev, why, sizeof(why)), -EINVAL);
+	assert_int_equal(events_parse_why("{cpu-clock,cs", &ev, why, sizeof(why)), -EINVAL);
+	assert_int_equal(events_parse_why("{cpu-clock,cs}u", &ev, why, sizeof(why)), -EINVAL);
+	assert_int_equal(events_parse_why("{cpu-clock,,cs}", &ev, why, sizeof(why)), -EINVAL);
+	assert_int_equal(events_parse_why("{cpu-clock,cs}:zz", &ev, why, sizeof(why)), -EINVAL);
+	assert_int_not_equal(events_parse_why("{cpu-clock,nonsense}", &ev, why, sizeof(why)), 0);
+}
+
 static void test_table_complete(void **state)
 {
 	/* Every event the issue names is known. */
@@ -401,6 +440,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_modifiers),
 		cmocka_unit_test(test_cache),
+		cmocka_unit_test(test_group),
 		cmocka_unit_test_setup_teardown(test_pmu_form, fake_setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(test_sysfs_named, fake_setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(test_tracepoints, fake_setup, fake_teardown),

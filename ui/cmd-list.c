@@ -61,6 +61,13 @@ static int print_attr(const char *name)
 	       "exclude_guest %u\nprecise_ip %u\n",
 	       a.exclude_user, a.exclude_kernel, a.exclude_hv, a.exclude_host, a.exclude_guest,
 	       a.precise_ip);
+	for (size_t k = 0; k < ev.nmembers; k++) {
+		memset(&a, 0, sizeof(a));
+		events_member_attr(&ev.members[k], &a);
+		printf("member %s type %u config %#llx exclude_user %u exclude_kernel %u\n",
+		       ev.members[k].name, a.type, (unsigned long long)a.config, a.exclude_user,
+		       a.exclude_kernel);
+	}
 	return EXIT_OK;
 }
 

@@ -34,6 +34,23 @@ struct event_desc {
 /* Room for an event's name with its modifiers ("syscalls:sys_enter_rt_sigprocmask:u"). */
 #define EVENT_NAME_MAX 64
 
+/* A group's events at most: the leader and two members. The leader's samples carry the
+ * members' counts, and a pprof sample holds four values (PROF_MAX_VALUES): samples, the
+ * leader's, and one per member. */
+#define EVENT_GROUP_MAX 3
+
+/* A member of a group: the fields of struct event_spec that describe one event. */
+struct event_member {
+	const struct event_desc *desc;
+	enum event_kind kind;
+	uint32_t type;
+	uint64_t config, config1, config2;
+	uint8_t exclude_user, exclude_kernel, exclude_hv, exclude_host, exclude_guest;
+	uint8_t precise_ip;
+	uint8_t modified;
+	char name[EVENT_NAME_MAX];
+};
+
 /* A parsed event: what perf_event_attr needs, and the name it is shown and saved under. */
 struct event_spec {
 	const struct event_desc *desc; /* the table row, or NULL for the other kinds */
@@ -48,7 +65,13 @@ struct event_spec {
 	uint8_t precise_ip;
 	uint8_t modified;
 	char name[EVENT_NAME_MAX]; /* canonical: the table name, "rNNNN", or as written;
-				    * with the modifiers as written ("cpu-clock:u") */
+				    * with the modifiers as written ("cpu-clock:u"); a group
+				    * "{leader,member,...}" */
+	/* A group (perf's "{a,b,c}"): the fields above are the leader's, which samples;
+	 * the members are counted with it and read at each of its samples. */
+	uint8_t nmembers;
+	char leader[EVENT_NAME_MAX];   /* a group's leader's own name */
+	struct event_member members[EVENT_GROUP_MAX - 1];
 };
 
 /* The table of known events. Borrowed, static. */
@@ -68,6 +91,9 @@ const struct event_desc *events_table(size_t *n);
  * when what would know it is missing (no tracefs, no PMU); why (may be NULL) gets one
  * line saying which. */
 int events_parse_why(const char *name, struct event_spec *out, char *why, size_t whylen);
+/* A group "{a,b,c}" (perf's syntax, modifiers after '}' apply to each) parses each
+ * event as above; a group within a group, more than EVENT_GROUP_MAX events or one event
+ * twice is -EINVAL. */
 /* events_parse_why without the reason. */
 int events_parse(const char *name, struct event_spec *out);
 
@@ -75,6 +101,8 @@ int events_parse(const char *name, struct event_spec *out);
  * the event; the caller sets the rest (and excludes the kernel where not permitted). */
 struct perf_event_attr;
 void events_attr(const struct event_spec *ev, struct perf_event_attr *a);
+/* The same for a group's member i (0 .. nmembers-1). */
+void events_member_attr(const struct event_member *m, struct perf_event_attr *a);
 
 /* Where the sysfs PMUs (default /sys/bus/event_source/devices) and tracefs (default
  * /sys/kernel/tracing, then /sys/kernel/debug/tracing) are: for tests, which build
@@ -102,6 +130,8 @@ int events_pmu_list(int (*fn)(void *arg, const char *pmu, const char *event, con
 /* pprof value type and unit for samples of this event, e.g. ("cpu", "nanoseconds")
  * for cpu-clock, ("cycles", "count") for cycles. Borrowed strings. */
 void events_value_type(const struct event_spec *ev, const char **type, const char **unit);
+/* The pprof value type of a group's member: its name ("page-faults") and unit. */
+void events_member_value_type(const struct event_member *m, const char **type, const char **unit);
 
 /* Tries to open the event counting the calling thread (no sampling) to learn
  * whether this machine can count it now. 0 when it can, else -errno with a one

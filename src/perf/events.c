@@ -297,6 +297,8 @@ static int table_lookup(const char *name, size_t len, struct event_spec *out)
 	return -ENOENT;
 }
 
+static int parse_group(const char *name, struct event_spec *out, char *why, size_t whylen);
+
 int events_parse_why(const char *name, struct event_spec *out, char *why, size_t whylen)
 {
 	size_t len = strlen(name), blen;
@@ -315,6 +317,8 @@ int events_parse_why(const char *name, struct event_spec *out, char *why, size_t
 			snprintf(why, whylen, "an event name has 1 to %d characters", EVENT_NAME_MAX - 1);
 		return -EINVAL;
 	}
+	if (name[0] == '{')
+		return parse_group(name, out, why, whylen);
 	/* The modifiers follow the last ':' when they are modifier letters; a tracepoint
 	 * or a vendor name has ':' of its own ("sched:sched_switch:u"). A PMU form has them
 	 * right after its last '/' ("cpu/event=0x3c/u", parse-events.y event_pmu); ":u"
@@ -380,6 +384,113 @@ int events_parse_why(const char *name, struct event_spec *out, char *why, size_t
 	return 0;
 }
 
+/* perf's group "{a,b,c}[:mods]" (parse-events.y, group_def): each event on its own, the
+ * modifiers after '}' added to each. Commas inside a PMU form's slashes are its own. */
+static int parse_group(const char *name, struct event_spec *out, char *why, size_t whylen)
+{
+	const char *end = strchr(name, '}'), *p = name + 1, *mods = "";
+	struct event_spec one;
+	size_t n = 0, k, namelen;
+	int r;
+
+	if (!end || strchr(name + 1, '{') || strchr(end + 1, '}')) {
+		if (why)
+			snprintf(why, whylen, "a group is written {event,event,...} (no group within)");
+		return -EINVAL;
+	}
+	if (end[1]) {
+		if (end[1] != ':' || !end[2]) {
+			if (why)
+				snprintf(why, whylen, "after a group's '}' only :modifiers");
+			return -EINVAL;
+		}
+		mods = end + 2;
+	}
+	memset(out, 0, sizeof(*out));
+	namelen = 1;
+	snprintf(out->name, sizeof(out->name), "{");
+	while (p < end) {
+		char item[EVENT_NAME_MAX];
+		size_t len = 0;
+		int slashes = 0;
+
+		while (p + len < end && (p[len] != ',' || slashes % 2))
+			slashes += p[len++] == '/';
+		if (len == 0 || len + 1 + strlen(mods) >= sizeof(item)) {
+			if (why)
+				snprintf(why, whylen, "an empty or too long event in the group");
+			return -EINVAL;
+		}
+		if (n == EVENT_GROUP_MAX) {
+			if (why)
+				snprintf(why, whylen, "a group holds at most %d events", EVENT_GROUP_MAX);
+			return -EINVAL;
+		}
+		memcpy(item, p, len);
+		item[len] = 0;
+		if ((r = events_parse_why(item, &one, why, whylen)) != 0)
+			return r;
+		if (*mods && (r = apply_mods(mods, &one, why, whylen)) != 0)
+			return r;
+		for (k = 0; k < n; k++)
+			if (!strcmp(k ? out->members[k - 1].name : out->leader, one.name)) {
+				if (why)
+					snprintf(why, whylen, "%s is twice in the group", one.name);
+				return -EINVAL;
+			}
+		if (n == 0) {
+			char gname[EVENT_NAME_MAX];
+
+			memcpy(gname, out->name, sizeof(gname));
+			*out = one;
+			memcpy(out->name, gname, sizeof(gname));
+			snprintf(out->leader, sizeof(out->leader), "%s", one.name);
+		} else {
+			struct event_member *m = &out->members[n - 1];
+
+			m->desc = one.desc;
+			m->kind = one.kind;
+			m->type = one.type;
+			m->config = one.config;
+			m->config1 = one.config1;
+			m->config2 = one.config2;
+			m->exclude_user = one.exclude_user;
+			m->exclude_kernel = one.exclude_kernel;
+			m->exclude_hv = one.exclude_hv;
+			m->exclude_host = one.exclude_host;
+			m->exclude_guest = one.exclude_guest;
+			m->precise_ip = one.precise_ip;
+			m->modified = one.modified;
+			snprintf(m->name, sizeof(m->name), "%s", one.name);
+		}
+		namelen += strlen(one.name) + 1;
+		if (namelen + 1 + (*mods ? strlen(mods) + 1 : 0) >= sizeof(out->name)) {
+			if (why)
+				snprintf(why, whylen, "the group's name is too long (%d characters at most)",
+					 EVENT_NAME_MAX - 1);
+			return -EINVAL;
+		}
+		strcat(out->name, n ? "," : "");
+		strcat(out->name, one.name);
+		n++;
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	if (n < 2) {
+		if (why)
+			snprintf(why, whylen, "a group needs two events or more");
+		return -EINVAL;
+	}
+	out->nmembers = (uint8_t)(n - 1);
+	strcat(out->name, "}");
+	if (*mods) {
+		strcat(out->name, ":");
+		strcat(out->name, mods);
+	}
+	return 0;
+}
+
 int events_parse(const char *name, struct event_spec *out)
 {
 	return events_parse_why(name, out, NULL, 0);
@@ -399,13 +510,35 @@ void events_attr(const struct event_spec *ev, struct perf_event_attr *a)
 	a->precise_ip = ev->precise_ip;
 }
 
+void events_member_attr(const struct event_member *m, struct perf_event_attr *a)
+{
+	a->type = m->type;
+	a->config = m->config;
+	a->config1 = m->config1;
+	a->config2 = m->config2;
+	a->exclude_user = m->exclude_user;
+	a->exclude_kernel = m->exclude_kernel;
+	a->exclude_hv = m->exclude_hv;
+	a->exclude_host = m->exclude_host;
+	a->exclude_guest = m->exclude_guest;
+	a->precise_ip = m->precise_ip;
+}
+
+void events_member_value_type(const struct event_member *m, const char **type, const char **unit)
+{
+	/* The member's name, not its table type ("cpu" for cpu-clock): sample types must
+	 * differ for go tool pprof -sample_index to pick one. */
+	*type = m->name;
+	*unit = m->desc ? m->desc->unit : "count";
+}
+
 void events_value_type(const struct event_spec *ev, const char **type, const char **unit)
 {
 	if (ev->desc) {
 		*type = ev->desc->value_type;
 		*unit = ev->desc->unit;
 	} else {
-		*type = ev->name;
+		*type = ev->nmembers ? ev->leader : ev->name;
 		*unit = "count";
 	}
 }
@@ -515,6 +648,11 @@ void events_explain_error(const struct event_spec *ev, int err, pid_t pid, char 
 			snprintf(why, whylen,
 				 "%s: the PMU refuses precise sampling (precise_ip=%u; try fewer :p)",
 				 ev->name, ev->precise_ip);
+		else if (ev->nmembers)
+			snprintf(why, whylen,
+				 "%s: the kernel rejected the group (EINVAL): reading a group at "
+				 "each sample of inherited events needs Linux 6.12 or later",
+				 ev->name);
 		else
 			snprintf(why, whylen, "%s: the kernel rejected the event settings (EINVAL)%s",
 				 ev->name,

@@ -1,0 +1,83 @@
+#!/bin/sh
+# groups.sh: an event group {cpu-clock,page-faults,context-switches} (perf's syntax): the
+# leader samples, the members are read at each sample and their counts since the previous
+# one go to the sample's stack. Checked on tests/workloads/evmix, whose page faults come
+# from touch_pages (40% of its CPU by construction): the members' totals against
+# getrusage(2), their split by go tool pprof -sample_index, and bad groups.
+. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
+
+need_perf
+need_pprof
+plan 10
+W=$TOP_BUILDDIR/tests/workloads/evmix
+P=$T/g.pb.gz
+G='{cpu-clock,page-faults,context-switches}'
+
+# Until the target exits, so that its own counts (written at its end) cover the profile's.
+"$GOTOP_PERF" record -q -e "$G" -o "$P" -- "$W" 3 "$T/stats" >"$T/out" 2>&1
+rc=$?
+if [ $rc -eq 5 ] && grep -q 'EINVAL' "$T/out"; then
+	skip_n 10 "this kernel refuses groups read at each sample of inherited events: $(head -1 "$T/out")"
+	finish
+fi
+check "record -e '$G' exits 0 (got $rc)" [ $rc -eq 0 ]
+[ $rc -eq 0 ] || diag_file "$T/out"
+pprof -raw "$P" >"$T/raw" 2>"$T/raw.err"
+check "the profile has a sample type per member (samples, cpu, page-faults, context-switches)" \
+	grep -q '^samples/count cpu/nanoseconds\[dflt\] page-faults/count context-switches/count$' "$T/raw"
+pprof -top -sample_index=page-faults "$P" >"$T/top" 2>"$T/top.err"
+rc=$?
+check "go tool pprof -sample_index=page-faults reads it without a warning" \
+	sh -c "[ $rc -eq 0 ] && [ ! -s '$T/top.err' ] && grep -q 'Type: page-faults' '$T/top'"
+
+# col_total COLUMN [OPTIONS...]: the sum of a value column (1 samples, 2 cpu, 3 page-faults,
+# 4 context-switches) of go tool pprof -raw (lib.sh's pprof_total reads two-value profiles).
+col_total() {
+	ct=$1
+	shift
+	pprof -raw "$@" "$P" 2>/dev/null | awk -v col="$ct" '
+		/^Samples:/ { s = 1; getline; next }
+		/^Locations/ { s = 0 }
+		s && /^ *[0-9]+( +[0-9]+)+:/ { sub(":", "", $col); t += $col }
+		END { printf "%.0f\n", t }'
+}
+
+# Totals: the members' sums against what the kernel counted for the process (getrusage).
+# Counts after the last sample are not in any sample: a few ms of 3 s.
+pf=$(col_total 3)
+cs=$(col_total 4)
+minflt=$(awk '$1 == "minflt" { print $2 }' "$T/stats" 2>/dev/null)
+csw=$(awk '$1 == "csw" { print $2 }' "$T/stats" 2>/dev/null)
+diag "page-faults member $pf, getrusage minflt $minflt; context-switches member $cs, getrusage $csw"
+check "the page-faults member sums to 90-101% of the process's page faults ($pf of ${minflt:-?})" \
+	awk -v a="$pf" -v b="${minflt:-0}" 'BEGIN { exit !(b > 1000 && a >= 0.9 * b && a <= 1.01 * b) }'
+check "the context-switches member sums to 50-115% of the process's switches ($cs of ${csw:-?})" \
+	awk -v a="$cs" -v b="${csw:-0}" 'BEGIN { exit !(b > 0 && a >= 0.5 * b && a <= 1.15 * b) }'
+
+# The split: a share is the focused function's total (on the stack) over the whole.
+share() { # FUNC COLUMN
+	awk -v a="$(col_total "$2" -focus="^$1\$")" -v b="$(col_total "$2")" \
+		'BEGIN { if (b > 0) printf "%.1f\n", 100 * a / b; else print 0 }'
+}
+tp_pf=$(share touch_pages 3)
+tp_cpu=$(share touch_pages 2)
+sp_pf=$(share spin_user 3)
+sp_cpu=$(share spin_user 2)
+diag "touch_pages: ${tp_pf}% of page faults, ${tp_cpu}% of cpu; spin_user: ${sp_pf}% of page faults, ${sp_cpu}% of cpu"
+check "touch_pages holds at least 90% of the page-faults member (${tp_pf}%)" \
+	awk -v s="$tp_pf" 'BEGIN { exit !(s >= 90) }'
+check "... and its known share of cpu-clock, 40% (25-55%: ${tp_cpu}%)" \
+	awk -v s="$tp_cpu" 'BEGIN { exit !(s >= 25 && s <= 55) }'
+check "spin_user: a large share of cpu-clock (${sp_cpu}%) and almost no page faults (${sp_pf}%)" \
+	awk -v c="$sp_cpu" -v f="$sp_pf" 'BEGIN { exit !(c >= 20 && f <= 5) }'
+
+# Bad groups: one line each, usage errors.
+"$GOTOP_PERF" record -e '{cpu-clock,cs,page-faults,task-clock}' -o "$T/x.pb.gz" -- "$W" 1 >"$T/out" 2>&1
+rc=$?
+check "a group of four: one line, exit 2 (got $rc)" \
+	sh -c "[ $rc -eq 2 ] && [ \$(wc -l <'$T/out') -eq 1 ] && grep -q 'at most 3' '$T/out'"
+"$GOTOP_PERF" record -e '{cpu-clock,cpu-clock}' -o "$T/x.pb.gz" -- "$W" 1 >"$T/out" 2>&1
+rc=$?
+check "an event twice in a group: one line, exit 2 (got $rc)" \
+	sh -c "[ $rc -eq 2 ] && [ \$(wc -l <'$T/out') -eq 1 ] && grep -q 'twice' '$T/out'"
+finish
