@@ -8,7 +8,7 @@
 
 need_perf
 need_pprof
-plan 13
+plan 14
 W=$TOP_BUILDDIR/tests/workloads/evmix
 P=$T/g.pb.gz
 G='{cpu-clock,page-faults,context-switches}'
@@ -74,7 +74,7 @@ check "spin_user: a large share of cpu-clock (${sp_cpu}%) and almost no page fau
 # The views: a column per member and its ratio to the event (per ms of CPU for cpu-clock),
 # checked against go tool pprof on the profile --save writes (the data of the last update).
 B=$T/b.pb.gz
-"$GOTOP_PERF" --batch -n 3 -d 1 --rows 0 --view top,threads --save "$B" \
+"$GOTOP_PERF" --batch -n 3 -d 1 --rows 0 --view top,tree,threads --save "$B" \
 	-e '{cpu-clock,page-faults}' -- "$W" 6 >"$T/batch" 2>"$T/batch.err"
 rc=$?
 # The last update's rows (the file holds three).
@@ -90,6 +90,10 @@ check "Top: a faults and a faults/ms column (batch exit $rc)" \
 	grep -Eq '^ +SELF% +TOTAL% +SAMPLES +faults +faults/ms FUNCTION' "$T/last"
 check "... touch_pages's faults are pprof's total of it, its faults/ms page faults per ms of its CPU ($4 = $want_pf, $5 = $want_ratio)" \
 	sh -c "[ '$4' = '$want_pf' ] && [ '$5' = '$want_ratio' ] && [ '$want_pf' -gt 0 ]"
+# Tree: the touch_pages node under mix_round holds what pprof counts with it on the stack.
+trow=$(awk '/^== Tree ==/ { s = 1 } s && $NF == "touch_pages" { print; exit }' "$T/last")
+set -- $trow
+check "Tree: touch_pages's node has its faults ($4 = $want_pf)" [ "$4" = "$want_pf" ]
 all_pf=$(col_total 3)
 trow=$(awk '/^== Threads ==/ { s = 1; getline; getline; print; exit }' "$T/last")
 set -- $trow
