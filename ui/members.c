@@ -26,8 +26,12 @@ void ui_members_rebuild(struct ui *ui, const struct model_filter *f, size_t nf)
 	const struct prof_value_type *types;
 	size_t n = ui->ev ? prof_sample_types(ui->ev->prof, &types) : 0, k;
 
-	/* Columns 0 and 1 are the samples and the event; a group's members follow (agg.c). */
+	/* Columns 0 and 1 are the samples and the event; a group's members follow (agg.c).
+	 * A decaying window's history keeps those two only (live.c, record_deltas): no
+	 * member columns there rather than zeros. */
 	n = n > 2 ? GP_MIN(n - 2, GP_ARRAY_SIZE(ui->xmodel)) : 0;
+	if (ui->snap && ui->snap->window_s)
+		n = 0;
 	for (k = n; k < ui->nxmodel; k++) {
 		model_free(ui->xmodel[k]);
 		ui->xmodel[k] = NULL;
