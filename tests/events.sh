@@ -6,7 +6,7 @@
 # only kernel frames, a write tracepoint's stacks end in the function that writes.
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
-plan 18
+plan 19
 W=$TOP_BUILDDIR/tests/workloads/evmix
 
 # --- the encoding, against perf ---
@@ -78,6 +78,19 @@ check "an unknown PMU or term is one clear error, exit 5 (got $rc)" \
 printf 'cpu-clock:\033[31m' >"$T/evname"
 "$GOTOP_PERF" record -e "$(cat "$T/evname")" -d 1 -o "$T/x.pb.gz" -- "$W" 1 >"$T/out" 2>&1
 check "a control character in an event name is not echoed" sh -c "! grep -q \"\$(printf '\\033')\" '$T/out'"
+
+# A kernel-only event where kernel sampling is not allowed: the reason, exit 4 (permission).
+if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null &&
+	[ "$(cat /proc/sys/kernel/perf_event_paranoid)" -ge 2 ]; then
+	chmod 777 "$T"
+	setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
+		"$GOTOP_PERF" record -e cpu-clock:k -d 1 -o "$T/nb.pb.gz" -- "$W" 1 >"$T/out" 2>&1
+	rc=$?
+	check "cpu-clock:k without kernel sampling: says why, exit 4 (got $rc)" \
+		sh -c "[ $rc -eq 4 ] && grep -q 'cpu-clock:k: counts the kernel only, and .*perf_event_paranoid' '$T/out'"
+else
+	skip "needs root, the nobody user, setpriv and kernel.perf_event_paranoid >= 2"
+fi
 
 # --- libpfm4: the vendors' codes for a forced model ---
 # Intel SDM, Skylake: INST_RETIRED.ANY_P event 0xC0 umask 0x00, MEM_LOAD_RETIRED.L3_MISS
