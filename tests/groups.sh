@@ -3,12 +3,13 @@
 # leader samples, the members are read at each sample and their counts since the previous
 # one go to the sample's stack. Checked on tests/workloads/evmix, whose page faults come
 # from touch_pages (40% of its CPU by construction): the members' totals against
-# getrusage(2), their split by go tool pprof -sample_index, and bad groups.
+# getrusage(2), their split by go tool pprof -sample_index, the views' member and ratio
+# columns (also per pprof label, on a Go workload) against go tool pprof, and bad groups.
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
 need_perf
 need_pprof
-plan 14
+plan 17
 W=$TOP_BUILDDIR/tests/workloads/evmix
 P=$T/g.pb.gz
 G='{cpu-clock,page-faults,context-switches}'
@@ -99,6 +100,35 @@ trow=$(awk '/^== Threads ==/ { s = 1; getline; getline; print; exit }' "$T/last"
 set -- $trow
 check "Threads: the thread's faults are the profile's ($3 = $all_pf)" [ "$3" = "$all_pf" ]
 P=$T/g.pb.gz
+
+# Per goroutine label, on a Go service: tests/workloads/go/pagefaults.go's handler=touch
+# takes the page faults, handler=spin the CPU (40 ms of thread CPU each, in turns). The
+# Labels view's faults and faults/ms against go tool pprof -tagfocus on the --save file.
+GOW=$T/go
+if go_build_or_skip 3 "$GO_VERSION" plain "$TOP_SRCDIR/tests/workloads/go/pagefaults.go" "$GOW/pagefaults"; then
+	P=$T/l.pb.gz
+	"$GOTOP_PERF" --batch -n 3 -d 1 --rows 0 --view labels --save "$P" \
+		-e '{cpu-clock,page-faults}' -- "$GOW/pagefaults" -d 6s >"$T/batch" 2>"$T/batch.err"
+	rc=$?
+	awk '/^gotop-perf PID/ { n++ } n == 3' "$T/batch" >"$T/last"
+	row() { awk -v h="$1" '/^== Labels: handler ==/ { s = 1 } s && $5 == h { print; exit }' "$T/last"; }
+	set -- $(row touch)
+	t_pf=$3 t_ratio=$4
+	set -- $(row spin)
+	s_pf=$3
+	want_pf=$(col_total 3 -tagfocus=handler=touch)
+	want_cpu=$(col_total 2 -tagfocus=handler=touch)
+	want_ratio=$(awk -v f="$want_pf" -v c="$want_cpu" 'BEGIN { if (c > 0) printf "%.3g\n", f / (c / 1e6) }')
+	all_pf=$(col_total 3)
+	diag "handler=touch: $t_pf faults ($t_ratio/ms), handler=spin: $s_pf faults, of $all_pf"
+	check "Labels: handler=touch's faults and faults/ms are pprof's -tagfocus ($t_pf = $want_pf, $t_ratio = $want_ratio; exit $rc)" \
+		sh -c "[ '$t_pf' = '$want_pf' ] && [ '$t_ratio' = '$want_ratio' ] && [ '${want_pf:-0}' -gt 0 ]"
+	check "... handler=touch holds at least 90% of the page faults ($t_pf of $all_pf)" \
+		awk -v a="${t_pf:-0}" -v b="${all_pf:-0}" 'BEGIN { exit !(b > 0 && a >= 0.9 * b) }'
+	check "... handler=spin at most 5% ($s_pf of $all_pf)" \
+		awk -v a="${s_pf:-0}" -v b="${all_pf:-0}" 'BEGIN { exit !(b > 0 && a <= 0.05 * b) }'
+	P=$T/g.pb.gz
+fi
 
 # Bad groups: one line each, usage errors.
 "$GOTOP_PERF" record -e '{cpu-clock,cs,page-faults,task-clock}' -o "$T/x.pb.gz" -- "$W" 1 >"$T/out" 2>&1

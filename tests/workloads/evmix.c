@@ -10,8 +10,8 @@
  * all of its page faults after start-up are taken in touch_pages. The phases last tens of
  * sampling periods, so that a group member's count since the previous sample (taken in
  * the same phase but at the phase's first sample) goes to the phase's function: at
- * 1 kHz, 1 ms of a 40 ms phase goes to the next one. The phases are timed: each takes
- * its share of whatever CPU the machine gives (40%, 20%, 40% of the round).
+ * 1 kHz, 1 ms of a 40 ms phase goes to the next one. The phases are timed
+ * in the thread's CPU time: 40%, 20%, 40% of the round's CPU whatever the machine's load.
  *
  * Built with -O1 -g -fno-omit-frame-pointer -fno-inline (Makefile.am); every function is
  * global and noinline so that frame-pointer walks see each caller.
@@ -33,43 +33,55 @@
 
 volatile unsigned long evmix_sink;
 
-static double now(void)
+static double clock_s(clockid_t c)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(c, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double now(void)
+{
+	return clock_s(CLOCK_MONOTONIC);
+}
+
+/* The phases are measured in the thread's CPU time: on a busy machine a phase still
+ * spans as many samples of a CPU clock event. */
+static double cpu_now(void)
+{
+	return clock_s(CLOCK_THREAD_CPUTIME_ID);
 }
 
 __attribute__((noinline, noclone)) void spin_user(double secs)
 {
-	double end = now() + secs;
+	double end = cpu_now() + secs;
 	volatile unsigned long acc = 1;
 
 	do {
 		for (unsigned long i = 0; i < 20000; i++)
 			acc = acc * 2862933555777941757UL + 3037000493UL;
-	} while (now() < end);
+	} while (cpu_now() < end);
 	evmix_sink += acc;
 }
 
 __attribute__((noinline, noclone)) void write_null(int fd, double secs)
 {
 	static const char buf[64];
-	double end = now() + secs;
+	double end = cpu_now() + secs;
 
 	do {
 		for (int i = 0; i < 20; i++)
 			if (write(fd, buf, sizeof(buf)) < 0)
 				evmix_sink++;
-	} while (now() < end);
+	} while (cpu_now() < end);
 }
 
 __attribute__((noinline, noclone)) void touch_pages(double secs)
 {
 	long ps = sysconf(_SC_PAGESIZE);
 	size_t pages = 64;
-	double end = now() + secs;
+	double end = cpu_now() + secs;
 
 	do {
 		volatile char *p = mmap(NULL, pages * (size_t)ps, PROT_READ | PROT_WRITE,
@@ -80,7 +92,7 @@ __attribute__((noinline, noclone)) void touch_pages(double secs)
 		for (size_t i = 0; i < pages; i++)
 			p[i * (size_t)ps] = 1;
 		munmap((void *)p, pages * (size_t)ps);
-	} while (now() < end);
+	} while (cpu_now() < end);
 }
 
 __attribute__((noinline, noclone)) void mix_round(int fd)
