@@ -2,7 +2,8 @@
 # ui-events.sh: the event picker and the event prompt of the live UI, in tmux: tracepoints
 # listed under a filter and sampled live (their stacks in the function that writes); a
 # vendor name encoded for a forced CPU model, a bad modifier: each one status line, and the
-# current event keeps running; the terminal restored. 160 columns: the status line holds
+# current event keeps running; a group typed at the prompt shows its member's columns; the
+# terminal restored. 160 columns: the status line holds
 # the whole reason.
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
@@ -12,7 +13,7 @@ need_perf
 	skip_all "no terminfo entry for TERM=screen"
 "$GOTOP_PERF" list --tracepoints sys_enter_write | grep -qx 'syscalls:sys_enter_write' ||
 	skip_all "no syscalls:sys_enter_write tracepoint (tracefs not mounted: mount -t tracefs nodev /sys/kernel/tracing)"
-plan 11
+plan 13
 
 W=$TOP_BUILDDIR/tests/workloads/evmix
 SOCK=gotop-uiev-test-$$
@@ -78,6 +79,15 @@ tm send-keys -t ui -l cpu-clock:zz
 keys Enter
 bad_mod() { wait_for "bad modifier ':zz'" && grep -q '^syscalls:sys_enter_write 1000 Hz' "$T/pane.txt"; }
 check "a bad modifier: one status line, the event unchanged" bad_mod
+# A group from the prompt: it is sampled live, and Top gets its member's columns.
+keys e
+wait_for 'EVENT +KIND +HERE +KEPT +DESCRIPTION' >/dev/null
+keys :
+tm send-keys -t ui -l '{cpu-clock,page-faults}'
+keys Enter
+check "a group typed at the prompt is sampled live" wait_for '^\{cpu-clock,page-faults\} 1000 Hz'
+check "... and Top shows its faults and faults/ms columns" \
+	wait_for '^ +SELF% +TOTAL% +SAMPLES +faults +faults/ms FUNCTION'
 keys q
 wait_for '^after-marker' >/dev/null
 check "q quits with the terminal modes restored (stty -g)" cmp -s "$T/stty.before" "$T/stty.after"
