@@ -72,25 +72,28 @@ check "... and its known share of cpu-clock, 40% (25-55%: ${tp_cpu}%)" \
 check "spin_user: a large share of cpu-clock (${sp_cpu}%) and almost no page faults (${sp_pf}%)" \
 	awk -v c="$sp_cpu" -v f="$sp_pf" 'BEGIN { exit !(c >= 20 && f <= 5) }'
 
-# The views: a column per member and its ratio to the event (per ms of CPU for cpu-clock),
-# checked against go tool pprof on the profile --save writes (the data of the last update).
+# The views: a column per member and its ratio to the event (per ms of CPU for cpu-clock;
+# --ratio picks cs/faults), checked against go tool pprof on the profile --save writes (the
+# data of the last update).
 B=$T/b.pb.gz
 "$GOTOP_PERF" --batch -n 3 -d 1 --rows 0 --view top,tree,threads --save "$B" \
-	-e '{cpu-clock,page-faults}' -- "$W" 6 >"$T/batch" 2>"$T/batch.err"
+	--ratio context-switches/page-faults -e "$G" -- "$W" 6 >"$T/batch" 2>"$T/batch.err"
 rc=$?
 # The last update's rows (the file holds three).
 awk '/^gotop-perf PID/ { n++ } n == 3' "$T/batch" >"$T/last"
 P=$B
-row=$(awk '$0 ~ /^== Top ==/ { s = 1 } s && $6 == "touch_pages" { print; exit }' "$T/last")
+row=$(awk '$0 ~ /^== Top ==/ { s = 1 } s && $8 == "touch_pages" { print; exit }' "$T/last")
 set -- $row
 diag "batch Top row: $row"
 want_pf=$(col_total 3 -focus='^touch_pages$')
 want_cpu=$(col_total 2 -focus='^touch_pages$')
 want_ratio=$(awk -v f="$want_pf" -v c="$want_cpu" 'BEGIN { if (c > 0) printf "%.3g\n", f / (c / 1e6) }')
-check "Top: a faults and a faults/ms column (batch exit $rc)" \
-	grep -Eq '^ +SELF% +TOTAL% +SAMPLES +faults +faults/ms FUNCTION' "$T/last"
-check "... touch_pages's faults are pprof's total of it, its faults/ms page faults per ms of its CPU ($4 = $want_pf, $5 = $want_ratio)" \
-	sh -c "[ '$4' = '$want_pf' ] && [ '$5' = '$want_ratio' ] && [ '$want_pf' -gt 0 ]"
+want_cs=$(col_total 4 -focus='^touch_pages$')
+want_csr=$(awk -v f="$want_pf" -v c="$want_cs" 'BEGIN { if (f > 0) printf "%.3g\n", c / f }')
+check "Top: faults, faults/ms, cs and (--ratio) cs/faults columns (batch exit $rc)" \
+	grep -Eq '^ +SELF% +TOTAL% +SAMPLES +faults +faults/ms +cs +cs/faults FUNCTION' "$T/last"
+check "... touch_pages's faults are pprof's total of it, its faults/ms page faults per ms of its CPU, cs/faults its switches per fault ($4 = $want_pf, $5 = $want_ratio, $7 = $want_csr)" \
+	sh -c "[ '$4' = '$want_pf' ] && [ '$5' = '$want_ratio' ] && [ '$7' = '$want_csr' ] && [ '$want_pf' -gt 0 ]"
 # Tree: the touch_pages node under mix_round holds what pprof counts with it on the stack.
 trow=$(awk '/^== Tree ==/ { s = 1 } s && $NF == "touch_pages" { print; exit }' "$T/last")
 set -- $trow

@@ -64,13 +64,45 @@ static const char *column_name(struct ui *ui, size_t col, const char **unit)
 	return s ? s : "";
 }
 
-enum ratio_kind { RATIO_PER_MS, RATIO_IPC, RATIO_PER_KI_LEAD, RATIO_PER_KI_MEMBER, RATIO_PER_EVENT };
+enum ratio_kind {
+	RATIO_PER_MS, RATIO_IPC, RATIO_PER_KI_LEAD, RATIO_PER_KI_MEMBER, RATIO_PER_EVENT,
+	RATIO_USER_LEAD, RATIO_USER_MEMBER,
+};
 
-/* Which ratio member k gets, and for RATIO_PER_KI_MEMBER which member is instructions. */
+/* Whether the event of value column col is `name` (as --ratio names it): a member by its
+ * name, the leader by the group's leader ("cpu-clock", whose column is "cpu"). */
+static int column_is(struct ui *ui, size_t col, const char *name, size_t len)
+{
+	const char *u, *c = column_name(ui, col, &u);
+	struct event_spec ev;
+
+	if (strlen(c) == len && !memcmp(c, name, len))
+		return 1;
+	if (col != 1 || !ui->ev || events_parse(ui->ev->name, &ev) || !ev.nmembers)
+		return 0;
+	return strlen(ev.leader) == len && !memcmp(ev.leader, name, len);
+}
+
+/* Which ratio member k gets, and for RATIO_PER_KI_MEMBER and RATIO_USER_MEMBER which
+ * member divides. --ratio NUM/DEN first, then the known ones. */
 static enum ratio_kind ratio_of(struct ui *ui, size_t k, size_t *instr)
 {
 	const char *lunit, *lead = column_name(ui, 1, &lunit), *u, *name = column_name(ui, 2 + k, &u);
 	size_t j;
+
+	if (ui->ratio && strchr(ui->ratio, '/')) {
+		const char *slash = strchr(ui->ratio, '/'), *den = slash + 1;
+
+		if (column_is(ui, 2 + k, ui->ratio, (size_t)(slash - ui->ratio))) {
+			if (column_is(ui, 1, den, strlen(den)))
+				return RATIO_USER_LEAD;
+			for (j = 0; j < ui->nxmodel; j++)
+				if (j != k && column_is(ui, 2 + j, den, strlen(den))) {
+					*instr = j;
+					return RATIO_USER_MEMBER;
+				}
+		}
+	}
 
 	if (!strcmp(lunit, "nanoseconds"))
 		return RATIO_PER_MS;
@@ -129,6 +161,14 @@ void ui_member_heads(struct ui *ui, size_t k, char *head, size_t hn, char *ratio
 	case RATIO_PER_EVENT:
 		snprintf(ratio, rn, "%s/%s", name, lead);
 		break;
+	case RATIO_USER_LEAD:
+	case RATIO_USER_MEMBER: {
+		char den[EVENT_NAME_MAX];
+
+		short_name(strchr(ui->ratio, '/') + 1, den, sizeof(den));
+		snprintf(ratio, rn, "%s/%s", name, den);
+		break;
+	}
 	}
 }
 
@@ -143,7 +183,11 @@ void ui_member_ratio(struct ui *ui, size_t k, int64_t lead, const int64_t *x, ch
 		break;
 	case RATIO_IPC:
 	case RATIO_PER_EVENT:
+	case RATIO_USER_LEAD:
 		den = (double)lead;
+		break;
+	case RATIO_USER_MEMBER:
+		den = (double)x[instr];
 		break;
 	case RATIO_PER_KI_LEAD:
 		den = (double)lead / 1e3;

@@ -154,6 +154,7 @@ struct ui {
 	/* A group's members (ui/members.c): a model on each member's value column. */
 	struct model *xmodel[PROF_MAX_VALUES - 2];
 	size_t nxmodel;
+	const char *ratio;       /* --ratio NUM/DEN: member NUM's ratio column divides by DEN */
 
 	struct ui_filter filters[UI_MAX_FILTERS];
 	size_t nfilters;
