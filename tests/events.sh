@@ -6,7 +6,7 @@
 # only kernel frames, a write tracepoint's stacks end in the function that writes.
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
-plan 19
+plan 20
 W=$TOP_BUILDDIR/tests/workloads/evmix
 
 # --- the encoding, against perf ---
@@ -91,6 +91,13 @@ if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 && command -v setpriv >/dev
 else
 	skip "needs root, the nobody user, setpriv and kernel.perf_event_paranoid >= 2"
 fi
+
+# Several events, one a PMU form: one file each, its slashes not taken for directories.
+mkdir -p "$T/multi"
+"$GOTOP_PERF" record -q -e 'software/config=0/' -e cs -d 1 -o "$T/multi/m.pb.gz" -- "$W" 1.5 >"$T/out" 2>&1
+rc=$?
+check "record -e software/config=0/ -e cs: a file per event (exit $rc: $(ls "$T/multi" | tr '\n' ' '))" \
+	sh -c "[ $rc -eq 0 ] && [ -s '$T/multi/m.software_config=0_.pb.gz' ] && [ -s '$T/multi/m.context-switches.pb.gz' ]"
 
 # --- libpfm4: the vendors' codes for a forced model ---
 # Intel SDM, Skylake: INST_RETIRED.ANY_P event 0xC0 umask 0x00, MEM_LOAD_RETIRED.L3_MISS
