@@ -491,8 +491,9 @@ int evsrc_vendor(const char *base, struct event_spec *out, char *why, size_t why
 	r = pfm_get_os_event_encoding(base, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT, &arg);
 	if (r == PFM_ERR_NOTFOUND) {
 		if (!pfm_have_hw()) {
-			say(why, whylen, "unknown event '%s': no perf, sysfs or tracepoint name, and no vendor name "
-			    "either: %s", base, NO_PMU_HINT);
+			say(why, whylen,
+			    "unknown event '%s': no perf, sysfs or tracepoint name, and no vendor "
+			    "name either: %s", base, NO_PMU_HINT);
 			return -ENODEV;
 		}
 		say(why, whylen, "unknown event '%s' (see `gotop-perf list` and `list --pmu`)", base);

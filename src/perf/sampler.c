@@ -315,7 +315,8 @@ static int evset_add_thread(struct sampler *s, struct evset *es, pid_t tid)
 		}
 		t.fds[c] = (int)fd;
 		for (size_t k = 0; k < es->nm; k++) {
-			long mfd = perf_open(&es->mattr[k], tid, s->cpus[c], (int)fd, PERF_FLAG_FD_CLOEXEC);
+			long mfd = perf_open(&es->mattr[k], tid, s->cpus[c], (int)fd,
+					     PERF_FLAG_FD_CLOEXEC);
 
 			if (mfd < 0) {
 				err = -errno;
