@@ -431,6 +431,17 @@ static void test_explain(void **state)
 	assert_non_null(strstr(why, "CAP_"));
 	events_explain_error(&ev, ESRCH, 4242, why, sizeof(why));
 	assert_non_null(strstr(why, "4242"));
+	/* A PMU that refuses :pp: x86 says EOPNOTSUPP (linux arch/x86/events/core.c
+	 * x86_pmu_hw_config), others EINVAL. The reason names precise sampling. */
+	assert_int_equal(events_parse("cycles:pp", &ev), 0);
+	events_explain_error(&ev, EINVAL, 1, why, sizeof(why));
+	assert_non_null(strstr(why, "cycles:pp: the PMU refuses precise sampling (precise_ip=2"));
+	events_explain_error(&ev, EOPNOTSUPP, 1, why, sizeof(why));
+	assert_non_null(strstr(why, "refuses precise sampling"));
+	/* A group the kernel refuses: the reason says what it needs. */
+	assert_int_equal(events_parse("{cpu-clock,faults}", &ev), 0);
+	events_explain_error(&ev, EINVAL, 1, why, sizeof(why));
+	assert_non_null(strstr(why, "Linux 6.12"));
 }
 
 int main(void)
