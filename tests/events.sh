@@ -6,7 +6,7 @@
 # only kernel frames, a write tracepoint's stacks end in the function that writes.
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
-plan 20
+plan 21
 W=$TOP_BUILDDIR/tests/workloads/evmix
 
 # --- the encoding, against perf ---
@@ -36,7 +36,7 @@ attr_diff() {
 	done
 }
 if ! command -v perf >/dev/null 2>&1 || [ -z "$(perf_attr cpu-clock)" ]; then
-	skip_n 4 "perf is not installed or does not print attrs (apt-get install linux-perf)"
+	skip_n 5 "perf is not installed or does not print attrs (apt-get install linux-perf)"
 else
 	bad=""
 	for ev in cpu-clock:u task-clock:k page-faults cs:uk cycles:k instructions:pp cycles:G \
@@ -57,6 +57,24 @@ else
 	else
 		skip "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)"
 	fi
+	# A group: each of perf's attr blocks (leader, then members) against ours.
+	grp='{task-clock,page-faults:u,cs}'
+	# Numbers as perf and list --attr print them (hex or decimal), in any awk.
+	num='function num(v,   n, i, d) { if (v !~ /^0x/) return v + 0
+		n = 0; v = tolower(substr(v, 3))
+		for (i = 1; i <= length(v); i++) { d = index("0123456789abcdef", substr(v, i, 1)) - 1; n = n * 16 + d }
+		return n }'
+	perf stat -e "$grp" -vv true 2>&1 | awk "$num"'
+		/^perf_event_attr:/ { if (n++) print t, c, k; t = 0; c = 0; k = 0; s = 1; next }
+		s && /^-----/ { s = 0 }
+		s && $1 == "type" { t = $2 } s && $1 == "config" { c = num($2) } s && $1 == "exclude_kernel" { k = $2 }
+		END { if (n) print t, c, k }' | head -3 >"$T/theirs"
+	"$GOTOP_PERF" list --attr "$grp" | awk "$num"'
+		$1 == "type" { t = $2 } $1 == "config" { c = $2 } $1 == "exclude_kernel" { k = $2 }
+		$1 == "precise_ip" { print t, num(c), k }
+		$1 == "member" { print $4, num($6), $10 }' >"$T/ours"
+	check "a group's attrs, leader and members, are perf's ($(tr '\n' ';' <"$T/ours"))" \
+		sh -c "[ \$(wc -l <'$T/ours') -eq 3 ] && cmp -s '$T/ours' '$T/theirs'"
 	named=$(ls /sys/bus/event_source/devices/*/events 2>/dev/null | grep -v ':$' | grep -Ev '\.(scale|unit)$' | head -1)
 	if [ -n "$named" ]; then
 		bad="$(attr_diff "$named")"

@@ -9,7 +9,7 @@
 
 need_perf
 need_pprof
-plan 17
+plan 18
 W=$TOP_BUILDDIR/tests/workloads/evmix
 P=$T/g.pb.gz
 G='{cpu-clock,page-faults,context-switches}'
@@ -131,6 +131,16 @@ if go_build_or_skip 3 "$GO_VERSION" plain "$TOP_SRCDIR/tests/workloads/go/pagefa
 	check "... handler=spin at most 5% ($s_pf of $all_pf)" \
 		awk -v a="${s_pf:-0}" -v b="${all_pf:-0}" 'BEGIN { exit !(b > 0 && a <= 0.05 * b) }'
 	P=$T/g.pb.gz
+fi
+
+# Hardware: {cycles,instructions} and its IPC column, where a PMU counts them.
+if "$GOTOP_PERF" list | grep -q '^cycles .* yes '; then
+	"$GOTOP_PERF" --batch -n 2 -d 1 --rows 3 --view top -e '{cycles,instructions}' -- "$W" 3 \
+		>"$T/hw" 2>&1
+	check "{cycles,instructions}: Top has an instructions and an IPC column" \
+		grep -Eq '^ +SELF% +TOTAL% +SAMPLES +instructions +IPC FUNCTION' "$T/hw"
+else
+	skip "no hardware PMU here: {cycles,instructions} cannot be sampled (its encoding: events.sh)"
 fi
 
 # Bad groups: one line each, usage errors.
