@@ -1275,9 +1275,12 @@ void sampler_get_stats(struct sampler *s, struct sampler_stats *st)
 	st->use_freq = s->cur->use_freq;
 	st->freq = s->cur->freq;
 	st->period = s->cur->period;
-	for (i = 0; i < s->cur->ntevs; i++)
+	for (i = 0; i < s->cur->ntevs; i++) {
 		for (c = 0; c < s->ncpus; c++)
 			fds += s->cur->tevs[i].fds[c] >= 0;
+		for (c = 0; s->cur->tevs[i].mfds && c < s->ncpus * s->cur->nm; c++)
+			fds += s->cur->tevs[i].mfds[c] >= 0; /* a group's members */
+	}
 	st->fds = fds;
 	st->bpf_attached = __atomic_load_n(&s->st.bpf_attached, __ATOMIC_RELAXED);
 	st->bpf_failed = __atomic_load_n(&s->st.bpf_failed, __ATOMIC_RELAXED);
