@@ -74,13 +74,14 @@ enum ratio_kind {
 static int column_is(struct ui *ui, size_t col, const char *name, size_t len)
 {
 	const char *u, *c = column_name(ui, col, &u);
-	struct event_spec ev;
 
 	if (strlen(c) == len && !memcmp(c, name, len))
 		return 1;
-	if (col != 1 || !ui->ev || events_parse(ui->ev->name, &ev) || !ev.nmembers)
+	/* The leader: the group's name "{leader,...}" starts with it (events.c parse_group). */
+	if (col != 1 || !ui->ev || ui->ev->name[0] != '{')
 		return 0;
-	return strlen(ev.leader) == len && !memcmp(ev.leader, name, len);
+	return !strncmp(ui->ev->name + 1, name, len) &&
+	       (ui->ev->name[1 + len] == ',' || ui->ev->name[1 + len] == '}');
 }
 
 /* Which ratio member k gets, and for RATIO_PER_KI_MEMBER and RATIO_USER_MEMBER which
@@ -118,16 +119,21 @@ static enum ratio_kind ratio_of(struct ui *ui, size_t k, size_t *instr)
 	return RATIO_PER_EVENT;
 }
 
-/* A short name for a header: perf's shortest alias ("faults", "cs"), else the name. */
+/* A short name for a header: perf's shortest alias ("faults", "cs"), else the name. Only
+ * the table is looked at: a header is drawn at every refresh, and parsing any other name
+ * would read sysfs or tracefs each time. */
 static void short_name(const char *name, char *buf, size_t n)
 {
-	struct event_spec ev;
+	size_t nt, i;
+	const struct event_desc *t = events_table(&nt);
 	const char *p;
 
 	snprintf(buf, n, "%s", name);
-	if (events_parse(name, &ev) || !ev.desc)
+	for (i = 0; i < nt && strcmp(t[i].name, name); i++)
+		;
+	if (i == nt)
 		return;
-	for (p = ev.desc->aliases; *p;) {
+	for (p = t[i].aliases; *p;) {
 		size_t l = strcspn(p, " ");
 
 		if (l && l < strlen(buf) && l < n)
