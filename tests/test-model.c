@@ -739,9 +739,58 @@ static void test_update_equals_rebuild(void **state)
 	prof_free(p);
 }
 
+/* model_new_column: a group's member column (like go tool pprof -sample_index): the flat
+ * values are that column's, computed here by hand; a column the profile lacks gives the
+ * event's. */
+static void test_value_column(void **state)
+{
+	struct prof *p = prof_new();
+	struct prof_value_type types[3];
+	struct prof_line line[2];
+	uint64_t loc[2], st[2];
+	int64_t v1[3] = { 1, 1000, 7 }, v2[3] = { 2, 5000, 0 };
+	struct model_flat *rows = NULL;
+	struct model *m;
+	size_t n, i;
+
+	types[0] = (struct prof_value_type){ prof_str(p, "samples"), prof_str(p, "count") };
+	types[1] = (struct prof_value_type){ prof_str(p, "cpu"), prof_str(p, "nanoseconds") };
+	types[2] = (struct prof_value_type){ prof_str(p, "page-faults"), prof_str(p, "count") };
+	prof_set_sample_types(p, types, 3);
+	for (i = 0; i < 2; i++) {
+		line[i] = (struct prof_line){ prof_add_function(p, prof_str(p, i ? "spin" : "touch"), 0, 0, 0), 1 };
+		loc[i] = prof_add_location(p, 0, 0x1000 + 0x10 * i, &line[i], 1);
+	}
+	st[0] = loc[0]; /* touch: 7 faults, 1000 ns */
+	prof_add_sample(p, st, 1, v1, NULL, 0);
+	st[0] = loc[1]; /* spin: no fault, 5000 ns */
+	prof_add_sample(p, st, 1, v2, NULL, 0);
+	m = model_new_column(p, 0, 2);
+	n = model_flat(m, &rows);
+	assert_int_equal(n, 2);
+	for (i = 0; i < n; i++) {
+		const struct model_fn *f = model_fn(m, rows[i].fn);
+
+		if (f->name_len == 5 && !memcmp(f->name, "touch", 5))
+			assert_int_equal(rows[i].self, 7);
+		else
+			assert_int_equal(rows[i].self, 0);
+	}
+	free(rows);
+	model_free(m);
+	m = model_new_column(p, 0, 9);
+	n = model_flat(m, &rows);
+	for (i = 0; i < n; i++)
+		assert_true(rows[i].self == 1000 || rows[i].self == 5000);
+	free(rows);
+	model_free(m);
+	prof_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_value_column),
 		cmocka_unit_test(test_goroutine_label_set),
 		cmocka_unit_test(test_values_under_filters),
 		cmocka_unit_test(test_nul_bytes),

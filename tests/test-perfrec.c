@@ -165,6 +165,58 @@ static void test_sample_id(void **state)
 	assert_int_equal(perfrec_parse_id(&layout, h, 40, &id), -EINVAL);
 }
 
+/* PERF_SAMPLE_READ with PERF_FORMAT_GROUP (and the times and ids, to check the stride):
+ * after the period, { nr; time_enabled; time_running; { value; id; } cntr[nr] }
+ * (linux include/uapi/linux/perf_event.h, struct read_format), then the callchain. */
+static void test_group_read(void **state)
+{
+	static const struct perfrec_layout gl = {
+		PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+			PERF_SAMPLE_PERIOD | PERF_SAMPLE_READ | PERF_SAMPLE_CALLCHAIN,
+		0, PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
+			PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID, 1,
+	};
+	struct builder b;
+	struct perf_event_header *h = (void *)b.w;
+	struct perf_sample s;
+
+	b.n = 1;
+	add(&b, 0x401000);
+	add(&b, (uint64_t)7 | (uint64_t)8 << 32);
+	add(&b, 5);
+	add(&b, 1);
+	add(&b, 1000);
+	add(&b, 3);         /* nr */
+	add(&b, 111);       /* time_enabled */
+	add(&b, 222);       /* time_running */
+	add(&b, 5000);      /* leader value, id */
+	add(&b, 41);
+	add(&b, 17);        /* member 1 */
+	add(&b, 42);
+	add(&b, 3);         /* member 2 */
+	add(&b, 43);
+	add(&b, 2);         /* callchain */
+	add(&b, PERF_CONTEXT_USER);
+	add(&b, 0x401000);
+	h->type = PERF_RECORD_SAMPLE;
+	h->misc = PERF_RECORD_MISC_USER;
+	h->size = (uint16_t)(b.n * 8);
+	assert_int_equal(perfrec_parse_sample(&gl, h, &s), 0);
+	assert_int_equal(s.read_nr, 3);
+	assert_int_equal(s.read_stride, 2);
+	assert_int_equal(s.read_vals[0], 5000);
+	assert_int_equal(s.read_vals[1 * s.read_stride], 17);
+	assert_int_equal(s.read_vals[2 * s.read_stride], 3);
+	assert_int_equal(s.nr, 2);
+	assert_int_equal(s.chain[1], 0x401000);
+	/* A count past the record is corrupt. */
+	b.w[6] = 30;
+	assert_int_equal(perfrec_parse_sample(&gl, h, &s), -EINVAL);
+	/* Without PERF_SAMPLE_READ nothing is read. */
+	assert_int_equal(perfrec_parse_sample(&layout, build(&b, 0), &s), 0);
+	assert_int_equal(s.read_nr, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -172,6 +224,7 @@ int main(void)
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_no_user_regs),
 		cmocka_unit_test(test_sample_id),
+		cmocka_unit_test(test_group_read),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

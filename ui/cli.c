@@ -141,14 +141,27 @@ int cli_sampling_option(struct session_opts *s, int c, const char *arg, size_t m
 				cli_error("at most %zu events", GP_MIN(max_events, (size_t)SESSION_MAX_EVENTS));
 			return EXIT_USAGE;
 		}
-		if (events_parse(arg, &s->events[s->nevents])) {
-			cli_error("unknown event '%s' (see `gotop-perf list`)", arg);
-			return EXIT_EVENT;
+		{
+			char why[320];
+			int r = events_parse_why(arg, &s->events[s->nevents], why, sizeof(why));
+
+			if (r) {
+				char e[400];
+
+				/* The reason quotes the name: escaped like anything typed. */
+				if (why[0]) {
+					util_escape(e, sizeof(e), why, strlen(why), 1);
+					cli_error("%s", e);
+				} else {
+					util_escape(e, sizeof(e), arg, strlen(arg), 1);
+					cli_error("unknown event '%s' (see `gotop-perf list`)", e);
+				}
+				return r == -EINVAL ? EXIT_USAGE : EXIT_EVENT;
+			}
 		}
 		/* The same event twice would write the same profile twice (aliases too). */
 		for (size_t i = 0; i < s->nevents; i++)
-			if (s->events[i].type == s->events[s->nevents].type &&
-			    s->events[i].config == s->events[s->nevents].config) {
+			if (!strcmp(s->events[i].name, s->events[s->nevents].name)) {
 				cli_error("event '%s' is given twice (as %s)", arg, s->events[i].name);
 				return EXIT_USAGE;
 			}

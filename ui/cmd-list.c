@@ -1,23 +1,112 @@
-/* cmd-list.c: `gotop-perf list`: every known event and whether this machine can count it. */
+/* cmd-list.c: `gotop-perf list`: every known event and whether this machine can count it;
+ * the vendor events of this machine's PMU (--pmu), the tracepoints (--tracepoints), and
+ * how an event is encoded (--attr). */
 #include "config.h"
 #include "cli.h"
 
+#include <errno.h>
+#include <linux/perf_event.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "gotop/events.h"
+#include "gotop/util.h"
+
+/* Text from sysfs, tracefs or libpfm4's tables goes to the terminal escaped. */
+static void put_esc(const char *s, int width)
+{
+	char e[1024];
+
+	util_escape(e, sizeof(e), s, strlen(s), 1);
+	printf("%-*s", width, e);
+}
+
+static int pmu_line(void *arg, const char *pmu, const char *event, const char *desc)
+{
+	put_esc(pmu, 0);
+	fputs("::", stdout);
+	put_esc(event, 40);
+	putchar(' ');
+	put_esc(desc, 0);
+	putchar('\n');
+	return 0;
+}
+
+static int tp_line(void *arg, const char *name)
+{
+	put_esc(name, 0);
+	putchar('\n');
+	return 0;
+}
+
+/* The attr fields an event sets, one "field value" per line, as perf stat -vv names them
+ * (tools/perf/util/perf_event_attr_fprintf.c), so the two can be compared. */
+static int print_attr(const char *name)
+{
+	struct perf_event_attr a;
+	struct event_spec ev;
+	char why[320], e[400];
+
+	if (events_parse_why(name, &ev, why, sizeof(why))) {
+		util_escape(e, sizeof(e), why[0] ? why : name, strlen(why[0] ? why : name), 1);
+		cli_error("%s", e);
+		return EXIT_EVENT;
+	}
+	memset(&a, 0, sizeof(a));
+	events_attr(&ev, &a);
+	printf("name %s\ntype %u\nconfig %#llx\nconfig1 %#llx\nconfig2 %#llx\n", ev.name, a.type,
+	       (unsigned long long)a.config, (unsigned long long)a.config1,
+	       (unsigned long long)a.config2);
+	printf("exclude_user %u\nexclude_kernel %u\nexclude_hv %u\nexclude_host %u\n"
+	       "exclude_guest %u\nprecise_ip %u\n",
+	       a.exclude_user, a.exclude_kernel, a.exclude_hv, a.exclude_host, a.exclude_guest,
+	       a.precise_ip);
+	for (size_t k = 0; k < ev.nmembers; k++) {
+		memset(&a, 0, sizeof(a));
+		events_member_attr(&ev.members[k], &a);
+		printf("member %s type %u config %#llx exclude_user %u exclude_kernel %u\n",
+		       ev.members[k].name, a.type, (unsigned long long)a.config, a.exclude_user,
+		       a.exclude_kernel);
+	}
+	return EXIT_OK;
+}
+
+static void usage(void)
+{
+	cli_error("usage: gotop-perf list [--pmu | --tracepoints [FILTER] | --attr EVENT]");
+}
 
 int cmd_list(int argc, char **argv)
 {
 	size_t n, i;
 	const struct event_desc *t = events_table(&n);
-	char why[256], kwhy[256];
-	int kernel = events_kernel_allowed(kwhy, sizeof(kwhy));
+	char why[256], kwhy[256], name[EVENT_NAME_MAX];
+	int kernel, r;
 
+	if (argc > 1 && !strcmp(argv[1], "--pmu") && argc == 2) {
+		r = events_pmu_list(pmu_line, NULL, why, sizeof(why));
+		if (r < 0) {
+			cli_error("%s", why);
+			return EXIT_EVENT;
+		}
+		return EXIT_OK;
+	}
+	if (argc > 1 && !strcmp(argv[1], "--tracepoints") && argc <= 3) {
+		r = events_tracepoints(argc == 3 ? argv[2] : NULL, tp_line, NULL);
+		if (r < 0) {
+			cli_error("no tracepoints: tracefs is not mounted (as root: mount -t tracefs "
+				  "nodev /sys/kernel/tracing) or not readable");
+			return EXIT_EVENT;
+		}
+		return EXIT_OK;
+	}
+	if (argc == 3 && !strcmp(argv[1], "--attr"))
+		return print_attr(argv[2]);
 	if (argc > 1) {
-		cli_error("list takes no arguments");
+		usage();
 		return EXIT_USAGE;
 	}
+	kernel = events_kernel_allowed(kwhy, sizeof(kwhy));
 	printf("%-24s %-9s %-5s %s\n", "EVENT", "KIND", "HERE", "DESCRIPTION / WHY NOT");
 	for (i = 0; i < n; i++) {
 		struct event_spec ev;
@@ -32,7 +121,28 @@ int cmd_list(int argc, char **argv)
 			printf("  (also: %s)", t[i].aliases);
 		putchar('\n');
 	}
+	for (i = 0; events_cache_name(i, name, sizeof(name)) == 0; i++) {
+		struct event_spec ev;
+		int ok;
+
+		events_parse(name, &ev);
+		ok = events_probe(&ev, !kernel, why, sizeof(why)) == 0;
+		printf("%-24s %-9s %-5s %s\n", name, "cache", ok ? "yes" : "no",
+		       ok ? "generic cache event" : why);
+	}
 	printf("%-24s %-9s %-5s %s\n", "rNNNN", "raw", "-", "raw PMU event code in hex (e.g. r01c2)");
+	printf("%-24s %-9s %-5s %s\n", "pmu/term=value,.../", "pmu", "-",
+	       "a PMU's sysfs form (/sys/bus/event_source/devices/PMU/format, events)");
+	printf("%-24s %-9s %-5s %s\n", "VENDOR_EVENT:UMASK", "vendor", "-",
+	       "the CPU vendor's names through libpfm4 (list --pmu)");
+	r = events_tracepoints(NULL, NULL, NULL);
+	if (r >= 0)
+		snprintf(why, sizeof(why), "%d tracepoints (list --tracepoints [FILTER])", r);
+	else
+		snprintf(why, sizeof(why), "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)");
+	printf("%-24s %-9s %-5s %s\n", "subsystem:event", "trace", "-", why);
+	printf("modifiers: EVENT:u user only, :k kernel only, :h hypervisor, :p :pp :ppp precise, "
+	       ":G guest, :H host\n");
 	if (!kernel)
 		printf("\nnote: %s\n", kwhy);
 	return EXIT_OK;

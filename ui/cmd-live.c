@@ -38,6 +38,7 @@ struct live_cli {
 	const char *callers;
 	const char *out_dir;
 	const char *save;
+	const char *ratio;
 	int no_color, ascii;
 	int verify;
 	const char *annotate;
@@ -52,6 +53,7 @@ enum {
 	OPT_REFRESH = 300, OPT_MAX_MEMORY, OPT_BATCH, OPT_VIEW, OPT_ROWS, OPT_SORT, OPT_MIN_PCT,
 	OPT_CALLERS, OPT_FOCUS, OPT_IGNORE, OPT_TAG, OPT_THREAD, OPT_NO_COLOR,
 	OPT_ASCII, OPT_SAVE, OPT_HELP, OPT_VERIFY,
+	OPT_RATIO,
 	OPT_ANNOTATE, OPT_ASM, OPT_SOURCE_PATH, OPT_TRIM_PATH,
 };
 
@@ -76,6 +78,7 @@ static const struct option long_opts[] = {
 	{ "no-color", no_argument, NULL, OPT_NO_COLOR },
 	{ "ascii", no_argument, NULL, OPT_ASCII },
 	{ "save", required_argument, NULL, OPT_SAVE },
+	{ "ratio", required_argument, NULL, OPT_RATIO },
 	{ "verify", no_argument, NULL, OPT_VERIFY },
 	{ "annotate", required_argument, NULL, OPT_ANNOTATE },
 	{ "asm", no_argument, NULL, OPT_ASM },
@@ -101,6 +104,8 @@ void cmd_live_options(FILE *f)
 	      "      --ignore FUNC      drop samples with a function containing FUNC (repeatable)\n"
 	      "      --tag KEY=VALUE    keep samples with this pprof label (repeatable)\n"
 	      "      --thread TID       keep samples of this thread\n"
+	      "      --ratio NUM/DEN    a group's member NUM: its ratio column divides by DEN (an\n"
+	      "                         event of the group) instead of the known ratio\n"
 	      "      --no-color         no colours (also when NO_COLOR is set)\n"
 	      "      --ascii            ASCII only, even on a UTF-8 terminal\n"
 	      "      --source-path DIR  annotate: also look for source files under DIR (repeatable)\n"
@@ -302,6 +307,13 @@ static int parse_args(int argc, char **argv, struct live_cli *o)
 			break;
 		case OPT_SAVE:
 			o->save = optarg;
+			break;
+		case OPT_RATIO:
+			if (!strchr(optarg, '/') || optarg[0] == '/' || !strchr(optarg, '/')[1]) {
+				cli_error("--ratio takes NUM/DEN, two events of the group");
+				return EXIT_USAGE;
+			}
+			o->ratio = optarg;
 			break;
 		case OPT_VERIFY:
 			o->verify = 1;
@@ -571,6 +583,7 @@ static void setup_ui(struct ui *ui, const struct live_cli *o, struct live *live)
 	ui->spawned = info->spawned;
 	ui->batch_rows = (size_t)o->rows;
 	ui->batch_min_pct = o->min_pct;
+	ui->ratio = o->ratio;
 	ui->color = !o->no_color && !(getenv("NO_COLOR") && *getenv("NO_COLOR"));
 	if (o->window)
 		ui->window_len = o->window;

@@ -58,15 +58,21 @@ static void record_usage(FILE *f)
 	      "  -q, --quiet            print errors only\n", f);
 }
 
-/* FILE.pb.gz -> FILE.EVENT.pb.gz (or FILE.EVENT when there is no .pb.gz suffix). */
-static char *output_for(const char *out, const char *event, int several)
+/* FILE.pb.gz -> FILE.EVENT.pb.gz (or FILE.EVENT when there is no .pb.gz suffix). A PMU
+ * form's slashes ("cpu/event=0x3c/") become '_': the name stays one file. */
+static char *output_for(const char *out, const char *ev_name, int several)
 {
 	size_t len = strlen(out);
 	const char *suf = ".pb.gz";
 	size_t sl = strlen(suf);
+	char event[EVENT_NAME_MAX], *p;
 
 	if (!several)
 		return xstrdup(out);
+	snprintf(event, sizeof(event), "%s", ev_name);
+	for (p = event; *p; p++)
+		if (*p == '/')
+			*p = '_';
 	if (len > sl && !strcmp(out + len - sl, suf))
 		return xasprintf("%.*s.%s%s", (int)(len - sl), out, event, suf);
 	return xasprintf("%s.%s", out, event);

@@ -28,6 +28,7 @@ static const struct ui_key keys[] = {
 	{ '\r', ACT_ENTER, NULL, NULL, VB(VIEW_EVENTS), NULL },
 	{ KEY_ENTER, ACT_ENTER, NULL, NULL, VB(VIEW_EVENTS), NULL },
 	{ ':', ACT_EVENT_NAME, ":", "type an event name (e.g. a raw rNNNN)", VB(VIEW_EVENTS), "Name" },
+	{ '/', ACT_SEARCH, "/", "filter the events by substring (tracepoints are listed under a filter)", VB(VIEW_EVENTS), "Filter" },
 	{ '\t', ACT_ANNOTATE_MODE, "Tab A", "source lines / assembly", VB(VIEW_ANNOTATE), "Asm" },
 	{ 'A', ACT_ANNOTATE_MODE, NULL, NULL, VB(VIEW_ANNOTATE), NULL },
 	{ '\n', ACT_TOGGLE, "Enter", "show / hide the code inlined at the line", VB(VIEW_ANNOTATE), "Inlined" },

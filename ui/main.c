@@ -32,8 +32,10 @@ static const struct command commands[] = {
 	  "verify compares frame-pointer stacks (raw and repaired) with a full libunwind unwind\n"
 	  "of threads it stops one at a time, and reports per function how often they are wrong\n"
 	  "(gotop-perf verify --help).\n" },
-	{ "list", cmd_list, "list\n",
-	  "list prints every event gotop-perf knows and whether this machine can count it.\n" },
+	{ "list", cmd_list, "list [--pmu | --tracepoints [FILTER] | --attr EVENT]\n",
+	  "list prints every event gotop-perf knows and whether this machine can count it;\n"
+	  "--pmu the vendor events of this machine's PMU (libpfm4), --tracepoints those of\n"
+	  "tracefs, --attr how an event is encoded (perf_event_attr fields).\n" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -365,6 +365,13 @@ static int prompt_accept(struct ui *ui)
 	ui_escape(shown, sizeof(shown), text, strlen(text));
 	switch (k) {
 	case PR_SEARCH:
+		if (ui->cur == VIEW_EVENTS) {
+			/* The picker's filter: its rows are rebuilt. */
+			snprintf(ui->event_filter, sizeof(ui->event_filter), "%s", text);
+			ui->views[ui->cur].sel = 0;
+			r |= R_UPDATE;
+			break;
+		}
 		snprintf(ui->search, sizeof(ui->search), "%s", text);
 		if (ui->search[0]) {
 			struct view *cv = &ui->views[ui->cur];
@@ -567,7 +574,10 @@ static int handle_key(struct ui *ui, int ch)
 	a = ui_key_action(ch, ui->cur);
 	switch (a) {
 	case ACT_SEARCH:
-		prompt_open(PR_SEARCH, "Search functions: ", "");
+		if (ui->cur == VIEW_EVENTS)
+			prompt_open(PR_SEARCH, "Filter events: ", ui->event_filter);
+		else
+			prompt_open(PR_SEARCH, "Search functions: ", "");
 		return R_REDRAW;
 	case ACT_SAVE:
 		def = ui_default_save_path(ui);
@@ -590,7 +600,7 @@ static int handle_key(struct ui *ui, int ch)
 		return R_REDRAW;
 	}
 	case ACT_EVENT_NAME:
-		prompt_open(PR_EVENT, "Event (perf name or rNNNN): ", "");
+		prompt_open(PR_EVENT, "Event (as perf writes it: cycles:u, sched:sched_switch, rNNNN): ", "");
 		return R_REDRAW;
 	case ACT_REDRAW:
 		clearok(curscr, TRUE);

@@ -60,6 +60,7 @@ void ui_fini(struct ui *ui)
 	ui->verifier = NULL;
 	model_free(ui->model);
 	ui->model = NULL;
+	ui_members_free(ui);
 	ui_clear_filters(ui);
 	free(ui->callers_fn);
 	live_snapshot_put(ui->snap);
@@ -164,6 +165,7 @@ void ui_rebuild(struct ui *ui)
 			model_set_filters(ui->model, f, nf);
 	}
 	ui->model_prof = ui->ev ? ui->ev->prof : NULL;
+	ui_members_rebuild(ui, f, nf);
 	for (i = 0; i < VIEW_COUNT; i++)
 		ui->views[i].stale = 1;
 }

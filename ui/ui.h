@@ -148,15 +148,20 @@ struct ui {
 	struct live *live;
 	struct live_snapshot *snap;
 	uint64_t snap_seq;
-	char viewed[32];         /* the event looked at ("" = the one being sampled) */
+	char viewed[EVENT_NAME_MAX]; /* the event looked at ("" = the one being sampled) */
 	const struct live_event *ev;
 	struct model *model;
 	const struct prof *model_prof;
 	int by_line;
+	/* A group's members (ui/members.c): a model on each member's value column. */
+	struct model *xmodel[PROF_MAX_VALUES - 2];
+	size_t nxmodel;
+	const char *ratio;       /* --ratio NUM/DEN: member NUM's ratio column divides by DEN */
 
 	struct ui_filter filters[UI_MAX_FILTERS];
 	size_t nfilters;
 	char search[128];
+	char event_filter[128];  /* the event picker's filter (/ there): tracepoints show under one */
 	char *callers_fn;        /* raw name of the function the Callers view shows */
 	size_t callers_len;
 
@@ -269,5 +274,16 @@ void ui_key_bar(struct ui *ui, struct tline *l);
 /* --- batch (cmd-live.c) and curses (tui.c) --- */
 /* Runs the curses UI until q or a signal; returns an exit code. */
 int tui_run(struct ui *ui);
+
+/* ui/members.c: the columns of a group's members (an event "{a,b,c}"). Rebuilds the
+ * member models with the main model's filters (ui_rebuild); frees them (ui_fini). */
+void ui_members_rebuild(struct ui *ui, const struct model_filter *f, size_t nf);
+void ui_members_free(struct ui *ui);
+/* Member k's column header (its name) and the header of its ratio column into head. */
+void ui_member_heads(struct ui *ui, size_t k, char *head, size_t hn, char *ratio, size_t rn);
+/* Member k's ratio for a row whose event value is lead and members' values are x[]:
+ * per ms of CPU (a clock leader), IPC (cycles and instructions), per 1000 instructions
+ * (an instructions leader or member), else per event. "-" when the divisor is 0. */
+void ui_member_ratio(struct ui *ui, size_t k, int64_t lead, const int64_t *x, char *buf, size_t n);
 
 #endif

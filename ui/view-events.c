@@ -13,9 +13,9 @@
 #define PROBE_EVERY_NS (5ULL * 1000000000ULL)
 
 struct evrow {
-	char name[32];
+	char name[EVENT_NAME_MAX];
 	const char *kind;
-	int ok;                  /* 1 countable, 0 not, -1 unknown (raw) */
+	int ok;                  /* 1 countable, 0 not, -1 unknown (raw, tracepoint), -2 a note */
 	char why[320];
 	const char *help;
 	uint64_t kept;
@@ -23,9 +23,14 @@ struct evrow {
 
 struct events {
 	struct evrow *rows;
-	size_t n;
+	size_t n, cap;
 	uint64_t probed_ns;
+	char filter[128];        /* ui->event_filter when the rows were made */
+	char note[128];          /* the text of the note row (ok -2) */
 };
+
+/* Tracepoints are thousands: the picker lists them only under a filter, at most this many. */
+#define TRACEPOINTS_SHOWN 500
 
 static struct events *events_of(struct view *v)
 {
@@ -34,23 +39,76 @@ static struct events *events_of(struct view *v)
 	return v->priv;
 }
 
+static struct evrow *add_row(struct events *e, const char *name, const char *kind, const char *help)
+{
+	struct evrow *r;
+
+	xgrow((void **)&e->rows, &e->cap, e->n + 1, sizeof(*e->rows));
+	r = &e->rows[e->n++];
+	memset(r, 0, sizeof(*r));
+	snprintf(r->name, sizeof(r->name), "%s", name);
+	r->kind = kind;
+	r->help = help;
+	return r;
+}
+
+static int matches(const struct events *e, const char *name)
+{
+	return !e->filter[0] || strstr(name, e->filter) != NULL;
+}
+
+static void probe_row(struct ui *ui, struct evrow *r)
+{
+	struct event_spec ev;
+
+	if (events_parse(r->name, &ev) == 0)
+		r->ok = events_probe(&ev, !ui->kernel, r->why, sizeof(r->why)) == 0;
+}
+
+static int add_tracepoint(void *arg, const char *name)
+{
+	struct events *e = arg;
+	struct evrow *r = add_row(e, name, "trace", "tracepoint");
+
+	r->ok = -1;
+	return 0;
+}
+
 static void probe(struct ui *ui, struct events *e)
 {
-	size_t n, i;
+	size_t n, i, first_tp;
 	const struct event_desc *t = events_table(&n);
+	char name[EVENT_NAME_MAX];
+	int ntp;
 
-	free(e->rows);
-	e->rows = xcalloc(n + 1, sizeof(*e->rows));
 	e->n = 0;
+	snprintf(e->filter, sizeof(e->filter), "%s", ui->event_filter);
 	for (i = 0; i < n; i++) {
-		struct evrow *r = &e->rows[e->n++];
-		struct event_spec ev;
-
-		snprintf(r->name, sizeof(r->name), "%s", t[i].name);
-		r->kind = t[i].kind == EVENT_HARDWARE ? "hardware" : "software";
-		r->help = t[i].help;
-		if (events_parse(t[i].name, &ev) == 0)
-			r->ok = events_probe(&ev, !ui->kernel, r->why, sizeof(r->why)) == 0;
+		if (!matches(e, t[i].name))
+			continue;
+		probe_row(ui, add_row(e, t[i].name,
+				      t[i].kind == EVENT_HARDWARE ? "hardware" : "software", t[i].help));
+	}
+	for (i = 0; events_cache_name(i, name, sizeof(name)) == 0; i++)
+		if (matches(e, name))
+			probe_row(ui, add_row(e, name, "cache", "generic cache event"));
+	first_tp = e->n;
+	if (e->filter[0]) {
+		ntp = events_tracepoints(e->filter, add_tracepoint, e);
+		if (ntp > TRACEPOINTS_SHOWN) {
+			e->n = first_tp + TRACEPOINTS_SHOWN;
+			snprintf(e->note, sizeof(e->note), "%d more tracepoints match: refine the filter (/)",
+				 ntp - TRACEPOINTS_SHOWN);
+			add_row(e, "...", "", e->note)->ok = -2;
+		}
+	} else {
+		ntp = events_tracepoints(NULL, NULL, NULL);
+		if (ntp >= 0)
+			snprintf(e->note, sizeof(e->note), "%d tracepoints: / filters them in", ntp);
+		else
+			snprintf(e->note, sizeof(e->note),
+				 "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)");
+		add_row(e, "subsystem:event", "trace", e->note)->ok = -2;
 	}
 	e->probed_ns = util_now_ns();
 }
@@ -60,7 +118,7 @@ static void events_update(struct ui *ui, struct view *v)
 	struct events *e = events_of(v);
 	size_t i, k;
 
-	if (!e->rows || util_now_ns() - e->probed_ns > PROBE_EVERY_NS)
+	if (!e->rows || util_now_ns() - e->probed_ns > PROBE_EVERY_NS || strcmp(e->filter, ui->event_filter))
 		probe(ui, e);
 	for (i = 0; i < e->n; i++)
 		e->rows[i].kept = 0;
@@ -71,15 +129,8 @@ static void events_update(struct ui *ui, struct view *v)
 		for (i = 0; i < e->n; i++)
 			if (!strcmp(e->rows[i].name, le->name))
 				break;
-		if (i == e->n) {
-			e->rows = xrealloc(e->rows, (e->n + 1) * sizeof(*e->rows));
-			memset(&e->rows[e->n], 0, sizeof(e->rows[0]));
-			snprintf(e->rows[e->n].name, sizeof(e->rows[0].name), "%s", le->name);
-			e->rows[e->n].kind = "raw";
-			e->rows[e->n].ok = -1;
-			e->rows[e->n].help = "raw PMU event";
-			e->n++;
-		}
+		if (i == e->n && matches(e, le->name))
+			add_row(e, le->name, "other", "an event named by its code or form")->ok = -1;
 		e->rows[i].kept = le->samples;
 	}
 }
@@ -99,7 +150,7 @@ static uint64_t events_row_id(struct ui *ui, struct view *v, size_t i)
 static void events_title(struct ui *ui, struct view *v, struct tline *l)
 {
 	tl_reset(l);
-	tl_field(l, UA_HEAD, "  EVENT", 26, 0);
+	tl_field(l, UA_HEAD, "  EVENT", 34, 0);
 	tl_field(l, UA_HEAD, "KIND", 9, 0);
 	tl_field(l, UA_HEAD, "HERE", 5, 0);
 	tl_field(l, UA_HEAD, "KEPT", 9, TL_RIGHT);
@@ -118,10 +169,10 @@ static void events_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 	tl_reset(l);
 	tl_put(l, UA_MARK, sampling ? ">" : viewing ? "*" : " ");
 	tl_put(l, UA_NORMAL, " ");
-	tl_field(l, sampling ? UA_MARK : UA_NORMAL, r->name, 24, 0);
+	tl_field(l, sampling ? UA_MARK : UA_NORMAL, r->name, 32, 0);
 	tl_field(l, UA_DIM, r->kind, 9, 0);
 	tl_field(l, r->ok > 0 ? UA_OK : r->ok == 0 ? UA_ERR : UA_DIM,
-		 r->ok > 0 ? "yes" : r->ok == 0 ? "no" : "?", 5, 0);
+		 r->ok > 0 ? "yes" : r->ok == 0 ? "no" : r->ok == -1 ? "?" : "", 5, 0);
 	if (r->kept)
 		snprintf(kept, sizeof(kept), "%llu", (unsigned long long)r->kept);
 	else
@@ -135,12 +186,18 @@ static void events_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 void ui_switch_event(struct ui *ui, const char *name)
 {
 	struct event_spec ev;
+	char why[320];
 
-	if (events_parse(name, &ev)) {
-		char e[128];
+	if (events_parse_why(name, &ev, why, sizeof(why))) {
+		char e[400];
 
-		ui_esc(ui, e, sizeof(e), name, strlen(name));
-		ui_set_status(ui, UA_ERR, "unknown event '%s' (see the event list)", e);
+		if (why[0]) {
+			ui_esc(ui, e, sizeof(e), why, strlen(why));
+			ui_set_status(ui, UA_ERR, "%s", e);
+		} else {
+			ui_esc(ui, e, sizeof(e), name, strlen(name));
+			ui_set_status(ui, UA_ERR, "unknown event '%s' (see the event list)", e);
+		}
 		return;
 	}
 	if (ui->snap && !strcmp(ui->snap->event, ev.name)) {
@@ -158,7 +215,7 @@ static int events_action(struct ui *ui, struct view *v, enum ui_action a)
 {
 	struct events *e = events_of(v);
 
-	if (a != ACT_ENTER || v->sel >= e->n)
+	if (a != ACT_ENTER || v->sel >= e->n || e->rows[v->sel].ok == -2)
 		return R_NONE;
 	ui_switch_event(ui, e->rows[v->sel].name);
 	ui->cur = ui->back;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gotop/hashmap.h"
 #include "gotop/util.h"
 
 enum facet_kind { F_LABELS, F_GOROUTINES, F_THREADS };
@@ -25,7 +26,14 @@ struct facet {
 	uint64_t rest_n;
 	int has_rest;
 	size_t rest_at;          /* its row, in value order among vals[] */
+	/* A group's members: each value's totals of each member (vals' order, nxmodel a
+	 * value), and those of the samples without the key. */
+	int64_t *xv;
+	size_t capxv;
+	int64_t xrest[PROF_MAX_VALUES - 2];
 };
+
+#define MEMBER_W 12
 
 /* The value shown at row i, or NULL for the row of samples without the key. */
 static const struct model_value *row_val(const struct facet *f, size_t i)
@@ -77,6 +85,44 @@ static int own_view_key(const struct model_key *k)
 	       (k->len == 9 && !memcmp(k->key, "goroutine", 9));
 }
 
+static uint64_t value_key(const struct model_value *v)
+{
+	return v->str ? util_hash(v->str, v->len, 1) : util_mix64((uint64_t)v->num) ^ 2;
+}
+
+/* A group's members: each value's share of each member, from the member's model (the
+ * same key and filters), matched by the value itself. */
+static void members_update(struct ui *ui, struct facet *f)
+{
+	size_t k, i, nx = ui->nxmodel;
+
+	if (!nx)
+		return;
+	xgrow((void **)&f->xv, &f->capxv, f->n * nx + 1, sizeof(*f->xv));
+	memset(f->xv, 0, (f->n * nx + 1) * sizeof(*f->xv));
+	for (k = 0; k < nx; k++) {
+		struct model_value *xv = NULL;
+		struct model_totals xt;
+		size_t xn = model_label_values(ui->xmodel[k], f->key, f->key_len, &xv, &xt);
+		struct hashmap idx = { 0 };
+		int64_t sum = 0;
+
+		for (i = 0; i < xn; i++)
+			*hashmap_put(&idx, value_key(&xv[i]), NULL) = i + 1;
+		for (i = 0; i < f->n; i++) {
+			uint64_t *j = hashmap_get(&idx, value_key(&f->vals[i]));
+
+			if (j && *j) {
+				f->xv[i * nx + k] = xv[*j - 1].value;
+				sum += xv[*j - 1].value;
+			}
+		}
+		f->xrest[k] = xt.value - sum;
+		hashmap_free(&idx);
+		free(xv);
+	}
+}
+
 static void facet_update(struct ui *ui, struct view *v)
 {
 	struct facet *f = facet_of(v);
@@ -114,6 +160,7 @@ static void facet_update(struct ui *ui, struct view *v)
 		}
 	}
 	f->n = model_label_values(ui->model, f->key, f->key_len, &f->vals, &f->tot);
+	members_update(ui, f);
 	for (i = 0; i < f->n; i++) {
 		sum += f->vals[i].value;
 		sumn += f->vals[i].n;
@@ -190,6 +237,15 @@ static void facet_title(struct ui *ui, struct view *v, struct tline *l)
 	tl_reset(l);
 	tl_field(l, UA_HEAD, "SHARE%", 7, TL_RIGHT);
 	tl_field(l, UA_HEAD, "SAMPLES", 10, TL_RIGHT);
+	for (i = 0; i < ui->nxmodel; i++) {
+		char head[EVENT_NAME_MAX + 16], ratio[EVENT_NAME_MAX + 16];
+
+		ui_member_heads(ui, i, head, sizeof(head), ratio, sizeof(ratio));
+		tl_put(l, UA_HEAD, " ");
+		tl_field(l, UA_HEAD, head, MEMBER_W, TL_RIGHT);
+		tl_put(l, UA_HEAD, " ");
+		tl_field(l, UA_HEAD, ratio, MEMBER_W, TL_RIGHT);
+	}
 	tl_put(l, UA_HEAD, "  ");
 	if (f->kind == F_THREADS) {
 		tl_field(l, UA_HEAD, "TID      NAME", vw, ui->batch ? TL_NOCUT : 0);
@@ -291,7 +347,22 @@ static void facet_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 	tl_reset(l);
 	ui_pct(pct, sizeof(pct), value, f->tot.value);
 	tl_field(l, ui_pct_attr(value, f->tot.value), pct, 7, TL_RIGHT);
-	tl_printf(l, UA_NORMAL, "%10llu  ", (unsigned long long)cnt);
+	tl_printf(l, UA_NORMAL, "%10llu", (unsigned long long)cnt);
+	if (ui->nxmodel) {
+		const int64_t *x = val ? &f->xv[(size_t)(val - f->vals) * ui->nxmodel] : f->xrest;
+
+		for (size_t k = 0; k < ui->nxmodel; k++) {
+			char num[32];
+
+			snprintf(num, sizeof(num), "%lld", (long long)x[k]);
+			tl_put(l, UA_NORMAL, " ");
+			tl_field(l, UA_NORMAL, num, MEMBER_W, TL_RIGHT);
+			ui_member_ratio(ui, k, value, x, num, sizeof(num));
+			tl_put(l, UA_NORMAL, " ");
+			tl_field(l, UA_NORMAL, num, MEMBER_W, TL_RIGHT);
+		}
+	}
+	tl_put(l, UA_NORMAL, "  ");
 	if (val)
 		marked = ui_has_label_filter(ui, f->key, f->key_len, val->str, val->len, val->num);
 	if (!val) {
@@ -460,6 +531,7 @@ static void facet_free(struct view *v)
 
 	if (f) {
 		free(f->vals);
+		free(f->xv);
 		free(f->keys);
 		free(f->key);
 	}

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gotop/hashmap.h"
 #include "gotop/util.h"
 
 enum { SORT_SELF, SORT_TOTAL, SORT_NAME, SORT_COUNT };
@@ -20,7 +21,13 @@ struct top {
 	size_t norder; /* the rows the last sort ordered (order[0..norder)) */
 	int sort;
 	struct model_totals tot;
+	/* A group: each member's total per row (of mrows), nxmodel a row, and the event's. */
+	int64_t *xtot;
+	size_t capxtot;
 };
+
+/* Column width of a member's value and of its ratio. */
+#define MEMBER_W 12
 
 static struct top *top_of(struct view *v)
 {
@@ -127,6 +134,40 @@ static void top_sort(struct ui *ui, struct top *t)
 	t->norder = t->n;
 }
 
+static uint64_t flat_key(const struct model *m, const struct model_flat *r, int by_line)
+{
+	return util_mix64(model_fn(m, r->fn)->hash ^
+			  (by_line ? (uint64_t)r->line * 0x9e3779b97f4a7c15ULL : 0));
+}
+
+/* A group's members: the same rows in each member's model (by function name and line,
+ * whose indexes may differ between models), their totals beside the event's. */
+static void members_update(struct ui *ui, struct top *t)
+{
+	size_t k, i, nx = ui->nxmodel;
+
+	if (!nx || !t->n)
+		return;
+	xgrow((void **)&t->xtot, &t->capxtot, t->n * nx, sizeof(*t->xtot));
+	memset(t->xtot, 0, t->n * nx * sizeof(*t->xtot));
+	for (k = 0; k < nx; k++) {
+		struct model_flat *xr = NULL;
+		size_t xn = model_flat(ui->xmodel[k], &xr);
+		struct hashmap idx = { 0 };
+
+		for (i = 0; i < xn; i++)
+			*hashmap_put(&idx, flat_key(ui->xmodel[k], &xr[i], ui->by_line), NULL) = i + 1;
+		for (i = 0; i < t->n; i++) {
+			uint64_t *j = hashmap_get(&idx, flat_key(ui->model, &t->mrows[i], ui->by_line));
+
+			if (j && *j)
+				t->xtot[i * nx + k] = xr[*j - 1].total;
+		}
+		hashmap_free(&idx);
+		free(xr);
+	}
+}
+
 static void top_update(struct ui *ui, struct view *v)
 {
 	struct top *t = top_of(v);
@@ -141,6 +182,7 @@ static void top_update(struct ui *ui, struct view *v)
 	}
 	t->n = model_flat(ui->model, &t->mrows);
 	model_totals(ui->model, &t->tot);
+	members_update(ui, t);
 	top_sort(ui, t);
 }
 
@@ -166,7 +208,7 @@ static void widths(struct ui *ui, int *namew, int *locw)
 		return;
 	}
 	*locw = GP_MIN(30, ui->width / 4);
-	*namew = ui->width - 24 - 1 - *locw - 1;
+	*namew = ui->width - 24 - 1 - *locw - 1 - (int)ui->nxmodel * 2 * (MEMBER_W + 1);
 	if (*namew < 10)
 		*namew = 10;
 }
@@ -181,6 +223,15 @@ static void top_title(struct ui *ui, struct view *v, struct tline *l)
 	tl_field(l, t->sort == SORT_SELF ? UA_MARK : UA_HEAD, "SELF%", 7, TL_RIGHT);
 	tl_field(l, t->sort == SORT_TOTAL ? UA_MARK : UA_HEAD, "TOTAL%", 8, TL_RIGHT);
 	tl_field(l, UA_HEAD, "SAMPLES", 9, TL_RIGHT);
+	for (size_t k = 0; k < ui->nxmodel; k++) {
+		char head[EVENT_NAME_MAX + 16], ratio[EVENT_NAME_MAX + 16];
+
+		ui_member_heads(ui, k, head, sizeof(head), ratio, sizeof(ratio));
+		tl_put(l, UA_HEAD, " ");
+		tl_field(l, UA_HEAD, head, MEMBER_W, TL_RIGHT);
+		tl_put(l, UA_HEAD, " ");
+		tl_field(l, UA_HEAD, ratio, MEMBER_W, TL_RIGHT);
+	}
 	tl_put(l, UA_HEAD, " ");
 	tl_field(l, t->sort == SORT_NAME ? UA_MARK : UA_HEAD, ui->by_line ? "FUNCTION:LINE" : "FUNCTION",
 		 namew, ui->batch ? TL_NOCUT : 0);
@@ -236,7 +287,25 @@ static void top_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 	tl_field(l, ui_pct_attr(r->self, t->tot.value), pct, 7, TL_RIGHT);
 	ui_pct(pct, sizeof(pct), r->total, t->tot.value);
 	tl_field(l, ui_pct_attr(r->total, t->tot.value), pct, 8, TL_RIGHT);
-	tl_printf(l, UA_NORMAL, "%9llu ", (unsigned long long)r->self_n);
+	tl_printf(l, UA_NORMAL, "%9llu", (unsigned long long)r->self_n);
+	/* A group's members: the function's total of each (it and its callees, where a
+	 * member's counts are as often in callees as in the function: page faults in the
+	 * kernel), and the ratio to the event's total. */
+	if (ui->nxmodel && i < t->norder) {
+		const int64_t *x = &t->xtot[(size_t)t->order[i] * ui->nxmodel];
+
+		for (size_t k = 0; k < ui->nxmodel; k++) {
+			char num[32];
+
+			snprintf(num, sizeof(num), "%lld", (long long)x[k]);
+			tl_put(l, UA_NORMAL, " ");
+			tl_field(l, UA_NORMAL, num, MEMBER_W, TL_RIGHT);
+			ui_member_ratio(ui, k, r->total, x, num, sizeof(num));
+			tl_put(l, UA_NORMAL, " ");
+			tl_field(l, UA_NORMAL, num, MEMBER_W, TL_RIGHT);
+		}
+	}
+	tl_put(l, UA_NORMAL, " ");
 	ui_esc(ui, name, sizeof(name) - 32, f->name, f->name_len);
 	if (ui->by_line && r->line > 0)
 		snprintf(name + strlen(name), 32, ":%lld", (long long)r->line);
@@ -324,6 +393,7 @@ static void top_free(struct view *v)
 		free(t->rows);
 		free(t->mrows);
 		free(t->order);
+		free(t->xtot);
 	}
 	free(t);
 	v->priv = NULL;

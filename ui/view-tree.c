@@ -4,9 +4,11 @@
 #include "config.h"
 #include "ui.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gotop/hashmap.h"
 #include "gotop/util.h"
 
 /* A set of 64-bit node ids (path hashes). */
@@ -101,7 +103,13 @@ struct tree {
 	size_t nvis, capvis;
 	char *root_name;         /* callers: the function the expansions belong to */
 	size_t root_len;
+	/* A group's members: each node's total of each (nxmodel a node), matched by the
+	 * node's id (its path's hash, the same in every model of the profile). */
+	int64_t *xtot;
+	size_t capxtot;
 };
+
+#define MEMBER_W 12
 
 static struct tree *tree_of(struct view *v)
 {
@@ -154,6 +162,45 @@ static void flatten(struct ui *ui, struct tree *t)
 		push(ui, t, root->kids[i], min);
 }
 
+static struct model_tree *build(struct ui *ui, struct tree *t, struct model *m)
+{
+	long fn;
+
+	if (!t->callers)
+		return model_tree_topdown(m);
+	if (!ui->callers_fn)
+		return NULL;
+	fn = model_find_fn(m, ui->callers_fn, ui->callers_len);
+	return fn >= 0 ? model_tree_callers(m, (uint32_t)fn) : NULL;
+}
+
+static void members_update(struct ui *ui, struct tree *t)
+{
+	size_t k, i, nx = ui->nxmodel;
+
+	if (!nx || !t->t)
+		return;
+	xgrow((void **)&t->xtot, &t->capxtot, t->t->n * nx, sizeof(*t->xtot));
+	memset(t->xtot, 0, t->t->n * nx * sizeof(*t->xtot));
+	for (k = 0; k < nx; k++) {
+		struct model_tree *xt = build(ui, t, ui->xmodel[k]);
+		struct hashmap idx = { 0 };
+
+		if (!xt)
+			continue;
+		for (i = 0; i < xt->n; i++)
+			*hashmap_put(&idx, xt->nodes[i].id, NULL) = i + 1;
+		for (i = 0; i < t->t->n; i++) {
+			uint64_t *j = hashmap_get(&idx, t->t->nodes[i].id);
+
+			if (j && *j)
+				t->xtot[i * nx + k] = xt->nodes[*j - 1].total;
+		}
+		hashmap_free(&idx);
+		model_tree_free(xt);
+	}
+}
+
 static void tree_update(struct ui *ui, struct view *v)
 {
 	struct tree *t = tree_of(v);
@@ -180,6 +227,7 @@ static void tree_update(struct ui *ui, struct view *v)
 			}
 		}
 	}
+	members_update(ui, t);
 	flatten(ui, t);
 }
 
@@ -203,6 +251,15 @@ static void tree_title(struct ui *ui, struct view *v, struct tline *l)
 	tl_field(l, UA_HEAD, "TOTAL%", 7, TL_RIGHT);
 	tl_field(l, UA_HEAD, "SELF%", 8, TL_RIGHT);
 	tl_field(l, UA_HEAD, "SAMPLES", 9, TL_RIGHT);
+	for (size_t k = 0; k < ui->nxmodel; k++) {
+		char head[EVENT_NAME_MAX + 16], ratio[EVENT_NAME_MAX + 16];
+
+		ui_member_heads(ui, k, head, sizeof(head), ratio, sizeof(ratio));
+		tl_put(l, UA_HEAD, " ");
+		tl_field(l, UA_HEAD, head, MEMBER_W, TL_RIGHT);
+		tl_put(l, UA_HEAD, " ");
+		tl_field(l, UA_HEAD, ratio, MEMBER_W, TL_RIGHT);
+	}
 	tl_put(l, UA_HEAD, " ");
 	if (t->callers) {
 		char name[600];
@@ -227,7 +284,8 @@ static void tree_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 	const struct model_fn *f = model_fn(ui->model, n->fn);
 	int64_t total = t->t->nodes[0].total;
 	unsigned depth = t->callers ? n->depth : n->depth - 1;
-	unsigned maxind = ui->batch ? 200 : (unsigned)GP_MAX(ui->width - 26 - 20, 0) / 2 / 2;
+	int members_w = (int)ui->nxmodel * 2 * (MEMBER_W + 1);
+	unsigned maxind = ui->batch ? 200 : (unsigned)GP_MAX(ui->width - 26 - 20 - members_w, 0) / 2 / 2;
 	char pct[16], name[1100];
 	const char *glyph;
 	int namew;
@@ -241,7 +299,22 @@ static void tree_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 		ui_pct(pct, sizeof(pct), n->self, total);
 		tl_field(l, ui_pct_attr(n->self, total), pct, 8, TL_RIGHT);
 	}
-	tl_printf(l, UA_NORMAL, "%9llu ", (unsigned long long)n->total_n);
+	tl_printf(l, UA_NORMAL, "%9llu", (unsigned long long)n->total_n);
+	if (ui->nxmodel) {
+		const int64_t *x = &t->xtot[(size_t)t->vis[i] * ui->nxmodel];
+
+		for (size_t k = 0; k < ui->nxmodel; k++) {
+			char num[32];
+
+			snprintf(num, sizeof(num), "%lld", (long long)x[k]);
+			tl_put(l, UA_NORMAL, " ");
+			tl_field(l, UA_NORMAL, num, MEMBER_W, TL_RIGHT);
+			ui_member_ratio(ui, k, n->total, x, num, sizeof(num));
+			tl_put(l, UA_NORMAL, " ");
+			tl_field(l, UA_NORMAL, num, MEMBER_W, TL_RIGHT);
+		}
+	}
+	tl_put(l, UA_NORMAL, " ");
 	if (depth > maxind) {
 		/* Deep stacks: show the depth instead of running off the screen. */
 		tl_printf(l, UA_TREE, "%*s[%u]", (int)(2 * (maxind > 3 ? maxind - 3 : 0)), "", depth);
@@ -439,6 +512,7 @@ static void tree_free(struct view *v)
 	model_tree_free(t->t);
 	idset_clear(&t->open);
 	free(t->vis);
+	free(t->xtot);
 	free(t->root_name);
 	free(t);
 	v->priv = NULL;

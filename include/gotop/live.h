@@ -40,7 +40,7 @@ struct live_opts {
  * change; never modified once published. */
 struct live_event {
 	int refs;                /* internal */
-	char name[32];
+	char name[EVENT_NAME_MAX];
 	struct prof *prof;       /* cumulative since start or zero, or the window's samples:
 				  * a prof_snapshot of the aggregator's profile */
 	uint64_t samples;        /* sum of value column 0 (sample count) in prof */
@@ -64,7 +64,7 @@ struct live_snapshot {
 	size_t nevents;          /* events with data, in the order first seen */
 	struct live_event **events;
 
-	char event[32];          /* the event being sampled */
+	char event[EVENT_NAME_MAX]; /* the event being sampled */
 	int use_freq;
 	uint64_t freq, period;
 	int paused, exited;

@@ -50,6 +50,10 @@ struct model_totals {
  * replacement by model_update), unchanged (a snapshot): its values are read in place.
  * by_line: flat rows per (function, line) instead of per function. Never fails. */
 struct model *model_new(const struct prof *p, int by_line);
+/* The same on value column col of the profile (like go tool pprof -sample_index): a
+ * group's member (2 and up) instead of the event's value (1). A column the profile
+ * does not have gives model_new's. */
+struct model *model_new_column(const struct prof *p, int by_line, int col);
 /* Brings m up to p, a later snapshot of the profile m was built from (prof_same_tables,
  * with at least as many entries): only the new locations and samples are worked out, and
  * every sample's values are taken from p. p replaces the profile m borrows. The filters

@@ -26,6 +26,11 @@ struct perf_sample {
 	uint64_t id;
 	uint64_t nr;          /* callchain entries, with PERF_CONTEXT_* markers */
 	const uint64_t *chain;
+	/* PERF_SAMPLE_READ with PERF_FORMAT_GROUP: read_nr counters (the leader first), the
+	 * value of counter i at read_vals[i * read_stride] (ids or lost counts between). */
+	uint64_t read_nr;
+	const uint64_t *read_vals;
+	uint32_t read_stride;
 	uint64_t regs_abi;    /* PERF_SAMPLE_REGS_ABI_*; 0 = no user regs (kernel thread) */
 	uint64_t regs_mask;   /* which regs[] are valid, by perf register number */
 	uint64_t regs[PERFREC_MAX_REGS];

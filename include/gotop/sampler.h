@@ -80,7 +80,7 @@ struct sampler_stats {
 	uint32_t gen;
 	int paused;
 	int target_exited;
-	char event[32];
+	char event[EVENT_NAME_MAX];
 	uint64_t freq, period;
 	int use_freq;
 };

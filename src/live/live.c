@@ -45,7 +45,7 @@
 
 /* One event as the worker tracks it. */
 struct lev {
-	char name[32];
+	char name[EVENT_NAME_MAX];
 	struct prof *p;          /* borrowed from the aggregator */
 	int64_t *last;           /* per sample index: values 0 and 1 at the last publication */
 	size_t nlast, caplast;

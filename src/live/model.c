@@ -65,6 +65,7 @@ struct model {
 	const struct prof *p;
 	int by_line;
 	int vcol;
+	int col_req;             /* model_new_column's column, or -1: the profile's event */
 	uint64_t clock;
 
 	struct model_fn *fns;
@@ -373,14 +374,31 @@ static void kcache_free(struct kcache *c);
 static void flat_reset(struct model *m);
 static void kept_free(struct kept *k);
 
+/* The value column: the one asked for when the profile has it, else the event's (1), or
+ * the sample count when that is all there is. */
+static int value_column(const struct prof *p, int col)
+{
+	const struct prof_value_type *types;
+	size_t n = prof_sample_types(p, &types);
+
+	if (col >= 0 && (size_t)col < n)
+		return col;
+	return n >= 2 ? 1 : 0;
+}
+
 struct model *model_new(const struct prof *p, int by_line)
 {
+	return model_new_column(p, by_line, -1);
+}
+
+struct model *model_new_column(const struct prof *p, int by_line, int col)
+{
 	struct model *m = xcalloc(1, sizeof(*m));
-	const struct prof_value_type *types;
 
 	m->p = p;
 	m->by_line = by_line;
-	m->vcol = prof_sample_types(p, &types) >= 2 ? 1 : 0;
+	m->col_req = col;
+	m->vcol = value_column(p, col);
 	extend(m);
 	model_set_filters(m, NULL, 0);
 	return m;
@@ -389,11 +407,10 @@ struct model *model_new(const struct prof *p, int by_line)
 int model_update(struct model *m, const struct prof *p, int by_line, const struct model_filter *f,
 		 size_t nf)
 {
-	const struct prof_value_type *types;
 	size_t i;
 
 	if (!prof_same_tables(m->p, p) || by_line != m->by_line ||
-	    m->vcol != (prof_sample_types(p, &types) >= 2 ? 1 : 0) ||
+	    m->vcol != value_column(p, m->col_req) ||
 	    prof_nsamples(p) < m->ns || prof_nlocations(p) < m->nl)
 		return -1;
 	m->p = p;

@@ -30,21 +30,29 @@ static int skip(struct cursor *c, uint64_t n)
 	return 0;
 }
 
-static int read_len(const struct perfrec_layout *l)
+/* PERF_SAMPLE_READ (linux include/uapi/linux/perf_event.h, struct read_format): without
+ * PERF_FORMAT_GROUP { value; time_enabled?; time_running?; id?; lost? }, with it
+ * { nr; time_enabled?; time_running?; { value; id?; lost? } cntr[nr] }. */
+static int parse_read(const struct perfrec_layout *l, struct cursor *c, struct perf_sample *s)
 {
-	/* PERF_SAMPLE_READ: one value (no group) plus optional fields (linux
-	 * include/uapi/linux/perf_event.h, struct read_format). */
-	int n = 1;
+	uint64_t f = l->read_format, times = 0, stride = 1, nr;
 
-	if (l->read_format & PERF_FORMAT_GROUP)
-		return -1; /* not used by gotop-perf */
-	if (l->read_format & PERF_FORMAT_TOTAL_TIME_ENABLED)
-		n++;
-	if (l->read_format & PERF_FORMAT_TOTAL_TIME_RUNNING)
-		n++;
-	if (l->read_format & PERF_FORMAT_ID)
-		n++;
-	return n * 8;
+	times += (f & PERF_FORMAT_TOTAL_TIME_ENABLED) != 0;
+	times += (f & PERF_FORMAT_TOTAL_TIME_RUNNING) != 0;
+	stride += (f & PERF_FORMAT_ID) != 0;
+	stride += (f & PERF_FORMAT_LOST) != 0;
+	if (!(f & PERF_FORMAT_GROUP))
+		return skip(c, (1 + times + stride - 1) * 8);
+	if (take_u64(c, &nr) || skip(c, times * 8))
+		return -EINVAL;
+	/* The kernel's groups are small; a count past the record is corrupt. */
+	if (nr > 64 || nr * stride > (uint64_t)(c->end - c->p) / 8)
+		return -EINVAL;
+	s->read_nr = nr;
+	s->read_vals = (const uint64_t *)c->p;
+	s->read_stride = (uint32_t)stride;
+	c->p += nr * stride * 8;
+	return 0;
 }
 
 int perfrec_parse_sample(const struct perfrec_layout *l, const struct perf_event_header *h,
@@ -108,12 +116,8 @@ int perfrec_parse_sample(const struct perfrec_layout *l, const struct perf_event
 	}
 	if ((t & PERF_SAMPLE_PERIOD) && take_u64(&c, &s->period))
 		return -EINVAL;
-	if (t & PERF_SAMPLE_READ) {
-		int n = read_len(l);
-
-		if (n < 0 || skip(&c, (uint64_t)n))
-			return -EINVAL;
-	}
+	if ((t & PERF_SAMPLE_READ) && parse_read(l, &c, s))
+		return -EINVAL;
 	if (t & PERF_SAMPLE_CALLCHAIN) {
 		if (take_u64(&c, &s->nr) || s->nr > (uint64_t)(c.end - c.p) / 8)
 			return -EINVAL;

@@ -2,6 +2,7 @@
  * target, ring buffers drained into batches, thread churn and event switches handled. */
 #include "config.h"
 #include "gotop/sampler.h"
+#include "gotop/hashmap.h"
 #include "gotop/procinfo.h"
 #include "gotop/ring.h"
 #include "gotop/util.h"
@@ -52,10 +53,12 @@ static uint64_t regs_mask(void)
 #define FIRST_WINDOW_NS (1000 * 1000000ULL)
 #define PUBLISH_NS (1000 * 1000000ULL)
 
-/* One thread we opened events on: fds[i] is the event on cpus[i]. */
+/* One thread we opened events on: fds[i] is the event on cpus[i]; for a group, fds[i] is
+ * the leader and mfds[i * nmembers + k] member k. */
 struct tev {
 	pid_t tid;
 	int *fds;
+	int *mfds;
 };
 
 /* One set of events (one event, one generation): the owners' rings per CPU. */
@@ -64,12 +67,20 @@ struct evset {
 	struct event_spec event;
 	struct perfrec_layout layout;
 	struct perf_event_attr attr;
+	struct perf_event_attr mattr[EVENT_GROUP_MAX - 1]; /* a group's members */
+	size_t nm;           /* event.nmembers */
+	/* A group's counts at the last sample of each event instance (thread and CPU): the
+	 * key (tid << 32 | cpu) + 1 gives an index into lastv, 1 + nm values each. */
+	struct hashmap last;
+	uint64_t *lastv;
+	size_t nlastv, caplastv;
 	int use_freq;
 	uint64_t freq, period;
 	int *owner;          /* per CPU: the fd whose ring the others write into */
 	void **maps;
 	size_t map_len;
 	int map_errno; /* errno of a ring's mmap that failed in this attempt, or 0 */
+	int member_err; /* 1 + the group member whose perf_event_open failed, or 0 */
 	struct ring *rings;
 	struct tev *tevs;
 	size_t ntevs, captevs;
@@ -155,8 +166,10 @@ static void fill_attr(struct perf_event_attr *a, const struct sampler_opts *o,
 {
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
-	a->type = ev->type;
-	a->config = ev->config;
+	/* The event and its modifiers; the kernel only where permitted. */
+	events_attr(ev, a);
+	if (!o->kernel)
+		a->exclude_kernel = 1;
 	if (use_freq) {
 		a->freq = 1;
 		a->sample_freq = value;
@@ -170,12 +183,18 @@ static void fill_attr(struct perf_event_attr *a, const struct sampler_opts *o,
 		a->sample_type |= PERF_SAMPLE_STACK_USER;
 		a->sample_stack_user = o->stack_size;
 	}
+	/* A group's leader reads its members at each sample (perf_event_open(2),
+	 * PERF_SAMPLE_READ with PERF_FORMAT_GROUP: { nr; values[nr] }, the leader first). */
+	if (ev->nmembers) {
+		a->sample_type |= PERF_SAMPLE_READ;
+		a->read_format = PERF_FORMAT_GROUP;
+	}
 	a->disabled = 1;
 	a->inherit = inherit ? 1 : 0;
-	a->exclude_kernel = o->kernel ? 0 : 1;
-	a->exclude_callchain_kernel = o->kernel ? 0 : 1;
-	a->exclude_hv = 1;
-	a->exclude_guest = 1;
+	/* A level not counted has no frames either: cpu-clock:u stacks end in user code,
+	 * cpu-clock:k stacks are the kernel's alone. */
+	a->exclude_callchain_kernel = a->exclude_kernel;
+	a->exclude_callchain_user = a->exclude_user;
 	a->mmap = 1;
 	a->mmap2 = 1;
 	a->task = 1;
@@ -191,6 +210,36 @@ static void fill_attr(struct perf_event_attr *a, const struct sampler_opts *o,
 	a->enable_on_exec = o->enable_on_exec ? 1 : 0;
 }
 
+/* A group's member: counted while its leader is (disabled 0: the leader's enable starts
+ * the group), never sampled, and no side records (they would have no ring to go to). */
+static void fill_member_attr(struct perf_event_attr *a, const struct sampler_opts *o,
+			     const struct event_member *m, int inherit)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	events_member_attr(m, a);
+	if (!o->kernel)
+		a->exclude_kernel = 1;
+	a->inherit = inherit ? 1 : 0;
+	/* A group shares one clock (kernel/events/core.c perf_event_open refuses a member
+	 * whose clock is not its leader's). */
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+}
+
+static void close_members(struct sampler *s, struct evset *es, struct tev *t)
+{
+	size_t i;
+
+	if (!t->mfds)
+		return;
+	for (i = 0; i < s->ncpus * es->nm; i++)
+		if (t->mfds[i] >= 0) {
+			close(t->mfds[i]);
+			t->mfds[i] = -1;
+		}
+}
+
 static void evset_close(struct sampler *s, struct evset *es)
 {
 	size_t i, c;
@@ -201,7 +250,9 @@ static void evset_close(struct sampler *s, struct evset *es)
 		for (c = 0; c < s->ncpus; c++)
 			if (es->tevs[i].fds[c] >= 0 && es->tevs[i].fds[c] != es->owner[c])
 				close(es->tevs[i].fds[c]);
+		close_members(s, es, &es->tevs[i]);
 		free(es->tevs[i].fds);
+		free(es->tevs[i].mfds);
 	}
 	free(es->tevs);
 	es->tevs = NULL;
@@ -217,6 +268,10 @@ static void evset_close(struct sampler *s, struct evset *es)
 	free(es->maps);
 	free(es->rings);
 	free(es->owner);
+	hashmap_free(&es->last);
+	free(es->lastv);
+	es->lastv = NULL;
+	es->nlastv = es->caplastv = 0;
 	es->maps = NULL;
 	es->rings = NULL;
 	es->owner = NULL;
@@ -243,8 +298,14 @@ static int evset_add_thread(struct sampler *s, struct evset *es, pid_t tid)
 
 	t.tid = tid;
 	t.fds = xmalloc(s->ncpus * sizeof(int));
+	t.mfds = NULL;
 	for (c = 0; c < s->ncpus; c++)
 		t.fds[c] = -1;
+	if (es->nm) {
+		t.mfds = xmalloc(s->ncpus * es->nm * sizeof(int));
+		for (c = 0; c < s->ncpus * es->nm; c++)
+			t.mfds[c] = -1;
+	}
 	for (c = 0; c < s->ncpus; c++) {
 		long fd = perf_open(&es->attr, tid, s->cpus[c], -1, PERF_FLAG_FD_CLOEXEC);
 
@@ -253,6 +314,19 @@ static int evset_add_thread(struct sampler *s, struct evset *es, pid_t tid)
 			break;
 		}
 		t.fds[c] = (int)fd;
+		for (size_t k = 0; k < es->nm; k++) {
+			long mfd = perf_open(&es->mattr[k], tid, s->cpus[c], (int)fd,
+					     PERF_FLAG_FD_CLOEXEC);
+
+			if (mfd < 0) {
+				err = -errno;
+				es->member_err = (int)k + 1;
+				break;
+			}
+			t.mfds[c * es->nm + k] = (int)mfd;
+		}
+		if (err)
+			break;
 		/* Before the event is enabled: its first sample already runs the program. An
 		 * event that refuses it still samples. */
 		if (s->o.bpf)
@@ -275,10 +349,12 @@ static int evset_add_thread(struct sampler *s, struct evset *es, pid_t tid)
 		}
 	}
 	if (err) {
+		close_members(s, es, &t);
 		for (c = 0; c < s->ncpus; c++)
 			if (t.fds[c] >= 0 && t.fds[c] != es->owner[c])
 				close(t.fds[c]);
 		free(t.fds);
+		free(t.mfds);
 		return err;
 	}
 	xgrow((void **)&es->tevs, &es->captevs, es->ntevs + 1, sizeof(t));
@@ -328,12 +404,22 @@ static void evset_unmap(struct sampler *s, struct evset *es)
 static struct evset *evset_open(struct sampler *s, const struct event_spec *ev, int use_freq,
 				uint64_t value, char *err, size_t errlen)
 {
-	struct evset *es = xcalloc(1, sizeof(*es));
+	struct evset *es;
 	int inherit = s->o.ntids == 0;
 	unsigned pages = ring_pages_for(&s->o);
 	size_t c;
 	int round, r = 0;
 
+	if (ev->exclude_user && !s->o.kernel) {
+		char kwhy[256];
+
+		if (events_kernel_allowed(kwhy, sizeof(kwhy)))
+			snprintf(kwhy, sizeof(kwhy), "kernel sampling is off");
+		snprintf(err, errlen, "%s: counts the kernel only, and %s", ev->name, kwhy);
+		errno = EACCES;
+		return NULL;
+	}
+	es = xcalloc(1, sizeof(*es));
 	es->event = *ev;
 	es->use_freq = use_freq;
 	if (use_freq)
@@ -341,6 +427,10 @@ static struct evset *evset_open(struct sampler *s, const struct event_spec *ev, 
 	else
 		es->period = value;
 	fill_attr(&es->attr, &s->o, ev, use_freq, value, inherit);
+	es->nm = ev->nmembers;
+	for (c = 0; c < es->nm; c++)
+		fill_member_attr(&es->mattr[c], &s->o, &ev->members[c], inherit);
+	es->layout.read_format = es->attr.read_format;
 	es->layout.sample_type = es->attr.sample_type;
 	es->layout.regs_user_mask = es->attr.sample_regs_user;
 	es->layout.sample_id_all = 1;
@@ -411,6 +501,20 @@ static struct evset *evset_open(struct sampler *s, const struct event_spec *ev, 
 			 "run as root)",
 			 ev->name, kb ? kb : "?");
 		free(kb);
+		evset_close(s, es);
+		free(es);
+		errno = -r;
+		return NULL;
+	}
+	if (r && es->member_err) {
+		/* Name the member, as a lone event of it would be named. */
+		struct event_spec one;
+
+		memset(&one, 0, sizeof(one));
+		one.type = ev->members[es->member_err - 1].type;
+		one.kind = ev->members[es->member_err - 1].kind;
+		snprintf(one.name, sizeof(one.name), "%s", ev->members[es->member_err - 1].name);
+		events_explain_error(&one, -r, s->o.pid, err, errlen);
 		evset_close(s, es);
 		free(es);
 		errno = -r;
@@ -559,6 +663,38 @@ struct drain_ctx {
 	int hooked; /* the hook returned an extra record in this drain */
 };
 
+/* A group's sample in the batch (at rec, a copy of the ring's): each counter's value becomes
+ * its count since the last sample of the same event instance (thread and CPU), so that the
+ * consumer adds it to the sample's stack and labels. The kernel gives running totals (for
+ * an inherited event, those of the thread's own copy). The first sample of an instance
+ * keeps its total: the count since the event was opened on it. */
+static void group_deltas(struct evset *es, uint8_t *rec)
+{
+	struct perf_sample ps;
+	uint64_t *slot, *last, *v;
+	size_t i, nv = 1 + es->nm;
+	int created;
+
+	if (perfrec_parse_sample(&es->layout, (struct perf_event_header *)rec, &ps) ||
+	    ps.read_nr != nv || ps.read_stride != 1)
+		return;
+	slot = hashmap_put(&es->last, ((uint64_t)ps.tid << 32 | ps.cpu) + 1, &created);
+	if (created) {
+		xgrow((void **)&es->lastv, &es->caplastv, es->nlastv + nv, sizeof(uint64_t));
+		*slot = es->nlastv;
+		memset(es->lastv + es->nlastv, 0, nv * sizeof(uint64_t));
+		es->nlastv += nv;
+	}
+	last = es->lastv + *slot;
+	v = (uint64_t *)(uintptr_t)ps.read_vals; /* rec is the batch's own copy */
+	for (i = 0; i < nv; i++) {
+		uint64_t now = v[i];
+
+		v[i] = now >= last[i] ? now - last[i] : now;
+		last[i] = now;
+	}
+}
+
 /* Called with s->lock held. */
 static void on_record(const struct perf_event_header *h, void *arg)
 {
@@ -577,6 +713,9 @@ static void on_record(const struct perf_event_header *h, void *arg)
 			 * batch keeps room for the largest, and is held until the end of the
 			 * drain (see drain), so the hook may finish it then. */
 			batch_append_r(s, d->es, h, sizeof(*x) + SAMPLER_EXTRA_MAX);
+			if (d->es->nm)
+				group_deltas(d->es, s->fill->data + s->fill->len -
+						    (((size_t)h->size + 7u) & ~(size_t)7u));
 			if (s->fill->len + sizeof(*x) + SAMPLER_EXTRA_MAX > s->fill->cap)
 				break;
 			x = (struct perf_event_header *)(s->fill->data + s->fill->len);
@@ -591,6 +730,9 @@ static void on_record(const struct perf_event_header *h, void *arg)
 			break;
 		}
 		batch_append(s, d->es, h);
+		if (d->es->nm)
+			group_deltas(d->es, s->fill->data + s->fill->len -
+					    (((size_t)h->size + 7u) & ~(size_t)7u));
 		break;
 	case PERF_RECORD_LOST:
 		/* struct { header; u64 id; u64 lost; sample_id } */
@@ -623,6 +765,7 @@ static void on_record(const struct perf_event_header *h, void *arg)
 				if (t) {
 					size_t c;
 
+					close_members(s, d->es, t);
 					for (c = 0; c < s->ncpus; c++) {
 						if (t->fds[c] >= 0 && t->fds[c] != d->es->owner[c]) {
 							close(t->fds[c]);
@@ -1132,9 +1275,12 @@ void sampler_get_stats(struct sampler *s, struct sampler_stats *st)
 	st->use_freq = s->cur->use_freq;
 	st->freq = s->cur->freq;
 	st->period = s->cur->period;
-	for (i = 0; i < s->cur->ntevs; i++)
+	for (i = 0; i < s->cur->ntevs; i++) {
 		for (c = 0; c < s->ncpus; c++)
 			fds += s->cur->tevs[i].fds[c] >= 0;
+		for (c = 0; s->cur->tevs[i].mfds && c < s->ncpus * s->cur->nm; c++)
+			fds += s->cur->tevs[i].mfds[c] >= 0; /* a group's members */
+	}
 	st->fds = fds;
 	st->bpf_attached = __atomic_load_n(&s->st.bpf_attached, __ATOMIC_RELAXED);
 	st->bpf_failed = __atomic_load_n(&s->st.bpf_failed, __ATOMIC_RELAXED);

@@ -61,8 +61,9 @@ struct smemo {
 };
 
 struct evprof {
-	char name[32];
+	char name[EVENT_NAME_MAX];
 	uint32_t idx; /* in agg.evs */
+	uint32_t nv;  /* values per sample: samples, the event's, and a group's members' */
 	struct memo *memo; /* MEMO_SLOTS, allocated at the first use */
 	struct smemo *smemo; /* SMEMO_SLOTS, the same */
 	struct prof *prof;
@@ -150,7 +151,7 @@ struct held {
 	uint32_t ev;
 	uint16_t nl, nlabels;
 	uint32_t flags, size;
-	int64_t values[2];
+	int64_t values[PROF_MAX_VALUES];
 };
 
 /* held.flags, and what fold_sample counts once a sample is in the profile */
@@ -234,8 +235,9 @@ static struct evprof *evprof_find(const struct agg *a, const char *name)
 static struct evprof *evprof_get(struct agg *a, const struct event_spec *ev)
 {
 	struct evprof *e = evprof_find(a, ev->name);
-	struct prof_value_type vt[2];
+	struct prof_value_type vt[PROF_MAX_VALUES];
 	const char *type, *unit;
+	size_t k;
 
 	if (e)
 		return e;
@@ -250,7 +252,16 @@ static struct evprof *evprof_get(struct agg *a, const struct event_spec *ev)
 	vt[0].unit = prof_str(e->prof, "count");
 	vt[1].type = prof_str(e->prof, type);
 	vt[1].unit = prof_str(e->prof, unit);
-	prof_set_sample_types(e->prof, vt, 2);
+	/* A group's members: one sample type each, their counts since the previous sample
+	 * (the sampler's deltas), so go tool pprof -sample_index=page-faults shows them. */
+	e->nv = 2;
+	for (k = 0; k < ev->nmembers && e->nv < PROF_MAX_VALUES; k++) {
+		events_member_value_type(&ev->members[k], &type, &unit);
+		vt[e->nv].type = prof_str(e->prof, type);
+		vt[e->nv].unit = prof_str(e->prof, unit);
+		e->nv++;
+	}
+	prof_set_sample_types(e->prof, vt, e->nv);
 	prof_set_default_sample_type(e->prof, vt[1].type);
 	e->k_thread = prof_str(e->prof, "thread");
 	e->k_goroutine = prof_str(e->prof, "goroutine");
@@ -912,7 +923,7 @@ static void add_located(struct agg *a, struct evprof *e, struct memo *ms, const 
 		sm = smemo_slot(e, ms->stack, tid, sl->goid, sl->lset, sl->flags);
 		if (sm->stack == ms->stack && sm->tid == tid && sm->goid == sl->goid &&
 		    sm->lset == sl->lset && sm->flags == sl->flags &&
-		    prof_sample_add(e->prof, sm->idx, ms->stack, nl, values, 2) == 0) {
+		    prof_sample_add(e->prof, sm->idx, ms->stack, nl, values, e->nv) == 0) {
 			count_sample(a, sl->flags, sm->dropped);
 			return;
 		}
@@ -942,8 +953,8 @@ static void fold_sample(struct agg *a, struct evprof *e, const struct perf_sampl
 	uint64_t locs[2 * MAX_FRAMES];
 	const uint64_t *lp = locs; /* the location ids: locs, or the stack memo's own */
 	struct memo *ms = NULL;
-	size_t nl;
-	int64_t values[2];
+	size_t nl, k;
+	int64_t values[PROF_MAX_VALUES] = { 0 };
 	int defer;
 
 	go_init(a);
@@ -959,6 +970,10 @@ static void fold_sample(struct agg *a, struct evprof *e, const struct perf_sampl
 	sample_labels(a, e, s, gx, &sl);
 	values[0] = 1;
 	values[1] = (int64_t)s->period;
+	/* A group: the members' counts after the leader's (perfrec: read_vals[0] is the
+	 * leader's own count, the sample's period already holds what it sampled). */
+	for (k = 2; k < e->nv && k - 1 < s->read_nr; k++)
+		values[k] = (int64_t)s->read_vals[(k - 1) * s->read_stride];
 	if (defer)
 		hold(a, e, lp, nl, values, sl.labels, sl.n, sl.flags);
 	else
