@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gotop/fname.h"
 #include "gotop/pprof.h"
 #include "gotop/util.h"
 #include "gotop/verify.h"
@@ -86,6 +87,23 @@ void ui_set_status(struct ui *ui, int attr, const char *fmt, ...)
 const char *ui_esc(struct ui *ui, char *buf, size_t bufsz, const char *s, size_t len)
 {
 	ui_escape(buf, bufsz, s ? s : "", s ? len : 0);
+	return buf;
+}
+
+const char *ui_fn_name(struct ui *ui, const struct model_fn *f, char *buf, size_t bufsz)
+{
+	int shrt = ui->names == UI_NAMES_SHORT || (ui->names == UI_NAMES_AUTO && !ui->batch);
+	char *dm = fname_demangle(f->name, f->name_len);
+	const char *s = dm ? dm : f->name;
+	size_t n = dm ? strlen(dm) : f->name_len;
+	char tmp[1024];
+
+	if (shrt) {
+		n = GP_MIN(fname_short(s, n, tmp, sizeof(tmp)), sizeof(tmp) - 1);
+		s = tmp;
+	}
+	ui_escape(buf, bufsz, s, n);
+	free(dm);
 	return buf;
 }
 
@@ -908,6 +926,14 @@ int ui_action(struct ui *ui, enum ui_action a)
 		ui_add_filter(ui, a == ACT_FOCUS ? MODEL_FOCUS : MODEL_IGNORE, 1, NULL, 0, f->name,
 			      f->name_len, 0);
 		return R_MODEL | R_UPDATE | R_REDRAW;
+	}
+	case ACT_NAMES: {
+		int shrt = ui->names == UI_NAMES_SHORT || (ui->names == UI_NAMES_AUTO && !ui->batch);
+
+		ui->names = shrt ? UI_NAMES_FULL : UI_NAMES_SHORT;
+		ui_set_status(ui, UA_OK, "%s", shrt ? "full function names"
+						    : "short function names (as pprof shortens them)");
+		return R_REDRAW;
 	}
 	case ACT_UNFOCUS:
 		if (!ui->nfilters)

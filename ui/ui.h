@@ -67,6 +67,7 @@ enum ui_action {
 	ACT_PAUSE, ACT_ZERO, ACT_FREQ, ACT_WINDOW, ACT_WINDOW_LEN, ACT_SAVE,
 	ACT_EVENT_DATA_PREV, ACT_EVENT_DATA_NEXT, ACT_EVENT_NAME,
 	ACT_CLOSE, ACT_REDRAW, ACT_VERIFY,
+	ACT_NAMES,
 };
 
 enum {
@@ -176,7 +177,12 @@ struct ui {
 	uint32_t stack_size;     /* the samplers' user-stack bytes: the verifier repairs with as many */
 	int kernel;
 	const char *save_dir;
+	int names;               /* UI_NAMES_*: short or full function names */
 };
+
+/* Function names: short (fname.h) on the screen, whose columns are narrow, full in
+ * --batch (what go tool pprof prints), until the person chooses. */
+enum { UI_NAMES_AUTO, UI_NAMES_SHORT, UI_NAMES_FULL };
 
 /* ui.c: state shared by both front ends. */
 void ui_init(struct ui *ui, int batch);
@@ -204,6 +210,9 @@ void ui_clear_filters(struct ui *ui);
 void ui_remove_label_filter(struct ui *ui, const char *key, size_t key_len);
 int ui_has_label_filter(const struct ui *ui, const char *key, size_t key_len, const char *str,
 			size_t len, int64_t num);
+/* A function's name as the views show it: demangled, short or full (ui->names), escaped.
+ * Returns buf. */
+const char *ui_fn_name(struct ui *ui, const struct model_fn *f, char *buf, size_t bufsz);
 /* Fills buf with a safe, escaped copy of target bytes. */
 const char *ui_esc(struct ui *ui, char *buf, size_t bufsz, const char *s, size_t len);
 /* Formats a percentage of total in 6 columns ("100.0%", " 12.5%", "  0.0%"). */

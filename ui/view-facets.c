@@ -341,8 +341,10 @@ static void facet_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 	if (val && val->top_fn >= 0) {
 		const struct model_fn *fn = model_fn(ui->model, (uint32_t)val->top_fn);
 
-		tl_untrusted(l, UA_NORMAL, fn->name, fn->name_len,
-			     ui->batch ? 0 : GP_MAX(ui->width - l->cols, 0), flags);
+		char name[1100];
+
+		tl_field(l, UA_NORMAL, ui_fn_name(ui, fn, name, sizeof(name)),
+			 ui->batch ? 0 : GP_MAX(ui->width - l->cols, 0), flags);
 	}
 }
 

@@ -237,7 +237,7 @@ static void top_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 	ui_pct(pct, sizeof(pct), r->total, t->tot.value);
 	tl_field(l, ui_pct_attr(r->total, t->tot.value), pct, 8, TL_RIGHT);
 	tl_printf(l, UA_NORMAL, "%9llu ", (unsigned long long)r->self_n);
-	ui_esc(ui, name, sizeof(name) - 32, f->name, f->name_len);
+	ui_fn_name(ui, f, name, sizeof(name) - 32);
 	if (ui->by_line && r->line > 0)
 		snprintf(name + strlen(name), 32, ":%lld", (long long)r->line);
 	tl_field(l, name_matches(ui, f) ? UA_MATCH : UA_NORMAL, name, namew, ui->batch ? TL_NOCUT : 0);

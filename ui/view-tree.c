@@ -264,7 +264,7 @@ static void tree_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 	else
 		glyph = tl_utf8 ? "\xe2\x96\xb8 " : "+ ";
 	tl_put(l, UA_TREE, glyph);
-	ui_esc(ui, name, sizeof(name), f->name, f->name_len);
+	ui_fn_name(ui, f, name, sizeof(name));
 	namew = ui->batch ? 0 : ui->width - l->cols;
 	tl_field(l, ui->search[0] && memmem(f->name, f->name_len, ui->search, strlen(ui->search))
 			    ? UA_MATCH : UA_NORMAL,
