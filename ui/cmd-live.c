@@ -318,7 +318,7 @@ static size_t view_by_name(const char *name)
 	return VIEW_COUNT;
 }
 
-static int check_views(const char *list)
+int batch_check_views(const char *list)
 {
 	char buf[256], *save = NULL, *tok;
 
@@ -363,7 +363,7 @@ static void print_rows(struct ui *ui, struct view *v)
 		printf("  ... %zu more rows\n", n - i);
 }
 
-static void print_iteration(struct ui *ui, const char *views, uint64_t iter, int callers_fixed)
+void batch_print_iteration(struct ui *ui, const char *views, uint64_t iter, int callers_fixed)
 {
 	struct tline l1, l2;
 	char buf[256], *save = NULL, *tok;
@@ -454,7 +454,7 @@ static int run_batch(struct ui *ui, struct live_cli *o)
 		/* One iteration per refresh (not for the answers to requests). */
 		if (!(r & R_REDRAW) || !ui->snap || !(ui->snap->periodic || ui->snap->exited))
 			continue;
-		print_iteration(ui, o->views, ++iter, o->callers != NULL);
+		batch_print_iteration(ui, o->views, ++iter, o->callers != NULL);
 		if (ui->snap->exited || (o->iterations && iter >= o->iterations))
 			break;
 	}
@@ -559,7 +559,7 @@ int cmd_live(int argc, char **argv)
 	rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc;
-	if (o.batch && (rc = check_views(o.views)))
+	if (o.batch && (rc = batch_check_views(o.views)))
 		return rc;
 	if (o.save && (rc = pprof_check_writable(o.save))) {
 		cli_error("cannot write %s: %s", o.save, strerror(-rc));

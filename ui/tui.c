@@ -571,7 +571,7 @@ static int handle_key(struct ui *ui, int ch)
 		return R_REDRAW;
 	case ACT_SAVE:
 		def = ui_default_save_path(ui);
-		prompt_open(PR_SAVE, "Save snapshot to: ", def);
+		prompt_open(PR_SAVE, "Save (.pb.gz pprof, .folded folded stacks): ", def);
 		free(def);
 		return R_REDRAW;
 	case ACT_FREQ: {
@@ -657,7 +657,7 @@ int tui_run(struct ui *ui)
 
 	pfd[0].fd = STDIN_FILENO;
 	pfd[0].events = POLLIN;
-	pfd[1].fd = live_fd(ui->live);
+	pfd[1].fd = ui->live ? live_fd(ui->live) : -1; /* `view`: no snapshots come */
 	pfd[1].events = POLLIN;
 	pfd[2].fd = sig_pipe[0];
 	pfd[2].events = POLLIN;

@@ -482,6 +482,34 @@ static void head_line2(struct ui *ui, struct tline *l2, const struct live_snapsh
 		tl_printf(l2, UA_MARK, "  viewing %s", ui_viewed_event(ui));
 }
 
+/* `view`'s header: the files, and the sample type shown with its total. */
+static void files_header(struct ui *ui, struct tline *l1, struct tline *l2)
+{
+	const struct prof_value_type *t;
+	const struct prof *p = ui->ev ? ui->ev->prof : NULL;
+	size_t nt = p ? prof_sample_types(p, &t) : 0;
+	char buf[1024];
+
+	tl_put(l1, UA_TITLE, "gotop-perf ");
+	tl_put(l1, UA_HEAD, "view ");
+	ui_escape(buf, sizeof(buf), ui->files, strlen(ui->files));
+	tl_field(l1, UA_NORMAL, buf, ui->batch ? 0 : GP_MAX(ui->width - l1->cols, 0),
+		 ui->batch ? TL_NOCUT : 0);
+	if (!p || !nt)
+		return;
+	ui_escape(buf, sizeof(buf), ui_viewed_event(ui), strlen(ui_viewed_event(ui)));
+	tl_put(l2, UA_HEAD, buf);
+	{
+		const char *unit = prof_string(p, t[nt - 1].unit, NULL);
+
+		ui_escape(buf, sizeof(buf), unit ? unit : "", unit ? strlen(unit) : 0);
+		tl_printf(l2, UA_NORMAL, " (%s)  total %lld", buf,
+			  (long long)prof_total(p, nt - 1));
+	}
+	if (ui->snap->nevents > 1)
+		tl_printf(l2, UA_DIM, "  %zu sample types: [ ] switch", ui->snap->nevents);
+}
+
 void ui_header(struct ui *ui, struct tline *l1, struct tline *l2)
 {
 	const struct live_snapshot *s = ui->snap;
@@ -492,6 +520,10 @@ void ui_header(struct ui *ui, struct tline *l1, struct tline *l2)
 	tl_reset(l2);
 	if (!s)
 		return;
+	if (ui->files) {
+		files_header(ui, l1, l2);
+		return;
+	}
 	fmt_elapsed(el, sizeof(el), s->elapsed_ns);
 	if (s->exited) {
 		if (ui->target_status >= 0)
@@ -540,7 +572,9 @@ void ui_info_line(struct ui *ui, struct tline *l)
 	tl_reset(l);
 	if (!ui->snap)
 		return;
-	if (ui->snap->window_s)
+	if (ui->files)
+		tl_put(l, UA_DIM, "files"); /* `view`: nothing is cumulative or forgotten */
+	else if (ui->snap->window_s)
 		tl_printf(l, UA_MARK, "last %us", ui->snap->window_s);
 	else if (ui->snap->forgotten_entries || ui->snap->shed_entries)
 		tl_printf(l, UA_MARK, "cumulative, less %llu samples %s",
@@ -661,6 +695,8 @@ int ui_save(struct ui *ui, const char *path)
 		return -ENODATA;
 	}
 	p = prof_clone(ev->prof);
+	if (ui->files)
+		goto write; /* `view`: the files' own metadata */
 	/* Period and comments as `record` writes them. */
 	if (prof_sample_types(p, &types) >= 2) {
 		struct prof_value_type pt = types[1];
@@ -703,7 +739,13 @@ int ui_save(struct ui *ui, const char *path)
 			 ui->snap->max_mem >> 20);
 		prof_add_comment(p, buf);
 	}
-	r = pprof_write_file(p, path);
+write:
+	/* A name ending in .folded asks for folded stacks (flame graph tools): of the sample
+	 * counts live, of the sample type shown in `view`. */
+	if (strlen(path) > 7 && !strcmp(path + strlen(path) - 7, ".folded"))
+		r = pprof_write_folded(p, ui->files && prof_sample_types(p, NULL) >= 2 ? 1 : 0, path);
+	else
+		r = pprof_write_file(p, path);
 	prof_free(p);
 	if (r) {
 		ui_set_status(ui, UA_ERR, "cannot save %s: %s", path, strerror(-r));
@@ -807,7 +849,7 @@ static int cycle_event(struct ui *ui, int dir)
 		snprintf(ui->viewed, sizeof(ui->viewed), "%s", s->events[cur]->name);
 	ui->ev = live_snapshot_event(s, ui_viewed_event(ui));
 	ui_set_status(ui, UA_OK, "viewing %s%s", s->events[cur]->name,
-		      strcmp(s->events[cur]->name, s->event) ? " (kept data; not sampling it)" : "");
+		      ui->files ? "" : strcmp(s->events[cur]->name, s->event) ? " (kept data; not sampling it)" : "");
 	return R_MODEL | R_UPDATE | R_REDRAW;
 }
 

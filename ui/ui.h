@@ -178,6 +178,7 @@ struct ui {
 	int kernel;
 	const char *save_dir;
 	int names;               /* UI_NAMES_*: short or full function names */
+	const char *files;       /* `view`: the pprof files shown (no live session), else NULL */
 };
 
 /* Function names: short (fname.h) on the screen, whose columns are narrow, full in
@@ -267,6 +268,11 @@ void ui_help_line(size_t i, struct tline *l);
 void ui_key_bar(struct ui *ui, struct tline *l);
 
 /* --- batch (cmd-live.c) and curses (tui.c) --- */
+/* Batch output (cmd-live.c, also for `view`): one update of the views in the
+ * comma-separated list; whether a list names only known views (EXIT_USAGE after saying
+ * which is not, else 0). */
+void batch_print_iteration(struct ui *ui, const char *views, uint64_t iter, int callers_fixed);
+int batch_check_views(const char *list);
 /* Runs the curses UI until q or a signal; returns an exit code. */
 int tui_run(struct ui *ui);
 
