@@ -74,10 +74,10 @@ done
 "$GOTOP_PERF" view --batch --view top --save "$T/cpu.folded" "$T/a/cpu.pprof" >/dev/null 2>"$T/fold.err"
 rc=$?
 check "view --save FILE.folded exits 0" [ $rc -eq 0 ]
-awk '{ n = $NF; $NF = ""; sub(/ $/, ""); t[$0] += n } END { for (s in t) print s, t[s] }' "$T/cpu.folded" |
+awk '{ n = $NF; $NF = ""; sub(/ $/, ""); gsub(/ [^;]*/, ""); t[$0] += n } END { for (s in t) printf "%s %.0f\n", s, t[s] }' "$T/cpu.folded" |
 	sort >"$T/fold.ours"
 pprof_stacks "$T/a/cpu.pprof" | awk '{ n = split($2, f, ";"); s = f[n]; for (i = n - 1; i >= 1; i--) s = s ";" f[i]
-	t[s] += $1 } END { for (s in t) print s, t[s] }' | sort >"$T/fold.pprof"
+	t[s] += $1 } END { for (s in t) printf "%s %.0f\n", s, t[s] }' | sort >"$T/fold.pprof"
 check "... every stack's value equals go tool pprof -traces' ($(wc -l <"$T/fold.pprof") stacks)" \
 	sh -c "[ -s '$T/fold.pprof' ] && cmp -s '$T/fold.ours' '$T/fold.pprof'"
 cmp -s "$T/fold.ours" "$T/fold.pprof" || diff "$T/fold.ours" "$T/fold.pprof" | diag_file /dev/stdin
