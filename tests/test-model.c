@@ -556,21 +556,31 @@ static int node_cmp(const void *a, const void *b)
 	return (x->id > y->id) - (x->id < y->id);
 }
 
-static void same_trees(struct model_tree *a, struct model_tree *b)
+/* Compared in node order of their ids; sorted copies, since a top-down tree's nodes are
+ * the model's own (model.h). */
+static void same_trees(struct model_tree *ta, struct model_tree *tb)
 {
-	assert_int_equal(a->n, b->n);
-	qsort(a->nodes, a->n, sizeof(*a->nodes), node_cmp);
-	qsort(b->nodes, b->n, sizeof(*b->nodes), node_cmp);
-	for (size_t i = 0; i < a->n; i++) {
-		assert_int_equal(a->nodes[i].id, b->nodes[i].id);
-		assert_int_equal(a->nodes[i].total, b->nodes[i].total);
-		assert_int_equal(a->nodes[i].self, b->nodes[i].self);
-		assert_int_equal(a->nodes[i].total_n, b->nodes[i].total_n);
-		assert_int_equal(a->nodes[i].self_n, b->nodes[i].self_n);
-		assert_int_equal(a->nodes[i].depth, b->nodes[i].depth);
+	struct model_node *a, *b;
+
+	assert_int_equal(ta->n, tb->n);
+	a = malloc(ta->n * sizeof(*a));
+	b = malloc(tb->n * sizeof(*b));
+	memcpy(a, ta->nodes, ta->n * sizeof(*a));
+	memcpy(b, tb->nodes, tb->n * sizeof(*b));
+	qsort(a, ta->n, sizeof(*a), node_cmp);
+	qsort(b, tb->n, sizeof(*b), node_cmp);
+	for (size_t i = 0; i < ta->n; i++) {
+		assert_int_equal(a[i].id, b[i].id);
+		assert_int_equal(a[i].total, b[i].total);
+		assert_int_equal(a[i].self, b[i].self);
+		assert_int_equal(a[i].total_n, b[i].total_n);
+		assert_int_equal(a[i].self_n, b[i].self_n);
+		assert_int_equal(a[i].depth, b[i].depth);
 	}
-	model_tree_free(a);
-	model_tree_free(b);
+	free(a);
+	free(b);
+	model_tree_free(ta);
+	model_tree_free(tb);
 }
 
 /* a (updated) and b (built anew) must answer every question alike. Returns the flat

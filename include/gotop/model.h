@@ -97,7 +97,10 @@ struct model_tree {
 	struct model_node *nodes; /* nodes[0] is a synthetic root holding the totals */
 };
 
-/* Top-down call tree of the samples passing the filters. Free with model_tree_free. */
+/* Top-down call tree of the samples passing the filters. Free with model_tree_free. Its
+ * nodes are the model's own, to read only: the tree is valid until the next call on m
+ * other than reads (a later model_tree_topdown, model_update, model_set_filters,
+ * model_free). */
 struct model_tree *model_tree_topdown(struct model *m);
 /* Bottom-up tree of function fn: nodes[0] is fn itself (total: samples with fn on the
  * stack; self: with fn as leaf), its children are its callers, theirs their callers.

@@ -54,7 +54,10 @@ struct prof_label {
 
 struct prof_sample {
 	uint32_t nlocs, nlabels;
-	const uint64_t *locs; /* location ids, leaf first */
+	const uint32_t *locs; /* location ids, leaf first (interned: equal stacks, one array) */
+	/* The stack's number in the profile's tables: 0 for no locations, else 1, 2, ... in
+	 * the order stacks were first added. Equal stacks, equal numbers (and locs). */
+	uint32_t stack;
 	const struct prof_label *labels; /* sorted by (key, str, num) */
 	int64_t values[PROF_MAX_VALUES];
 };
@@ -134,7 +137,7 @@ int prof_set_sample_values(struct prof *p, size_t i, const int64_t *values);
  * its stack is the interned array locs of nlocs entries (prof_sample_at's locs). 0, or
  * -1 when it is not (or a bad index): a caller that remembered an index checks it so,
  * without copying the values out and back. Sums wrap, as prof_total's. */
-int prof_sample_add(struct prof *p, size_t i, const uint64_t *locs, size_t nlocs,
+int prof_sample_add(struct prof *p, size_t i, const uint32_t *locs, size_t nlocs,
 		    const int64_t *add, size_t n);
 
 /* Sum of value column `col` over all samples. */

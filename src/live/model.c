@@ -81,19 +81,21 @@ struct model {
 	size_t caplocfr;
 
 	/* Every sample of the profile, by its index there: the values (read in place from
-	 * the snapshot: VAL, CNT) and its stack. Stacks are stored once per distinct stack
-	 * (the profile interns them; most samples share one with others that differ in
-	 * labels, thread or goroutine): sample k's frames are fr[soff[stk[k]]] up to
-	 * fr[soff[stk[k] + 1]]. A frame is an index into loc_fn / loc_line (4 bytes, not a
-	 * copy). */
+	 * the snapshot: VAL, CNT) and its stack. A stack is the profile's own interned
+	 * array of location ids (most samples share one with others that differ in labels,
+	 * thread or goroutine), by the profile's number for it: sample k's is
+	 * sloc[stk[k]], snl[stk[k]] ids long. The model keeps no copy of it: on a large
+	 * service the stacks are most of the memory, and stack_frames expands one into
+	 * frames when a walk needs them. */
 	size_t ns, capns;
 	const int64_t *pv; /* p's values (prof_values), pstride a sample */
 	size_t pstride;
 	uint32_t *stk;
-	size_t *soff, nstk, capsoff;
-	uint32_t *fr;
-	size_t nfr, capfr;
-	struct hashmap stacks;      /* the profile's interned stack -> index + 1 in soff */
+	const uint32_t **sloc;
+	uint32_t *snl;
+	size_t nstk, capsloc, capsnl;
+	uint32_t *sfr;           /* stack_frames' result */
+	size_t capsfr;
 
 	/* Label keys of each sample, as an interned set (model_label_keys): a set is the
 	 * sample's distinct keys, with whether the first sample of the set had a numeric
@@ -156,13 +158,43 @@ struct model {
 	struct kept fl_kept;
 };
 
-/* The function of frame j. */
-#define FR_FN(m, j) ((m)->loc_fn[(m)->fr[j]])
-/* Stack s's frames: [ST_BEGIN, ST_END); sample k's: [FR_BEGIN, FR_END). */
-#define ST_BEGIN(m, s) ((m)->soff[s])
-#define ST_END(m, s) ((m)->soff[(s) + 1])
-#define FR_BEGIN(m, k) ST_BEGIN(m, (m)->stk[k])
-#define FR_END(m, k) ST_END(m, (m)->stk[k])
+/* Stack s's frames, outermost first, as indexes into loc_fn / loc_line: its location ids
+ * (leaf first) walked backwards, each location's frames in turn. In m->sfr, valid until
+ * the next call; returns their number. Ids without a location built take no frame. */
+static size_t stack_frames(struct model *m, size_t s)
+{
+	const uint32_t *ids = m->sloc[s];
+	size_t k, n = 0;
+
+	for (k = m->snl[s]; k-- > 0;) {
+		uint32_t id = ids[k];
+		size_t a, b;
+
+		if (id == 0 || id > m->nl)
+			continue;
+		a = m->loc_off[id - 1];
+		b = m->loc_off[id];
+		if (n + (b - a) > m->capsfr)
+			xgrow((void **)&m->sfr, &m->capsfr, n + (b - a), sizeof(*m->sfr));
+		while (a < b)
+			m->sfr[n++] = (uint32_t)a++;
+	}
+	return n;
+}
+
+/* The function of stack s's leaf frame (its innermost), or UINT32_MAX for no frame. */
+static uint32_t stack_leaf_fn(const struct model *m, size_t s)
+{
+	const uint32_t *ids = m->sloc[s];
+
+	for (size_t k = 0; k < m->snl[s]; k++) {
+		uint32_t id = ids[k];
+
+		if (id && id <= m->nl && m->loc_off[id] > m->loc_off[id - 1])
+			return m->loc_fn[m->loc_off[id] - 1];
+	}
+	return UINT32_MAX;
+}
 /* Sample k's value (the view's column, vcol) and count (column 0), in the profile. They
  * are read in place, not copied into arrays of the model at every refresh (a pass over
  * all samples, and memory that grew with the profile). */
@@ -296,54 +328,37 @@ static uint32_t kset_of(struct model *m, const struct prof_sample *s)
 static void extend(struct model *m)
 {
 	const struct prof *p = m->p;
-	size_t nsamp = prof_nsamples(p), i, nl;
+	size_t nsamp = prof_nsamples(p), i;
 
 	build_locations(m);
-	nl = m->nl;
 	if (nsamp >= UINT32_MAX)
 		fatal("profile too large");
 	if (nsamp > m->capns)
 		xgrow((void **)&m->stk, &m->capns, nsamp, sizeof(*m->stk));
 	xgrow((void **)&m->kset, &m->capkset, nsamp + 1, sizeof(*m->kset));
-	if (!m->soff) {
-		xgrow((void **)&m->soff, &m->capsoff, 2, sizeof(*m->soff));
-		m->soff[0] = 0;
-	}
 	for (i = m->ns; i < nsamp; i++) {
 		struct prof_sample s;
-		size_t k;
-		uint64_t *slot;
-		int created;
+		uint32_t st;
 
 		prof_sample_at(p, i, &s);
 		m->kset[i] = kset_of(m, &s);
-		/* Equal stacks are one interned array (profile.h: samples point into shared
-		 * tables, which snapshots share too), so the pointer and length identify it. */
-		slot = hashmap_put(&m->stacks, (uint64_t)(uintptr_t)s.locs ^ (uint64_t)s.nlocs << 48,
-				   &created);
-		if (!created) {
-			m->stk[i] = (uint32_t)(*slot - 1);
-			continue;
-		}
-		if (m->nstk >= UINT32_MAX - 1)
+		/* The profile numbers its distinct stacks in order of first use (profile.h),
+		 * and snapshots share the numbering: the model's stack index is that number. */
+		st = s.stack;
+		if (st >= UINT32_MAX - 1)
 			fatal("profile too large");
-		*slot = m->nstk + 1;
-		m->stk[i] = (uint32_t)m->nstk;
-		/* locs are leaf first: walk them backwards for outermost first. */
-		for (k = s.nlocs; k-- > 0;) {
-			uint64_t id = s.locs[k];
-			size_t a, b;
-
-			if (id == 0 || id > nl)
-				continue;
-			a = m->loc_off[id - 1];
-			b = m->loc_off[id];
-			xgrow((void **)&m->fr, &m->capfr, m->nfr + (b - a), sizeof(*m->fr));
-			while (a < b)
-				m->fr[m->nfr++] = (uint32_t)a++;
+		if (st >= m->nstk) {
+			xgrow((void **)&m->sloc, &m->capsloc, (size_t)st + 1, sizeof(*m->sloc));
+			xgrow((void **)&m->snl, &m->capsnl, (size_t)st + 1, sizeof(*m->snl));
+			memset(m->sloc + m->nstk, 0, (st + 1 - m->nstk) * sizeof(*m->sloc));
+			memset(m->snl + m->nstk, 0, (st + 1 - m->nstk) * sizeof(*m->snl));
+			m->nstk = (size_t)st + 1;
 		}
-		xgrow((void **)&m->soff, &m->capsoff, m->nstk + 2, sizeof(*m->soff));
-		m->soff[++m->nstk] = m->nfr;
+		if (!m->sloc[st]) {
+			m->sloc[st] = s.locs;
+			m->snl[st] = s.nlocs;
+		}
+		m->stk[i] = st;
 	}
 	m->ns = nsamp;
 	m->pv = prof_values(p, &m->pstride);
@@ -450,9 +465,9 @@ void model_free(struct model *m)
 	free(m->loc_fn);
 	free(m->loc_line);
 	free(m->stk);
-	free(m->soff);
-	free(m->fr);
-	hashmap_free(&m->stacks);
+	free(m->sloc);
+	free(m->snl);
+	free(m->sfr);
 	free(m->kset);
 	free(m->ks_off);
 	free(m->ks_key);
@@ -553,15 +568,15 @@ static int label_matches(const struct prof_sample *s, const struct lfilter *f)
 }
 
 /* Whether stack s passes the function filters. */
-static int stack_passes(const struct model *m, size_t s)
+static int stack_passes(struct model *m, size_t s)
 {
-	size_t i, j;
+	size_t i, j, n = m->nfn_filters ? stack_frames(m, s) : 0;
 
 	for (i = 0; i < m->nfn_filters; i++) {
 		int hit = 0;
 
-		for (j = ST_BEGIN(m, s); j < ST_END(m, s) && !hit; j++)
-			hit = m->fmask[i][FR_FN(m, j)];
+		for (j = 0; j < n && !hit; j++)
+			hit = m->fmask[i][m->loc_fn[m->sfr[j]]];
 		if (m->fkind[i] == MODEL_FOCUS ? !hit : hit)
 			return 0;
 	}
@@ -731,15 +746,15 @@ static void flat_reset(struct model *m)
  * in steps gives what one pass over the whole profile gives. */
 static void flat_add(struct model *m, uint32_t st, int64_t v, uint64_t c)
 {
-	size_t j;
+	size_t j, n = stack_frames(m, st);
 
 	if (++m->fl_gen == 0) { /* wrapped: no row may keep a stamp of this walk */
 		memset(m->fl_stamp, 0, m->fl_n * sizeof(*m->fl_stamp));
 		m->fl_gen = 1;
 	}
-	for (j = ST_BEGIN(m, st); j < ST_END(m, st); j++) {
-		uint32_t fn = FR_FN(m, j), row;
-		int64_t line = m->loc_line[m->fr[j]];
+	for (j = 0; j < n; j++) {
+		uint32_t fn = m->loc_fn[m->sfr[j]], row;
+		int64_t line = m->loc_line[m->sfr[j]];
 		struct model_flat *r;
 		uint64_t *slot = NULL;
 
@@ -773,7 +788,7 @@ static void flat_add(struct model *m, uint32_t st, int64_t v, uint64_t c)
 			r->total += v;
 			r->total_n += c;
 		}
-		if (j + 1 == ST_END(m, st)) {
+		if (j + 1 == n) {
 			r->self += v;
 			r->self_n += c;
 			if (!m->by_line) {
@@ -827,6 +842,7 @@ struct tree_impl {
 	size_t cap;
 	uint32_t *kidbuf;
 	const struct model *m;
+	int borrowed; /* pub.nodes are the model's tc_nodes, not the tree's own */
 };
 
 /* Node nodes[i] (i > 0) for function fn under nodes[parent], its values zero. */
@@ -968,8 +984,10 @@ struct model_tree *model_tree_topdown(struct model *m)
 		uint64_t c;
 
 		if (a >= m->tc_kept.n) {
-			for (cur = 0, j = ST_BEGIN(m, st); j < ST_END(m, st); j++)
-				cur = tc_child(m, cur, FR_FN(m, j));
+			size_t n = stack_frames(m, st);
+
+			for (cur = 0, j = 0; j < n; j++)
+				cur = tc_child(m, cur, m->loc_fn[m->sfr[j]]);
 			m->tc_leaf[a] = cur;
 		}
 		if (!kept_gain(m, &m->tc_kept, a, &v, &c))
@@ -987,9 +1005,15 @@ struct model_tree *model_tree_topdown(struct model *m)
 	}
 	m->tc_kept.n = m->nact;
 
+	/* The tree is the cache itself, not a copy: on a large profile a copy at every
+	 * refresh doubled what the Tree view holds. Its child lists are made anew. */
 	t->pub.n = t->cap = m->tc_n;
-	nodes = t->pub.nodes = xmalloc(m->tc_n * sizeof(*nodes));
-	memcpy(nodes, m->tc_nodes, m->tc_n * sizeof(*nodes));
+	nodes = t->pub.nodes = m->tc_nodes;
+	t->borrowed = 1;
+	for (a = 0; a < m->tc_n; a++) {
+		nodes[a].nkids = 0;
+		nodes[a].kids = NULL;
+	}
 	tree_finish(t);
 	return &t->pub;
 }
@@ -1005,16 +1029,16 @@ struct model_tree *model_tree_callers(struct model *m, uint32_t fn)
 		t->pub.nodes[0].id = util_mix64(m->fns[fn].hash ^ 0x63616c6c657273ULL);
 	for (a = 0; fn < m->nfns && a < m->nact; a++) {
 		uint32_t st = m->act[a], cur = 0;
-		size_t b0 = ST_BEGIN(m, st), b = ST_END(m, st), pos;
+		size_t b = stack_frames(m, st), pos;
 		int64_t v = m->sval[st];
 		uint64_t c = m->scnt[st];
 
-		if (b0 == b)
+		if (!b)
 			continue;
-		for (pos = b; pos-- > b0;)
-			if (FR_FN(m, pos) == fn)
+		for (pos = b; pos-- > 0;)
+			if (m->loc_fn[m->sfr[pos]] == fn)
 				break;
-		if (pos == (size_t)-1 || pos < b0 || FR_FN(m, pos) != fn)
+		if (pos == (size_t)-1)
 			continue;
 		t->pub.nodes[0].total += v;
 		t->pub.nodes[0].total_n += c;
@@ -1022,10 +1046,10 @@ struct model_tree *model_tree_callers(struct model *m, uint32_t fn)
 			t->pub.nodes[0].self += v;
 			t->pub.nodes[0].self_n += c;
 		}
-		for (j = pos; j-- > b0;) {
+		for (j = pos; j-- > 0;) {
 			struct model_node *n;
 
-			cur = tree_child(t, &kids, cur, FR_FN(m, j));
+			cur = tree_child(t, &kids, cur, m->loc_fn[m->sfr[j]]);
 			n = &t->pub.nodes[cur];
 			n->total += v;
 			n->total_n += c;
@@ -1047,7 +1071,8 @@ void model_tree_free(struct model_tree *pub)
 
 	if (!t)
 		return;
-	free(t->pub.nodes);
+	if (!t->borrowed)
+		free(t->pub.nodes);
 	free(t->kidbuf);
 	free(t);
 }
@@ -1181,9 +1206,9 @@ static void kcache_extend(struct model *m, struct kcache *c)
 			*slot = c->ngrp++;
 		}
 		c->grp[k] = (uint32_t)*slot;
-		if (FR_END(m, k) == FR_BEGIN(m, k))
+		leaf = stack_leaf_fn(m, m->stk[k]);
+		if (leaf == UINT32_MAX)
 			continue;
-		leaf = FR_FN(m, FR_END(m, k) - 1);
 		slot = hashmap_put(&c->tgs, (uint64_t)v << 32 | leaf, &created);
 		if (created) {
 			if (c->ntg + 1 > c->captg) {

@@ -48,13 +48,13 @@ struct memo { /* a hit reads the first cache line and the addresses it compares 
 	uint64_t hash;
 	uint16_t nk, nu;  /* nk + nu == 0: empty */
 	uint16_t nl;      /* loc[] used: nk + nu, less where location_for cut the chain */
-	const uint64_t *stack; /* the profile's interned copy of loc[] once known, else NULL */
+	const uint32_t *stack; /* the profile's interned copy of loc[] once known, else NULL */
 	uint64_t addr[MEMO_FRAMES]; /* kernel part, then user part */
 	uint64_t loc[MEMO_FRAMES];
 };
 
 struct smemo {
-	const uint64_t *stack; /* NULL: empty */
+	const uint32_t *stack; /* NULL: empty */
 	const void *lset;      /* goread_extra.labels when labelled */
 	uint64_t goid;
 	uint32_t tid, flags, idx;
@@ -708,7 +708,7 @@ static int goid_keep(struct agg *a, uint64_t goid, uint64_t t)
 	return a->st.goroutines <= all || (t > e->first_ns && t - e->first_ns >= AGG_GOID_OLD_NS);
 }
 
-static struct smemo *smemo_slot(struct evprof *e, const uint64_t *stack, uint32_t tid,
+static struct smemo *smemo_slot(struct evprof *e, const uint32_t *stack, uint32_t tid,
 				 uint64_t goid, const void *lset, unsigned flags)
 {
 	uint64_t h = ((uint64_t)(uintptr_t)stack ^ (uint64_t)tid << 32 ^ goid ^

@@ -250,7 +250,8 @@ struct pstr {
 /* What makes a sample distinct: its stack and labels. Values live in each profile. */
 struct skey {
 	uint32_t nlocs, nlabels;
-	const uint64_t *locs;
+	uint32_t stack; /* prof_sample.stack */
+	const uint32_t *locs; /* 4-byte ids: the stacks are most of a large profile's memory */
 	const struct prof_label *labels;
 };
 
@@ -283,9 +284,12 @@ struct prof {
 	int64_t *vals;           /* sample i's values at [i * stride] */
 	size_t stride, cap_vals;
 
-	/* Sorted copy of the labels of the prof_add_sample call in progress. */
+	/* Sorted copy of the labels of the prof_add_sample call in progress, and its
+	 * location ids narrowed to the stored width. */
 	struct prof_label *lab_scratch;
 	size_t cap_lab_scratch;
+	uint32_t *loc_scratch;
+	size_t cap_loc_scratch;
 
 	struct prof_value_type types[PROF_MAX_VALUES];
 	size_t ntypes;
@@ -323,14 +327,18 @@ static inline struct skey *key_at(const struct prof_tables *t, size_t i)
 	return segv_at(&t->keys, i, sizeof(struct skey));
 }
 
-/* The pool's copy of len bytes at data, shared with every earlier equal array. */
-static const void *blob_intern(struct blobs *b, struct pool *pl, const void *data, size_t len)
+/* The pool's copy of len bytes at data, shared with every earlier equal array; its index
+ * among b's arrays (in order of first use) in *index when index is not NULL. */
+static const void *blob_intern(struct blobs *b, struct pool *pl, const void *data, size_t len,
+			       uint32_t *index)
 {
 	uint32_t pos, h = hash_bytes(data, len);
 	int64_t found = HTAB_FIND(&b->tab, h, &pos,
 				  ((struct blob *)segv_at(&b->ents, idx, sizeof(struct blob)))->len == len &&
 					  memcmp(((struct blob *)segv_at(&b->ents, idx, sizeof(struct blob)))->p,
 						 data, len) == 0);
+	if (index)
+		*index = found >= 0 ? (uint32_t)found : b->n;
 	if (found >= 0)
 		return ((struct blob *)segv_at(&b->ents, (size_t)found, sizeof(struct blob)))->p;
 
@@ -402,6 +410,7 @@ void prof_free(struct prof *p)
 	tables_put(p->t);
 	free(p->vals);
 	free(p->lab_scratch);
+	free(p->loc_scratch);
 	free(p->comments);
 	free(p);
 }
@@ -418,6 +427,7 @@ static void own_tables(struct prof *p)
 	tables_put(p->t);
 	free(p->vals);
 	free(p->lab_scratch);
+	free(p->loc_scratch);
 	free(p->comments);
 	*p = *c;
 	free(c);
@@ -741,7 +751,7 @@ static void sort_labels(struct prof_label *l, size_t n)
 	}
 }
 
-static bool sample_equal(const struct skey *s, const uint64_t *locs, uint32_t nlocs,
+static bool sample_equal(const struct skey *s, const uint32_t *locs, uint32_t nlocs,
 			 const struct prof_label *labels, uint32_t nlabels)
 {
 	if (s->nlocs != nlocs || s->nlabels != nlabels)
@@ -760,16 +770,16 @@ void prof_add_sample(struct prof *p, const uint64_t *locs, size_t nlocs,
 	prof_add_to_sample(p, locs, nlocs, values, labels, nlabels, 1);
 }
 
-long prof_add_to_sample(struct prof *p, const uint64_t *locs, size_t nlocs,
+long prof_add_to_sample(struct prof *p, const uint64_t *locs64, size_t nlocs,
 			const int64_t *values, const struct prof_label *labels, size_t nlabels,
 			int create)
 {
 	struct prof_tables *t;
-	uint32_t pos;
+	uint32_t pos, *locs;
 
 	own_tables(p);
 	t = p->t;
-	if (!locs)
+	if (!locs64)
 		nlocs = 0;
 	if (!labels)
 		nlabels = 0;
@@ -777,6 +787,12 @@ long prof_add_to_sample(struct prof *p, const uint64_t *locs, size_t nlocs,
 		nlocs = UINT32_MAX;
 	if (nlabels > UINT32_MAX)
 		nlabels = UINT32_MAX;
+	/* Location ids fit in 4 bytes: the location table holds fewer than 2^32 entries
+	 * (htab_insert); a larger id names no location and is kept as 0 ("none"). */
+	xgrow((void **)&p->loc_scratch, &p->cap_loc_scratch, nlocs + 1, sizeof(*p->loc_scratch));
+	locs = p->loc_scratch;
+	for (size_t i = 0; i < nlocs; i++)
+		locs[i] = locs64[i] <= UINT32_MAX ? (uint32_t)locs64[i] : 0;
 
 	struct prof_label *lab = NULL;
 	if (nlabels) {
@@ -829,8 +845,15 @@ long prof_add_to_sample(struct prof *p, const uint64_t *locs, size_t nlocs,
 		struct skey *k = segv_slot(&t->keys, si, sizeof(*k));
 		k->nlocs = (uint32_t)nlocs;
 		k->nlabels = (uint32_t)nlabels;
-		k->locs = nlocs ? blob_intern(&t->stacks, &t->pool, locs, nlocs * sizeof(*locs)) : NULL;
-		k->labels = nlabels ? blob_intern(&t->labelsets, &t->pool, lab, nlabels * sizeof(*lab))
+		k->locs = NULL;
+		k->stack = 0;
+		if (nlocs) {
+			k->locs = blob_intern(&t->stacks, &t->pool, locs, nlocs * sizeof(*locs),
+					      &k->stack);
+			k->stack++;
+		}
+		k->labels = nlabels ? blob_intern(&t->labelsets, &t->pool, lab,
+						  nlabels * sizeof(*lab), NULL)
 				    : NULL;
 		xgrow((void **)&p->vals, &p->cap_vals, (si + 1) * p->stride, sizeof(*p->vals));
 		memset(p->vals + si * p->stride, 0, p->stride * sizeof(*p->vals));
@@ -891,6 +914,7 @@ int prof_sample_at(const struct prof *p, size_t i, struct prof_sample *out)
 	out->nlocs = k->nlocs;
 	out->nlabels = k->nlabels;
 	out->locs = k->locs;
+	out->stack = k->stack;
 	out->labels = k->labels;
 	memset(out->values, 0, sizeof(out->values));
 	memcpy(out->values, p->vals + i * p->stride, p->stride * sizeof(*p->vals));
@@ -916,7 +940,7 @@ int prof_set_sample_values(struct prof *p, size_t i, const int64_t *values)
 	return 0;
 }
 
-int prof_sample_add(struct prof *p, size_t i, const uint64_t *locs, size_t nlocs,
+int prof_sample_add(struct prof *p, size_t i, const uint32_t *locs, size_t nlocs,
 		    const int64_t *add, size_t n)
 {
 	const struct skey *k;
@@ -966,6 +990,8 @@ struct prof *prof_snapshot(const struct prof *p)
 	c->cap_vals = nv ? nv : 1;
 	c->lab_scratch = NULL;
 	c->cap_lab_scratch = 0;
+	c->loc_scratch = NULL;
+	c->cap_loc_scratch = 0;
 	c->comments = NULL;
 	c->ncomments = c->cap_comments = 0;
 	for (size_t i = 0; i < p->ncomments; i++)
