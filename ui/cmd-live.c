@@ -98,7 +98,8 @@ void cmd_live_options(FILE *f)
 	      "      --batch            no terminal UI\n"
 	      "  -n, --iterations N     stop after N updates (default: until the target exits)\n"
 	      "      --view LIST        views to print, comma separated: top, tree, callers, labels,\n"
-	      "                         goroutines, threads, events, help (default top,tree,labels)\n"
+	      "                         goroutines, threads, flame, events, help (default\n"
+	      "                         top,tree,labels)\n"
 	      "      --rows N           rows per view (default 25; 0: all)\n"
 	      "      --sort KEY         Top order: self, total or name (default self)\n"
 	      "      --callers FUNC     the function of the callers view (default: the hottest)\n"
@@ -308,7 +309,8 @@ static size_t view_by_name(const char *name)
 {
 	static const struct view_ops *const ops[VIEW_COUNT] = {
 		&view_top_ops, &view_tree_ops, &view_callers_ops, &view_labels_ops,
-		&view_goroutines_ops, &view_threads_ops, &view_events_ops, &view_verify_ops, &view_help_ops,
+		&view_goroutines_ops, &view_threads_ops, &view_flame_ops, &view_events_ops,
+		&view_verify_ops, &view_help_ops,
 	};
 	size_t i;
 
@@ -325,7 +327,7 @@ int batch_check_views(const char *list)
 	snprintf(buf, sizeof(buf), "%s", list);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
 		if (view_by_name(tok) == VIEW_COUNT) {
-			cli_error("unknown view '%s' (top, tree, callers, labels, goroutines, threads, events, verify, help)", tok);
+			cli_error("unknown view '%s' (top, tree, callers, labels, goroutines, threads, flame, events, verify, help)", tok);
 			return EXIT_USAGE;
 		}
 	return 0;

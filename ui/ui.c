@@ -24,6 +24,7 @@ static const struct view_ops *const all_ops[VIEW_COUNT] = {
 	[VIEW_LABELS] = &view_labels_ops,
 	[VIEW_GOROUTINES] = &view_goroutines_ops,
 	[VIEW_THREADS] = &view_threads_ops,
+	[VIEW_FLAME] = &view_flame_ops,
 	[VIEW_EVENTS] = &view_events_ops,
 	[VIEW_VERIFY] = &view_verify_ops,
 	[VIEW_HELP] = &view_help_ops,
@@ -913,6 +914,8 @@ int ui_action(struct ui *ui, enum ui_action a)
 		return go_view(ui, VIEW_GOROUTINES);
 	case ACT_VIEW_THREADS:
 		return go_view(ui, VIEW_THREADS);
+	case ACT_VIEW_FLAME:
+		return go_view(ui, VIEW_FLAME);
 	case ACT_UP:
 		move_sel(ui, v, -1);
 		v->moved = v->sel > 0;

@@ -14,7 +14,9 @@
 
 enum ui_attr {
 	UA_NORMAL, UA_DIM, UA_HEAD, UA_TITLE, UA_HOT, UA_WARM, UA_MATCH, UA_MARK, UA_TREE,
-	UA_OK, UA_ERR, UA_TAB, UA_TAB_ON, UA_KEY, UA_STATE, UA_COUNT
+	UA_OK, UA_ERR, UA_TAB, UA_TAB_ON, UA_KEY, UA_STATE,
+	UA_FL0, UA_FL1, UA_FL2, UA_FL3, UA_FL_SEL, /* flame graph frames by package, the selected */
+	UA_COUNT
 };
 
 #define TL_MAX 4096
@@ -68,6 +70,8 @@ enum ui_action {
 	ACT_EVENT_DATA_PREV, ACT_EVENT_DATA_NEXT, ACT_EVENT_NAME,
 	ACT_CLOSE, ACT_REDRAW, ACT_VERIFY,
 	ACT_NAMES,
+	ACT_VIEW_FLAME, ACT_FRAME_PREV, ACT_FRAME_NEXT, ACT_FRAME_UP, ACT_FRAME_DOWN, ACT_ZOOM,
+	ACT_ZOOM_OUT,
 };
 
 enum {
@@ -82,12 +86,12 @@ enum {
 
 enum ui_view_id {
 	VIEW_TOP, VIEW_TREE, VIEW_CALLERS, VIEW_LABELS, VIEW_GOROUTINES, VIEW_THREADS,
-	VIEW_EVENTS, VIEW_VERIFY, VIEW_HELP, VIEW_COUNT
+	VIEW_FLAME, VIEW_EVENTS, VIEW_VERIFY, VIEW_HELP, VIEW_COUNT
 };
-#define VIEW_TABS 6      /* views 0..5 are in the Tab cycle; events, verifier, help are overlays */
+#define VIEW_TABS 7      /* views 0..6 are in the Tab cycle; events, verifier, help are overlays */
 #define VB(v) (1u << (v))
 #define VB_LISTS (VB(VIEW_TOP) | VB(VIEW_TREE) | VB(VIEW_CALLERS) | VB(VIEW_LABELS) | \
-		  VB(VIEW_GOROUTINES) | VB(VIEW_THREADS))
+		  VB(VIEW_GOROUTINES) | VB(VIEW_THREADS) | VB(VIEW_FLAME))
 #define VB_ALL 0xffffu
 
 struct ui;
@@ -109,6 +113,8 @@ struct view_ops {
 	/* The function (model index) under the selection, or -1. */
 	long (*selected_fn)(struct ui *ui, struct view *v);
 	void (*free)(struct view *v);
+	int cell_select;         /* the selection is a cell of a row (Flame): rows are not
+				  * highlighted whole */
 };
 
 struct view {
@@ -235,7 +241,8 @@ void ui_request(struct ui *ui, enum live_req_kind kind, const struct event_spec 
 
 /* Views. */
 extern const struct view_ops view_top_ops, view_tree_ops, view_callers_ops, view_labels_ops,
-	view_goroutines_ops, view_threads_ops, view_events_ops, view_verify_ops, view_help_ops;
+	view_goroutines_ops, view_threads_ops, view_events_ops, view_verify_ops, view_help_ops,
+	view_flame_ops;
 /* Switches the verifier on (creating it for the target) or off; R_* flags. */
 int ui_verify_toggle(struct ui *ui);
 
