@@ -6,7 +6,7 @@
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
 need_pprof
-plan 15
+plan 18
 v=$GO_VERSION
 bin=$T/profiles
 go_build "$v" plain "$TOP_SRCDIR/tests/workloads/go/profiles.go" "$bin" >"$T/build.err" 2>&1
@@ -68,6 +68,29 @@ for k in goroutine mutex block; do
 	check "$k profile: Top equals go tool pprof -top within 0.1 points ($r)" \
 		awk -v w="${r% *}" -v n="${r#* }" 'BEGIN { exit !(w <= 0.1 && n >= 1) }'
 done
+
+# A baseline (--base): the heap of a run whose main.keepB keeps 16 blocks against one that
+# keeps 80. Top's THEN% is pprof's flat% in the base file, DELTA the difference of the two.
+pct() { pprof -top -nodecount=100000 -sample_index=inuse_space "$1" 2>/dev/null |
+	awk -v f="$2" '$6 == f { p = $2; sub("%", "", p); print p }'; }
+"$GOTOP_PERF" view --batch --view top,tree,flame --rows 0 --sample-index inuse_space \
+	--base "$T/a/heap.pprof" "$T/b/heap.pprof" >"$T/base.out" 2>"$T/base.err"
+section "$T/base.out" Top >"$T/base.top"
+for f in main.keepA main.keepB; do
+	then=$(pct "$T/a/heap.pprof" "$f")
+	now=$(pct "$T/b/heap.pprof" "$f")
+	got=$(awk -v f="$f" '$6 == f { t = $3; sub("%", "", t); print t, $4 }' "$T/base.top")
+	check "--base: $f's share then and its change equal go tool pprof's on both files ($got; pprof: $then then, $now now)" \
+		awk -v g="$got" -v a="$then" -v b="$now" 'BEGIN { split(g, x, " ")
+			d1 = x[1] - a; d2 = x[2] - (b - a); if (d1 < 0) d1 = -d1; if (d2 < 0) d2 = -d2
+			exit !(g != "" && a != "" && d1 <= 0.1 && d2 <= 0.2) }'
+done
+known_change() {
+	awk '$6 == "main.keepB" { exit !($4 + 0 > 20) }' "$T/base.top" &&
+		section "$T/base.out" Tree | awk '$NF == "main.keepB" { ok = $4 + 0 > 20 } END { exit !ok }' &&
+		grep -q 'baseline: .*a/heap.pprof' "$T/base.out"
+}
+check "... the known change: main.keepB up by more than 20 points in Top and Tree, the baseline named" known_change
 
 # Folded stacks of the shown sample type: re-read, each stack's total equals the sum of
 # go tool pprof -traces' stacks of the same functions (root first).

@@ -38,6 +38,7 @@ struct live_cli {
 	const char *callers;
 	const char *out_dir;
 	const char *save;
+	const char *base;
 	int no_color, ascii;
 	int verify;
 	struct { enum model_filter_kind kind; const char *key, *str; int64_t num; } filters[MAX_OPT_FILTERS];
@@ -47,7 +48,7 @@ struct live_cli {
 enum {
 	OPT_REFRESH = 300, OPT_MAX_MEMORY, OPT_BATCH, OPT_VIEW, OPT_ROWS, OPT_SORT, OPT_MIN_PCT,
 	OPT_CALLERS, OPT_FOCUS, OPT_IGNORE, OPT_TAG, OPT_THREAD, OPT_NO_COLOR,
-	OPT_ASCII, OPT_SAVE, OPT_HELP, OPT_VERIFY,
+	OPT_ASCII, OPT_SAVE, OPT_HELP, OPT_VERIFY, OPT_BASE,
 };
 
 static const struct option long_opts[] = {
@@ -71,6 +72,7 @@ static const struct option long_opts[] = {
 	{ "no-color", no_argument, NULL, OPT_NO_COLOR },
 	{ "ascii", no_argument, NULL, OPT_ASCII },
 	{ "save", required_argument, NULL, OPT_SAVE },
+	{ "base", required_argument, NULL, OPT_BASE },
 	{ "verify", no_argument, NULL, OPT_VERIFY },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
@@ -105,6 +107,8 @@ void cmd_live_options(FILE *f)
 	      "      --callers FUNC     the function of the callers view (default: the hottest)\n"
 	      "      --min-pct PCT      tree nodes below PCT% are left out (default 1)\n"
 	      "      --save FILE        at the end, save what the last update showed (gzipped pprof)\n"
+	      "      --base FILE        start with a saved pprof file as the baseline (B key): Top,\n"
+	      "                         Tree and Flame show the share then and the change\n"
 	      "      --verify           start the verifier (V key; --view verify in batch mode)\n"
 	      "A command started with -- gets /dev/null as stdin, stdout and stderr and is stopped\n"
 	      "(SIGTERM) when gotop-perf quits.\n", f);
@@ -273,6 +277,9 @@ static int parse_args(int argc, char **argv, struct live_cli *o)
 			break;
 		case OPT_VERIFY:
 			o->verify = 1;
+			break;
+		case OPT_BASE:
+			o->base = optarg;
 			break;
 		case OPT_HELP:
 			live_usage(stdout);
@@ -555,6 +562,7 @@ int cmd_live(int argc, char **argv)
 {
 	struct live_cli o;
 	struct live *live = NULL;
+	struct prof *base = NULL;
 	struct ui ui;
 	int rc;
 
@@ -576,10 +584,19 @@ int cmd_live(int argc, char **argv)
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	mallopt(M_TRIM_THRESHOLD, 128 * 1024);
 #endif
+	if (o.base && !(base = pprof_read_file(o.base))) {
+		cli_error("%s: %s", o.base, errno == EBADMSG ? "not a pprof profile, or a corrupt one"
+							       : strerror(errno));
+		return EXIT_FAIL;
+	}
 	rc = start_live(&o, &live);
-	if (rc)
+	if (rc) {
+		prof_free(base);
 		return rc;
+	}
 	setup_ui(&ui, &o, live);
+	if (base)
+		ui_base_set(&ui, base, o.base);
 	if (o.batch) {
 		ui.width = 200;
 		ui.rows = 1000000;

@@ -25,6 +25,7 @@ struct view_cli {
 	char **files;
 	size_t nfiles;
 	const char *sample_index;
+	const char *base;
 	int batch;
 	const char *views;
 	long rows;
@@ -41,6 +42,7 @@ struct view_cli {
 enum {
 	OPT_BATCH = 300, OPT_VIEW, OPT_ROWS, OPT_SORT, OPT_MIN_PCT, OPT_CALLERS, OPT_FOCUS,
 	OPT_IGNORE, OPT_TAG, OPT_SAVE, OPT_NO_COLOR, OPT_ASCII, OPT_SAMPLE_INDEX, OPT_HELP,
+	OPT_BASE,
 };
 
 static const struct option long_opts[] = {
@@ -56,6 +58,7 @@ static const struct option long_opts[] = {
 	{ "save", required_argument, NULL, OPT_SAVE },
 	{ "output-dir", required_argument, NULL, 'o' },
 	{ "sample-index", required_argument, NULL, OPT_SAMPLE_INDEX },
+	{ "base", required_argument, NULL, OPT_BASE },
 	{ "no-color", no_argument, NULL, OPT_NO_COLOR },
 	{ "ascii", no_argument, NULL, OPT_ASCII },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -64,10 +67,12 @@ static const struct option long_opts[] = {
 
 static void view_usage(FILE *f)
 {
-	fputs("Usage: gotop-perf view [OPTIONS] FILE [FILE...]\n"
+	fputs("Usage: gotop-perf view [OPTIONS] [--base FILE] FILE [FILE...]\n"
 	      "The live UI's views on pprof files (gzipped or not): gotop-perf's, Go's CPU, heap,\n"
 	      "allocs, goroutine, mutex and block profiles; several files of one kind are merged.\n"
 	      "[ and ] switch between the sample types (e.g. inuse_space, alloc_objects).\n"
+	      "      --base FILE        compare with this profile (Top, Tree, Flame: share then,\n"
+	      "                         and the change); B clears it\n"
 	      "      --sample-index TYPE  the sample type shown first (default: the file's\n"
 	      "                         default, else its last, as go tool pprof)\n"
 	      "  -o, --output-dir DIR   where snapshots (S key) are saved\n"
@@ -166,6 +171,9 @@ static int parse_args(int argc, char **argv, struct view_cli *o)
 			break;
 		case OPT_SAMPLE_INDEX:
 			o->sample_index = optarg;
+			break;
+		case OPT_BASE:
+			o->base = optarg;
 			break;
 		case OPT_NO_COLOR:
 			o->no_color = 1;
@@ -444,6 +452,27 @@ int cmd_view(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	setup_ui(&ui, &o, s);
+	if (o.base) {
+		struct prof *b = pprof_read_file(o.base);
+		size_t i, nt;
+
+		if (!b) {
+			file_error(o.base, errno);
+			ui_fini(&ui);
+			return EXIT_FAIL;
+		}
+		/* The base's column of the sample type shown, when it has one by that name. */
+		nt = prof_sample_types(b, NULL);
+		for (i = 0; i < nt && strcmp(type_name(b, i), ui_viewed_event(&ui)); i++)
+			;
+		if (i < nt) {
+			struct prof *q = type_view(b, i);
+
+			prof_free(b);
+			b = q;
+		}
+		ui_base_set(&ui, b, o.base);
+	}
 	if (o.batch) {
 		ui.width = 200;
 		ui.rows = 1000000;

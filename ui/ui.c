@@ -61,6 +61,7 @@ void ui_fini(struct ui *ui)
 	ui->verifier = NULL;
 	model_free(ui->model);
 	ui->model = NULL;
+	ui_base_set(ui, NULL, NULL);
 	ui_clear_filters(ui);
 	free(ui->callers_fn);
 	live_snapshot_put(ui->snap);
@@ -165,6 +166,137 @@ static size_t model_filters(const struct ui *ui, struct model_filter *f)
 		f[i].num = ui->filters[i].num;
 	}
 	return ui->nfilters;
+}
+
+/* --- the baseline --- */
+
+static uint64_t filters_sig(const struct ui *ui)
+{
+	uint64_t h = 0x62617365ULL + ui->nfilters;
+	size_t i;
+
+	for (i = 0; i < ui->nfilters; i++) {
+		const struct ui_filter *f = &ui->filters[i];
+
+		h = util_mix64(h ^ ((uint64_t)f->kind << 8 | (uint64_t)f->exact) ^ (uint64_t)f->num);
+		h = util_hash(f->key ? f->key : "", f->key_len, h);
+		h = util_hash(f->str ? f->str : "", f->str_len, h);
+	}
+	return h ? h : 1;
+}
+
+static void base_lookups_free(struct ui *ui)
+{
+	free(ui->base_self);
+	free(ui->base_total);
+	ui->base_self = ui->base_total = NULL;
+	ui->base_nfn = 0;
+	model_tree_free(ui->base_tree);
+	ui->base_tree = NULL;
+	ui->base_sig = 0;
+}
+
+/* The baseline's flat profile and tree under the current filters, once per filter set. */
+static void base_update(struct ui *ui)
+{
+	struct model_filter f[UI_MAX_FILTERS];
+	struct model_flat *rows;
+	size_t n, i;
+	uint64_t sig = filters_sig(ui);
+
+	if (!ui->base_model || ui->base_sig == sig)
+		return;
+	base_lookups_free(ui);
+	model_set_filters(ui->base_model, f, model_filters(ui, f));
+	n = model_flat(ui->base_model, &rows);
+	ui->base_nfn = model_nfuncs(ui->base_model);
+	ui->base_self = xcalloc(ui->base_nfn + 1, sizeof(*ui->base_self));
+	ui->base_total = xcalloc(ui->base_nfn + 1, sizeof(*ui->base_total));
+	for (i = 0; i < n; i++)
+		if (rows[i].fn < ui->base_nfn) {
+			ui->base_self[rows[i].fn] += rows[i].self;
+			if (rows[i].total > ui->base_total[rows[i].fn])
+				ui->base_total[rows[i].fn] = rows[i].total;
+		}
+	free(rows);
+	model_totals(ui->base_model, &ui->base_tot);
+	ui->base_tree = model_tree_topdown(ui->base_model);
+	ui->base_sig = sig;
+}
+
+void ui_base_set(struct ui *ui, struct prof *p, const char *what)
+{
+	size_t i;
+
+	base_lookups_free(ui);
+	model_free(ui->base_model);
+	prof_free(ui->base_prof);
+	ui->base_model = NULL;
+	ui->base_prof = p;
+	ui->base_what[0] = 0;
+	if (p) {
+		ui->base_model = model_new(p, 0);
+		ui_escape(ui->base_what, sizeof(ui->base_what), what, strlen(what));
+		base_update(ui);
+	}
+	for (i = 0; i < VIEW_COUNT; i++)
+		ui->views[i].stale = 1;
+}
+
+int ui_base_fn(struct ui *ui, const struct model_fn *f, int64_t *self, int64_t *total)
+{
+	long k;
+
+	*self = *total = 0;
+	if (!ui->base_model)
+		return -1;
+	base_update(ui);
+	k = model_find_fn(ui->base_model, f->name, f->name_len);
+	if (k < 0 || (size_t)k >= ui->base_nfn)
+		return -1;
+	*self = ui->base_self[k];
+	*total = ui->base_total[k];
+	return 0;
+}
+
+int ui_base_node(struct ui *ui, uint64_t id, int64_t *total)
+{
+	size_t i;
+
+	*total = 0;
+	if (!ui->base_model)
+		return -1;
+	base_update(ui);
+	/* Node ids are path hashes: the same path has the same id in both trees. */
+	for (i = 0; ui->base_tree && i < ui->base_tree->n; i++)
+		if (ui->base_tree->nodes[i].id == id) {
+			*total = ui->base_tree->nodes[i].total;
+			return 0;
+		}
+	return -1;
+}
+
+int64_t ui_base_all(struct ui *ui)
+{
+	if (!ui->base_model)
+		return 0;
+	base_update(ui);
+	return ui->base_tot.value;
+}
+
+int ui_base_delta(char *buf, size_t n, int64_t now, int64_t now_all, int64_t then, int64_t then_all,
+		  int have)
+{
+	double a = now_all > 0 ? 100.0 * (double)now / (double)now_all : 0;
+	double b = then_all > 0 && have ? 100.0 * (double)then / (double)then_all : 0;
+	double d = a - b;
+
+	if (!have)
+		snprintf(buf, n, "%7s %6s", "new", "");
+	else
+		snprintf(buf, n, "%6.1f%% %+6.1f", b, d);
+	buf[GP_MIN(n - 1, (size_t)14)] = 0;
+	return !have || d >= 1.0 ? UA_HOT : d <= -1.0 ? UA_OK : UA_DIM;
 }
 
 void ui_rebuild(struct ui *ui)
@@ -612,6 +744,8 @@ void ui_info_line(struct ui *ui, struct tline *l)
 				  (unsigned long long)t.all_count);
 		}
 	}
+	if (ui->base_prof)
+		tl_printf(l, UA_MARK, "  baseline: %s", ui->base_what);
 	if (ui->search[0]) {
 		char buf[512];
 
@@ -971,6 +1105,26 @@ int ui_action(struct ui *ui, enum ui_action a)
 		ui_add_filter(ui, a == ACT_FOCUS ? MODEL_FOCUS : MODEL_IGNORE, 1, NULL, 0, f->name,
 			      f->name_len, 0);
 		return R_MODEL | R_UPDATE | R_REDRAW;
+	}
+	case ACT_BASELINE: {
+		char what[64];
+		time_t now = time(NULL);
+		struct tm tm;
+
+		if (ui->base_prof) {
+			ui_base_set(ui, NULL, NULL);
+			ui_set_status(ui, UA_OK, "baseline cleared");
+			return R_UPDATE | R_REDRAW;
+		}
+		if (!ui->ev) {
+			ui_set_status(ui, UA_ERR, "nothing to compare with: no samples yet");
+			return R_REDRAW;
+		}
+		localtime_r(&now, &tm);
+		strftime(what, sizeof(what), "the screen at %H:%M:%S", &tm);
+		ui_base_set(ui, prof_clone(ui->ev->prof), what);
+		ui_set_status(ui, UA_OK, "baseline: %s; B clears it", what);
+		return R_UPDATE | R_REDRAW;
 	}
 	case ACT_NAMES: {
 		int shrt = ui->names == UI_NAMES_SHORT || (ui->names == UI_NAMES_AUTO && !ui->batch);

@@ -71,7 +71,7 @@ enum ui_action {
 	ACT_CLOSE, ACT_REDRAW, ACT_VERIFY,
 	ACT_NAMES,
 	ACT_VIEW_FLAME, ACT_FRAME_PREV, ACT_FRAME_NEXT, ACT_FRAME_UP, ACT_FRAME_DOWN, ACT_ZOOM,
-	ACT_ZOOM_OUT,
+	ACT_ZOOM_OUT, ACT_BASELINE,
 };
 
 enum {
@@ -185,6 +185,17 @@ struct ui {
 	const char *save_dir;
 	int names;               /* UI_NAMES_*: short or full function names */
 	const char *files;       /* `view`: the pprof files shown (no live session), else NULL */
+
+	/* The baseline (B, --base): a profile the views compare with, its model under the
+	 * same filters, and what they look up in it (ui_base_*). */
+	struct prof *base_prof;
+	struct model *base_model;
+	char base_what[300];     /* escaped: "the screen at 12:03:04", a file name */
+	uint64_t base_sig;       /* the filters the lookups below were made under */
+	int64_t *base_self, *base_total; /* per function of base_model */
+	size_t base_nfn;
+	struct model_tree *base_tree;
+	struct model_totals base_tot;
 };
 
 /* Function names: short (fname.h) on the screen, whose columns are narrow, full in
@@ -220,6 +231,17 @@ int ui_has_label_filter(const struct ui *ui, const char *key, size_t key_len, co
 /* A function's name as the views show it: demangled, short or full (ui->names), escaped.
  * Returns buf. */
 const char *ui_fn_name(struct ui *ui, const struct model_fn *f, char *buf, size_t bufsz);
+/* The baseline: ui_base_set takes p (NULL clears it); what says where it came from (raw
+ * bytes, escaped here). The lookups give a function's self and total value, or a tree
+ * node's total (by model_node.id), in the baseline under the current filters, and its
+ * total: 0, or -1 when there is no baseline or it lacks them (then 0 values). */
+void ui_base_set(struct ui *ui, struct prof *p, const char *what);
+int ui_base_fn(struct ui *ui, const struct model_fn *f, int64_t *self, int64_t *total);
+int ui_base_node(struct ui *ui, uint64_t id, int64_t *total);
+int64_t ui_base_all(struct ui *ui);
+/* "  12.5%  +3.1" (then, and the change in points of share) in buf; its attribute. */
+int ui_base_delta(char *buf, size_t n, int64_t now, int64_t now_all, int64_t then, int64_t then_all,
+		  int have);
 /* Fills buf with a safe, escaped copy of target bytes. */
 const char *ui_esc(struct ui *ui, char *buf, size_t bufsz, const char *s, size_t len);
 /* Formats a percentage of total in 6 columns ("100.0%", " 12.5%", "  0.0%"). */

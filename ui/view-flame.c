@@ -208,6 +208,16 @@ static void flame_title(struct ui *ui, struct view *v, struct tline *l)
 	}
 	tl_put(l, UA_MARK, name);
 	tl_printf(l, UA_HEAD, "  total %s  self %s", a, b);
+	if (ui->base_model) {
+		int64_t bt;
+		int have = !ui_base_node(ui, n->id, &bt);
+		char d[32];
+		int at = ui_base_delta(d, sizeof(d), n->total, f->t->nodes[0].total, bt, ui_base_all(ui),
+				       have);
+
+		tl_put(l, UA_HEAD, "  then/delta ");
+		tl_put(l, at, d + strspn(d, " "));
+	}
 	if (f->root) {
 		char z[600];
 

@@ -202,6 +202,8 @@ static void tree_title(struct ui *ui, struct view *v, struct tline *l)
 	tl_reset(l);
 	tl_field(l, UA_HEAD, "TOTAL%", 7, TL_RIGHT);
 	tl_field(l, UA_HEAD, "SELF%", 8, TL_RIGHT);
+	if (ui->base_model && !t->callers)
+		tl_field(l, UA_HEAD, " THEN%  DELTA", 15, TL_RIGHT); /* of TOTAL%, in points */
 	tl_field(l, UA_HEAD, "SAMPLES", 9, TL_RIGHT);
 	tl_put(l, UA_HEAD, " ");
 	if (t->callers) {
@@ -240,6 +242,14 @@ static void tree_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 	} else {
 		ui_pct(pct, sizeof(pct), n->self, total);
 		tl_field(l, ui_pct_attr(n->self, total), pct, 8, TL_RIGHT);
+	}
+	if (ui->base_model && !t->callers) {
+		int64_t bt;
+		int have = !ui_base_node(ui, n->id, &bt);
+		char d[32];
+		int a = ui_base_delta(d, sizeof(d), n->total, total, bt, ui_base_all(ui), have);
+
+		tl_field(l, a, d, 15, TL_RIGHT);
 	}
 	tl_printf(l, UA_NORMAL, "%9llu ", (unsigned long long)n->total_n);
 	if (depth > maxind) {
