@@ -6,7 +6,7 @@
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
 need_perf
-plan 12
+plan 14
 W=$TOP_BUILDDIR/tests/workloads/cchains
 
 # section FILE ITERATION VIEW: the rows of one view of one iteration (after its title line).
@@ -64,7 +64,7 @@ check "... hot_ab's box under chain_b is about twice hot_c's" awk -F "$tab" '
 # --- tmux: 80x24 ---
 if ! command -v tmux >/dev/null 2>&1 ||
 	! { [ -e /lib/terminfo/s/screen ] || [ -e /usr/share/terminfo/s/screen ]; }; then
-	skip_n 8 "tmux or TERM=screen's terminfo is not installed"
+	skip_n 10 "tmux or TERM=screen's terminfo is not installed"
 	finish
 fi
 SOCK=gotop-flame-test-$$
@@ -87,7 +87,7 @@ keys() { tm send-keys -t ui "$@"; }
 tm new-session -d -s ui -x 80 -y 24 \
 	"env -i PATH='$PATH' HOME='$T' TERM=screen LANG=C.UTF-8 PS1='ui-test\$ ' \
 		ASAN_OPTIONS='${ASAN_OPTIONS:-}' UBSAN_OPTIONS='${UBSAN_OPTIONS:-}' sh" ||
-	{ skip_n 8 "cannot start a tmux session"; finish; }
+	{ skip_n 10 "cannot start a tmux session"; finish; }
 wait_for 'ui-test\$' >/dev/null
 tm send-keys -t ui -l "'$GOTOP_PERF' -- '$W' 300"
 keys Enter
@@ -113,6 +113,17 @@ keys Enter
 check "Enter zooms: chain_a takes the full width, the title says so" zoomed_in
 keys BSpace
 check "Backspace zooms out: the root again, chain_a still selected" zoomed_out
+# A baseline: B marks the screen; the Flame title and Top then compare with it.
+marked() {
+	wait_for '^FLAME GRAPH chain_a +total [0-9.]+%.*then/delta +[0-9.]+% +[-+][0-9.]+' &&
+		grep -q 'baseline: the screen at' "$T/pane.txt"
+}
+keys B
+check "B marks the baseline: the info line says so, the title gives the share then and the change" marked
+keys 1
+check "... and Top has the THEN% and DELTA columns, hot_ab in them" \
+	wait_for '^ +[0-9.]+% +[0-9.]+% +[0-9.]+% +[-+][0-9.]+ +[0-9]+ hot_ab'
+keys B 7
 tm resize-window -t ui -x 120 -y 40 2>/dev/null || tm resize-pane -t ui -x 120 -y 40
 check "a resize to 120x40 redraws the root 120 columns wide" wait_for '^\[all {115,}\]$'
 tm resize-window -t ui -x 80 -y 24 2>/dev/null || tm resize-pane -t ui -x 80 -y 24

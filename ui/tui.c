@@ -582,7 +582,7 @@ static int handle_key(struct ui *ui, int ch)
 		return R_REDRAW;
 	case ACT_SAVE:
 		def = ui_default_save_path(ui);
-		prompt_open(PR_SAVE, "Save (.pb.gz pprof, .folded folded stacks): ", def);
+		prompt_open(PR_SAVE, "Save snapshot (name.folded: folded stacks) to: ", def);
 		free(def);
 		return R_REDRAW;
 	case ACT_FREQ: {

@@ -191,8 +191,7 @@ static void base_lookups_free(struct ui *ui)
 	free(ui->base_total);
 	ui->base_self = ui->base_total = NULL;
 	ui->base_nfn = 0;
-	model_tree_free(ui->base_tree);
-	ui->base_tree = NULL;
+	hashmap_free(&ui->base_nodes);
 	ui->base_sig = 0;
 }
 
@@ -220,7 +219,14 @@ static void base_update(struct ui *ui)
 		}
 	free(rows);
 	model_totals(ui->base_model, &ui->base_tot);
-	ui->base_tree = model_tree_topdown(ui->base_model);
+	{
+		struct model_tree *t = model_tree_topdown(ui->base_model);
+
+		/* Node ids are path hashes: the same path has the same id in both trees. */
+		for (i = 0; t && i < t->n; i++)
+			*hashmap_put(&ui->base_nodes, t->nodes[i].id, NULL) = (uint64_t)t->nodes[i].total + 1;
+		model_tree_free(t);
+	}
 	ui->base_sig = sig;
 }
 
@@ -261,19 +267,17 @@ int ui_base_fn(struct ui *ui, const struct model_fn *f, int64_t *self, int64_t *
 
 int ui_base_node(struct ui *ui, uint64_t id, int64_t *total)
 {
-	size_t i;
+	uint64_t *v;
 
 	*total = 0;
 	if (!ui->base_model)
 		return -1;
 	base_update(ui);
-	/* Node ids are path hashes: the same path has the same id in both trees. */
-	for (i = 0; ui->base_tree && i < ui->base_tree->n; i++)
-		if (ui->base_tree->nodes[i].id == id) {
-			*total = ui->base_tree->nodes[i].total;
-			return 0;
-		}
-	return -1;
+	v = hashmap_get(&ui->base_nodes, id);
+	if (!v || !*v)
+		return -1;
+	*total = (int64_t)(*v - 1);
+	return 0;
 }
 
 int64_t ui_base_all(struct ui *ui)

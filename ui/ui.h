@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "gotop/hashmap.h"
 #include "gotop/live.h"
 #include "gotop/model.h"
 
@@ -194,7 +195,7 @@ struct ui {
 	uint64_t base_sig;       /* the filters the lookups below were made under */
 	int64_t *base_self, *base_total; /* per function of base_model */
 	size_t base_nfn;
-	struct model_tree *base_tree;
+	struct hashmap base_nodes; /* node id -> total + 1 in the baseline's tree */
 	struct model_totals base_tot;
 };
 
