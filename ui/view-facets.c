@@ -308,7 +308,7 @@ static void facet_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 		if (t)
 			ui_escape(comm, sizeof(comm), t->comm, strlen(t->comm));
 		snprintf(buf, sizeof(buf), "%s%-8lld %s", marked ? "*" : "", (long long)val->num,
-			 t ? comm : "(exited)");
+			 t ? comm : ui->files ? "" : "(exited)"); /* `view`: no names known */
 		tl_field(l, marked ? UA_MARK : UA_NORMAL, buf, vw, flags);
 	} else if (val->str) {
 		char e[1100];
