@@ -6,7 +6,7 @@
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
 need_pprof
-plan 18
+plan 19
 v=$GO_VERSION
 bin=$T/profiles
 go_build "$v" plain "$TOP_SRCDIR/tests/workloads/go/profiles.go" "$bin" >"$T/build.err" 2>&1
@@ -91,6 +91,31 @@ known_change() {
 		grep -q 'baseline: .*a/heap.pprof' "$T/base.out"
 }
 check "... the known change: main.keepB up by more than 20 points in Top and Tree, the baseline named" known_change
+
+# Labels with a baseline: two runs of the labels workload, Go's own CPU profiles with pprof
+# labels. THEN% of each handler is its share in the base (go tool pprof -tagfocus's "% of
+# total"), DELTA the change.
+lbin=$T/labels
+if go_build "$v" plain "$TOP_SRCDIR/tests/workloads/go/labels.go" "$lbin" >"$T/lbuild.err" 2>&1 &&
+	"$lbin" -d 1s -cpuprofile "$T/la.pprof" && "$lbin" -d 1s -cpuprofile "$T/lb.pprof"; then
+	tagpct() { pprof -top -tagfocus="handler=$2" "$1" 2>/dev/null |
+		sed -n 's/^Showing nodes accounting for [^,]*, \([0-9.]*\)% of .*/\1/p'; }
+	"$GOTOP_PERF" view --batch --view labels --base "$T/la.pprof" "$T/lb.pprof" >"$T/lbase.out" 2>&1
+	section "$T/lbase.out" "Labels: handler" >"$T/lbase.rows"
+	worst=0
+	for h in alpha beta gamma; do
+		a=$(tagpct "$T/la.pprof" $h)
+		b=$(tagpct "$T/lb.pprof" $h)
+		worst=$(awk -v h=$h -v a="${a:-x}" -v b="${b:-x}" -v w=$worst '$5 == h { t = $3; sub("%", "", t)
+			d1 = t - a; d2 = $4 - (b - a); if (d1 < 0) d1 = -d1; if (d2 < 0) d2 = -d2
+			m = d1 > d2 ? d1 : d2; f = 1 } END { if (!f || a == "x") m = 99; print (m > w ? m : w) }' "$T/lbase.rows")
+	done
+	check "Labels with --base: each handler's share then and its change equal go tool pprof -tagfocus's (worst $worst points)" \
+		awk -v w="$worst" 'BEGIN { exit !(w <= 0.2) }'
+	awk -v w="$worst" 'BEGIN { exit !(w <= 0.2) }' || diag_file "$T/lbase.out"
+else
+	skip "cannot build or run the labels workload"
+fi
 
 # Folded stacks of the shown sample type: re-read, each stack's total equals the sum of
 # go tool pprof -traces' stacks of the same functions (root first).

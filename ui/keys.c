@@ -132,7 +132,7 @@ static const struct ui_key keys[] = {
 	{ 'W', ACT_WINDOW_LEN, "W", "set the window length in seconds", VB_ALL, NULL },
 	{ 'S', ACT_SAVE, "S P", "save a snapshot (gzipped pprof)", VB_ALL, "Save" },
 	{ 'P', ACT_SAVE, NULL, NULL, VB_ALL, NULL },
-	{ 'B', ACT_BASELINE, "B", "mark what is on screen as the baseline (Top, Tree, Flame show the change against it); B again: clear", VB_ALL, NULL },
+	{ 'B', ACT_BASELINE, "B", "mark what is on screen as the baseline (Top, Tree, Flame, Labels show the change against it); B again: clear", VB_ALL, NULL },
 	{ 'x', ACT_NAMES, "x", "short / full function names (short: as pprof shortens them)", VB_ALL, NULL },
 	{ CTRL('l'), ACT_REDRAW, "Ctrl-L", "redraw the screen", VB_ALL, NULL },
 };
