@@ -110,6 +110,13 @@ static void test_cpp_names(void **state)
 		{ "Foo::operator()(int)", "Foo::operator()" },
 		{ "main", "main" },
 		{ "compute(double*, int)", "compute" },
+		/* as tests/workloads/cppnames.cpp's functions demangle */
+		{ "long shop::accumulate<long>(std::vector<long, std::allocator<long> > const&, int)",
+		  "shop::accumulate<long>" },
+		{ "(anonymous namespace)::Spin::operator()(int) const", "Spin::operator()" },
+		{ "shop::Cart::total(int) const", "Cart::total" },
+		/* pprof's rule 5 takes a word after the class: "operator new" loses "new" */
+		{ "ns::Buf::operator new(unsigned long)", "Buf::operator" },
 		{ "ns::run()::{lambda(int)#1}::operator()(int) const",
 		  "ns::run" },
 	};

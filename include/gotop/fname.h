@@ -28,8 +28,9 @@ char *fname_demangle(const char *name, size_t len);
  *
  *   gotop-perf's, for C++ names (those with "::", or ending in an argument list after a
  *   word: compute(double*, int)) before pprof's rules:
- *   6. the argument list and what follows it (cv-qualifiers) go:
- *      ns::Foo::bar(int, char const*) const is Foo::bar;
+ *   6. the argument list and what follows it (cv-qualifiers) go, and so does the return
+ *      type a template function's name starts with: ns::Foo::bar(int, char const*) const
+ *      is Foo::bar, long ns::sum<long>(std::vector<long> const&) is ns::sum<long>;
  *   and after them, when rule 5 did not apply:
  *   7. template arguments of the qualifiers are shown as "<>":
  *      std::vector<int, std::allocator<int> >::push_back is std::vector<>::push_back.

@@ -86,6 +86,30 @@ static int starts(const struct nm *w, size_t at, const char *lit)
 
 #define ANON "(anonymous namespace)::"
 
+/* Rule 6's return type: a demangled template function starts with it ("long
+ * ns::f<long>"): everything up to the last space outside template arguments and
+ * parentheses goes, unless
+ * that space is part of an operator's name ("operator new", "operator int"). */
+static void cpp_cut_return(struct nm *w)
+{
+	size_t i, sp = 0;
+	int depth = 0, found = 0;
+
+	for (i = 0; i < w->n; i++) {
+		if (w->s[i] == '<' || w->s[i] == '(')
+			depth++; /* "(anonymous namespace)" has a space too */
+		else if ((w->s[i] == '>' || w->s[i] == ')') && depth > 0)
+			depth--;
+		else if (w->s[i] == ' ' && depth == 0) {
+			sp = i;
+			found = 1;
+		}
+	}
+	if (!found || (sp >= 8 && !memcmp(w->s + sp - 8, "operator", 8)))
+		return;
+	cut(w, 0, sp + 1);
+}
+
 /* Rule 6: the argument list of a C++ name, from the first '(' outside template
  * arguments, lambda braces and brackets that is not part of "(anonymous namespace)" or
  * an operator's name ("operator()"), to the end. */
@@ -126,6 +150,7 @@ static void cpp_cut_args(struct nm *w)
 				 * '(' is none of the name either. */
 				while (w->n && w->s[w->n - 1] == ' ')
 					w->n--;
+				cpp_cut_return(w);
 			}
 			return;
 		}

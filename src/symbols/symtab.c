@@ -1421,6 +1421,16 @@ static int dwarf_frames(struct symfile *sf, uint64_t vaddr, struct sym_frame *ou
 	int k = 0;
 	for (int i = n - 1; i >= 0; i--, k++) {
 		const char *name = die_name(&chain[i]);
+
+		/* GCC leaves DW_AT_linkage_name out for functions of internal linkage (an
+		 * anonymous namespace's): their DW_AT_name ("operator()") lacks the scope,
+		 * which the symbol table's mangled name has. */
+		if (i == 0 && name && !(name[0] == '_' && name[1] == 'Z')) {
+			const struct symbol *s = find_sym(sf, vaddr);
+
+			if (s && s->name[0] == '_' && s->name[1] == 'Z')
+				name = s->name;
+		}
 		out[k].func = name ? name : "??";
 		out[k].wrapper = 0;
 		out[k].start_line = decl_line(&chain[i]);
