@@ -7,8 +7,7 @@
  * views' products over it as the live UI does (snapshot, model_update, flat, top-down
  * tree, label keys), and prints the allocator's in-use bytes (mallinfo2) after each step.
  *
- *   cc -O2 -I include -I build -I build/src/proto -o build/profmem bench/profmem.c \
- *      build/libgotop.a $(pkg-config --libs ...)      (bench/README.md has the line)
+ *   (bench/README.md has the compile line)
  *   build/profmem FILE.pb.gz
  */
 #include "config.h"

@@ -41,6 +41,10 @@ struct live_cli {
 	const char *base;
 	int no_color, ascii;
 	int verify;
+	const char *annotate;
+	int annotate_asm;
+	const char *source_paths[16], *trim_paths[16];
+	size_t nsource_paths, ntrim_paths;
 	struct { enum model_filter_kind kind; const char *key, *str; int64_t num; } filters[MAX_OPT_FILTERS];
 	size_t nfilters;
 };
@@ -49,6 +53,7 @@ enum {
 	OPT_REFRESH = 300, OPT_MAX_MEMORY, OPT_BATCH, OPT_VIEW, OPT_ROWS, OPT_SORT, OPT_MIN_PCT,
 	OPT_CALLERS, OPT_FOCUS, OPT_IGNORE, OPT_TAG, OPT_THREAD, OPT_NO_COLOR,
 	OPT_ASCII, OPT_SAVE, OPT_HELP, OPT_VERIFY, OPT_BASE,
+	OPT_ANNOTATE, OPT_ASM, OPT_SOURCE_PATH, OPT_TRIM_PATH,
 };
 
 static const struct option long_opts[] = {
@@ -74,6 +79,10 @@ static const struct option long_opts[] = {
 	{ "save", required_argument, NULL, OPT_SAVE },
 	{ "base", required_argument, NULL, OPT_BASE },
 	{ "verify", no_argument, NULL, OPT_VERIFY },
+	{ "annotate", required_argument, NULL, OPT_ANNOTATE },
+	{ "asm", no_argument, NULL, OPT_ASM },
+	{ "source-path", required_argument, NULL, OPT_SOURCE_PATH },
+	{ "trim-path", required_argument, NULL, OPT_TRIM_PATH },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -96,15 +105,19 @@ void cmd_live_options(FILE *f)
 	      "      --thread TID       keep samples of this thread\n"
 	      "      --no-color         no colours (also when NO_COLOR is set)\n"
 	      "      --ascii            ASCII only, even on a UTF-8 terminal\n"
+	      "      --source-path DIR  annotate: also look for source files under DIR (repeatable)\n"
+	      "      --trim-path PREFIX annotate: remove PREFIX from recorded source paths first\n"
 	      "Batch mode (plain text on stdout, every refresh, like top -b):\n"
 	      "      --batch            no terminal UI\n"
 	      "  -n, --iterations N     stop after N updates (default: until the target exits)\n"
 	      "      --view LIST        views to print, comma separated: top, tree, callers, labels,\n"
-	      "                         goroutines, threads, flame, events, help (default\n"
-	      "                         top,tree,labels)\n"
+	      "                         goroutines, threads, flame, events, help, annotate\n"
+	      "                         (default top,tree,labels)\n"
 	      "      --rows N           rows per view (default 25; 0: all)\n"
 	      "      --sort KEY         Top order: self, total or name (default self)\n"
 	      "      --callers FUNC     the function of the callers view (default: the hottest)\n"
+	      "      --annotate FUNC    the function of the annotate view (default: the hottest)\n"
+	      "      --asm              the annotate view shows instructions, not source lines\n"
 	      "      --min-pct PCT      tree nodes below PCT% are left out (default 1)\n"
 	      "      --save FILE        at the end, save what the last update showed (gzipped pprof)\n"
 	      "      --base FILE        start with a saved pprof file as the baseline (B key): Top,\n"
@@ -223,6 +236,25 @@ static int parse_args(int argc, char **argv, struct live_cli *o)
 			}
 			break;
 		}
+		case OPT_ANNOTATE:
+			o->annotate = optarg;
+			break;
+		case OPT_ASM:
+			o->annotate_asm = 1;
+			break;
+		case OPT_SOURCE_PATH:
+		case OPT_TRIM_PATH: {
+			const char **list = c == OPT_SOURCE_PATH ? o->source_paths : o->trim_paths;
+			size_t *n = c == OPT_SOURCE_PATH ? &o->nsource_paths : &o->ntrim_paths;
+
+			if (*n == GP_ARRAY_SIZE(o->source_paths)) {
+				cli_error("at most %zu %s options", *n,
+					  c == OPT_SOURCE_PATH ? "--source-path" : "--trim-path");
+				return EXIT_USAGE;
+			}
+			list[(*n)++] = optarg;
+			break;
+		}
 		case OPT_CALLERS:
 			o->callers = optarg;
 			break;
@@ -317,7 +349,7 @@ static size_t view_by_name(const char *name)
 	static const struct view_ops *const ops[VIEW_COUNT] = {
 		&view_top_ops, &view_tree_ops, &view_callers_ops, &view_labels_ops,
 		&view_goroutines_ops, &view_threads_ops, &view_flame_ops, &view_events_ops,
-		&view_verify_ops, &view_help_ops,
+		&view_verify_ops, &view_help_ops, &view_annotate_ops,
 	};
 	size_t i;
 
@@ -334,7 +366,7 @@ int batch_check_views(const char *list)
 	snprintf(buf, sizeof(buf), "%s", list);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
 		if (view_by_name(tok) == VIEW_COUNT) {
-			cli_error("unknown view '%s' (top, tree, callers, labels, goroutines, threads, flame, events, verify, help)", tok);
+			cli_error("unknown view '%s' (top, tree, callers, labels, goroutines, threads, flame, events, verify, help, annotate)", tok);
 			return EXIT_USAGE;
 		}
 	return 0;
@@ -419,6 +451,16 @@ void batch_print_iteration(struct ui *ui, const char *views, uint64_t iter, int 
 				free(names[k].key);
 			free(names);
 			continue;
+		}
+		if (id == VIEW_ANNOTATE && !view_annotate_fn(v)) {
+			/* Without --annotate: the hottest function, chosen once. */
+			long fn = ui_hottest_fn(ui);
+
+			if (fn >= 0) {
+				const struct model_fn *f = model_fn(ui->model, (uint32_t)fn);
+
+				view_annotate_set_fn(v, f->name, f->name_len);
+			}
 		}
 		if (id == VIEW_CALLERS && !callers_fixed) {
 			/* Without --callers: the hottest function of this iteration. */
@@ -543,6 +585,13 @@ static void setup_ui(struct ui *ui, const struct live_cli *o, struct live *live)
 		view_top_set_sort(&ui->views[VIEW_TOP], o->sort);
 	if (o->callers)
 		ui_set_callers_fn(ui, o->callers, strlen(o->callers));
+	if (o->annotate)
+		view_annotate_set_fn(&ui->views[VIEW_ANNOTATE], o->annotate, strlen(o->annotate));
+	view_annotate_set_asm(&ui->views[VIEW_ANNOTATE], o->annotate_asm);
+	for (i = 0; i < o->nsource_paths; i++)
+		view_annotate_add_path(&ui->views[VIEW_ANNOTATE], 0, o->source_paths[i]);
+	for (i = 0; i < o->ntrim_paths; i++)
+		view_annotate_add_path(&ui->views[VIEW_ANNOTATE], 1, o->trim_paths[i]);
 	for (i = 0; i < o->nfilters; i++)
 		ui_add_filter(ui, o->filters[i].kind, o->filters[i].kind == MODEL_LABEL, o->filters[i].key,
 			      o->filters[i].key ? strlen(o->filters[i].key) : 0, o->filters[i].str,

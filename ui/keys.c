@@ -10,7 +10,7 @@
 #include "gotop/util.h"
 
 #define CTRL(c) ((c) & 0x1f)
-#define V_OVERLAYS (VB(VIEW_EVENTS) | VB(VIEW_VERIFY) | VB(VIEW_HELP))
+#define V_OVERLAYS (VB(VIEW_EVENTS) | VB(VIEW_VERIFY) | VB(VIEW_HELP) | VB(VIEW_ANNOTATE))
 #define V_FUNCS (VB(VIEW_TOP) | VB(VIEW_TREE) | VB(VIEW_CALLERS) | VB(VIEW_FLAME))
 #define V_TREES (VB(VIEW_TREE) | VB(VIEW_CALLERS))
 #define V_FACETS (VB(VIEW_LABELS) | VB(VIEW_GOROUTINES) | VB(VIEW_THREADS))
@@ -28,6 +28,13 @@ static const struct ui_key keys[] = {
 	{ '\r', ACT_ENTER, NULL, NULL, VB(VIEW_EVENTS), NULL },
 	{ KEY_ENTER, ACT_ENTER, NULL, NULL, VB(VIEW_EVENTS), NULL },
 	{ ':', ACT_EVENT_NAME, ":", "type an event name (e.g. a raw rNNNN)", VB(VIEW_EVENTS), "Name" },
+	{ '\t', ACT_ANNOTATE_MODE, "Tab A", "source lines / assembly", VB(VIEW_ANNOTATE), "Asm" },
+	{ 'A', ACT_ANNOTATE_MODE, NULL, NULL, VB(VIEW_ANNOTATE), NULL },
+	{ '\n', ACT_TOGGLE, "Enter", "show / hide the code inlined at the line", VB(VIEW_ANNOTATE), "Inlined" },
+	{ '\r', ACT_TOGGLE, NULL, NULL, VB(VIEW_ANNOTATE), NULL },
+	{ KEY_ENTER, ACT_TOGGLE, NULL, NULL, VB(VIEW_ANNOTATE), NULL },
+	{ 'n', ACT_FIND_NEXT, "n N", "next / previous hot line or instruction", VB(VIEW_ANNOTATE), "Next hot" },
+	{ 'N', ACT_FIND_PREV, NULL, NULL, VB(VIEW_ANNOTATE), NULL },
 
 	/* Everywhere. */
 	{ 'q', ACT_QUIT, "q F10", "quit", VB_ALL, "Quit" },
@@ -97,6 +104,7 @@ static const struct ui_key keys[] = {
 
 	/* Function views. */
 	{ 'c', ACT_CALLERS, "c", "callers of the selected function (bottom-up)", V_FUNCS, NULL },
+	{ 'a', ACT_ANNOTATE, "a", "annotate the selected function: self and total per source line and instruction", V_FUNCS, "Annotate" },
 	{ 'f', ACT_FOCUS, "f", "focus on the selected function (like pprof -focus)", V_FUNCS, "Focus" },
 	{ 'i', ACT_IGNORE, "i", "ignore the selected function (like pprof -ignore)", V_FUNCS, NULL },
 
@@ -158,7 +166,7 @@ static const char *views_text(unsigned v)
 	if ((v & VB_ALL) == VB_ALL)
 		return "";
 	if (v == V_OVERLAYS)
-		return "help, events";
+		return "help, events, annotate";
 	if (v == VB_LISTS)
 		return "all views";
 	if (v == V_TREES)
@@ -179,6 +187,8 @@ static const char *views_text(unsigned v)
 		return "help";
 	if (v == VB(VIEW_VERIFY))
 		return "verifier";
+	if (v == VB(VIEW_ANNOTATE))
+		return "Annotate";
 	return "";
 }
 

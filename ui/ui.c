@@ -28,6 +28,7 @@ static const struct view_ops *const all_ops[VIEW_COUNT] = {
 	[VIEW_EVENTS] = &view_events_ops,
 	[VIEW_VERIFY] = &view_verify_ops,
 	[VIEW_HELP] = &view_help_ops,
+	[VIEW_ANNOTATE] = &view_annotate_ops,
 };
 
 void ui_init(struct ui *ui, int batch)
@@ -1149,6 +1150,22 @@ int ui_action(struct ui *ui, enum ui_action a)
 			return R_NONE;
 		filter_remove(ui, ui->nfilters - 1);
 		return R_MODEL | R_UPDATE | R_REDRAW;
+	case ACT_ANNOTATE: {
+		/* The selected function, else the hottest; samples keep coming while it is open. */
+		long fn = ui_selected_fn(ui, v);
+		const struct model_fn *f;
+
+		if (fn < 0)
+			fn = ui_hottest_fn(ui);
+		if (fn < 0) {
+			ui_set_status(ui, UA_ERR, "no function to annotate yet");
+			return R_REDRAW;
+		}
+		f = model_fn(ui->model, (uint32_t)fn);
+		view_annotate_set_fn(&ui->views[VIEW_ANNOTATE], f->name, f->name_len);
+		ui->views[VIEW_ANNOTATE].stale = 1;
+		return go_view(ui, VIEW_ANNOTATE);
+	}
 	case ACT_CALLERS: {
 		long fn = ui_selected_fn(ui, v);
 		const struct model_fn *f;

@@ -70,6 +70,7 @@ enum ui_action {
 	ACT_PAUSE, ACT_ZERO, ACT_FREQ, ACT_WINDOW, ACT_WINDOW_LEN, ACT_SAVE,
 	ACT_EVENT_DATA_PREV, ACT_EVENT_DATA_NEXT, ACT_EVENT_NAME,
 	ACT_CLOSE, ACT_REDRAW, ACT_VERIFY,
+	ACT_ANNOTATE, ACT_ANNOTATE_MODE,
 	ACT_NAMES,
 	ACT_VIEW_FLAME, ACT_FRAME_PREV, ACT_FRAME_NEXT, ACT_FRAME_UP, ACT_FRAME_DOWN, ACT_ZOOM,
 	ACT_ZOOM_OUT, ACT_BASELINE,
@@ -87,9 +88,10 @@ enum {
 
 enum ui_view_id {
 	VIEW_TOP, VIEW_TREE, VIEW_CALLERS, VIEW_LABELS, VIEW_GOROUTINES, VIEW_THREADS,
-	VIEW_FLAME, VIEW_EVENTS, VIEW_VERIFY, VIEW_HELP, VIEW_COUNT
+	VIEW_FLAME, VIEW_EVENTS, VIEW_VERIFY, VIEW_HELP, VIEW_ANNOTATE, VIEW_COUNT
 };
-#define VIEW_TABS 7      /* views 0..6 are in the Tab cycle; events, verifier, help are overlays */
+#define VIEW_TABS 7      /* views 0..6 are in the Tab cycle; events, verifier, help, annotate
+			  * are overlays */
 #define VB(v) (1u << (v))
 #define VB_LISTS (VB(VIEW_TOP) | VB(VIEW_TREE) | VB(VIEW_CALLERS) | VB(VIEW_LABELS) | \
 		  VB(VIEW_GOROUTINES) | VB(VIEW_THREADS) | VB(VIEW_FLAME))
@@ -265,7 +267,7 @@ void ui_request(struct ui *ui, enum live_req_kind kind, const struct event_spec 
 /* Views. */
 extern const struct view_ops view_top_ops, view_tree_ops, view_callers_ops, view_labels_ops,
 	view_goroutines_ops, view_threads_ops, view_events_ops, view_verify_ops, view_help_ops,
-	view_flame_ops;
+	view_annotate_ops, view_flame_ops;
 /* Switches the verifier on (creating it for the target) or off; R_* flags. */
 int ui_verify_toggle(struct ui *ui);
 
@@ -275,6 +277,12 @@ int view_top_set_sort(struct view *v, const char *name);
 void view_labels_set_key(struct view *v, const char *key, size_t len);
 /* The label keys of the last update (borrowed, valid until the next update). */
 size_t view_labels_keys(struct view *v, const struct model_key **keys);
+/* The Annotate view's function (raw name bytes, copied), mode (1: assembly), and source
+ * search options (--source-path when trim is 0, --trim-path; path borrowed for the run). */
+void view_annotate_set_fn(struct view *v, const char *name, size_t len);
+const char *view_annotate_fn(struct view *v);
+void view_annotate_set_asm(struct view *v, int on);
+void view_annotate_add_path(struct view *v, int trim, const char *path);
 /* Asks the worker to sample another event (a perf name); the answer goes to the status. */
 void ui_switch_event(struct ui *ui, const char *name);
 

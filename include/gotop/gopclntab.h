@@ -102,6 +102,18 @@ struct gopcln_frame {
  * address the CALLER passes pc-1. Strings borrowed until gopcln_free. */
 int gopcln_frames(const struct gopcln *t, uint64_t pc, struct gopcln_frame *out, int max);
 
+/* The frames of every address of the function holding pc, in one pass over its tables:
+ * cb(arg, start, end, fr, n) for each range [start, end) whose addresses all have the frames
+ * fr[0..n) that gopcln_frames (with this max) gives, in address order to the function's end.
+ * A function of 100 KB has tens of thousands of instructions; gopcln_frames at each would
+ * decode its tables from the entry every time. Returns 0, cb's first nonzero value, -ENOENT
+ * when pc is in no Go function, -EINVAL on corrupt tables, -ENOMEM: unlike the queries
+ * above it allocates (a cache of the frames of each inlining site). */
+int gopcln_func_frames(const struct gopcln *t, uint64_t pc, int max,
+		       int (*cb)(void *arg, uint64_t start, uint64_t end,
+				 const struct gopcln_frame *fr, int n),
+		       void *arg);
+
 /* pcsp at pc: the SP delta of the frame (amd64: RA at [SP+delta]). 0 or -ENOENT/-EINVAL. */
 int gopcln_pcsp(const struct gopcln *t, uint64_t pc, int32_t *spdelta);
 /* The same, and the pcsp row holding pc: [*start, *end) share its SP delta (link-time

@@ -134,4 +134,21 @@ struct model_value {
 size_t model_label_values(struct model *m, const char *key, size_t key_len,
 			  struct model_value **vals, struct model_totals *t);
 
+/* One address of a function's code that has samples (model_addresses). */
+struct model_addr {
+	uint64_t mapping;      /* the profile's mapping id, 0 when none */
+	uint64_t address;      /* as the location holds it: the sampled instruction, or for a
+				* caller's frame the return address */
+	int is_return;         /* a caller's frame (not the sample's leaf) */
+	int64_t self, total;   /* value: as the leaf / anywhere on the stack (once a sample) */
+	uint64_t self_n, total_n;
+};
+/* The addresses of function fn's code: locations whose outermost frame is fn (its own
+ * code, and code inlined into it), under the filters, unsorted. Caller frees *rows.
+ * Returns the count. */
+size_t model_addresses(struct model *m, uint32_t fn, struct model_addr **rows);
+/* The function whose code holds the most samples of fn inlined into it (fn an inner frame
+ * of its locations), or -1 when fn is nowhere inlined. */
+long model_inlined_into(struct model *m, uint32_t fn);
+
 #endif

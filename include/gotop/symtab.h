@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <gelf.h>
 #include <elfutils/libdw.h>
 
@@ -91,6 +92,11 @@ uint16_t symfile_type(const struct symfile *sf);
 /* The PT_GNU_EH_FRAME segment (.eh_frame_hdr): its link-time vaddr and size. Returns 0,
  * or -ENOENT when the file has none. */
 int symfile_eh_frame_hdr(const struct symfile *sf, uint64_t *vaddr, uint64_t *size);
+
+/* Reads up to n bytes of the file's contents at link-time address vaddr (within one
+ * PT_LOAD segment's file bytes) into buf. Returns the count read (short at the segment's
+ * or the file's end), -ENOENT when no segment holds vaddr, or -errno. */
+ssize_t symfile_read(const struct symfile *sf, uint64_t vaddr, void *buf, size_t n);
 
 /* Lookup statistics, for benchmarks and tests. */
 struct symfile_stats {

@@ -1346,3 +1346,102 @@ size_t model_label_values(struct model *m, const char *key, size_t key_len,
 	*valsp = vals;
 	return n;
 }
+
+/* --- the addresses of one function's code (the annotate view) --- */
+
+size_t model_addresses(struct model *m, uint32_t fn, struct model_addr **rowsp)
+{
+	struct hashmap idx = { 0 };
+	struct model_addr *rows = NULL;
+	size_t n = 0, cap = 0, a, k;
+
+	for (a = 0; a < m->nact; a++) {
+		uint32_t st = m->act[a];
+		const uint32_t *ids = m->sloc[st];
+		size_t nseen = 0;
+		uint32_t seen[32];
+		int leaf = 1;
+
+		/* Location ids, leaf first: the first is the sampled pc, the others callers'
+		 * return addresses. */
+		for (k = 0; k < m->snl[st]; k++) {
+			uint32_t id = ids[k];
+			uint64_t key, *row;
+			size_t j;
+			int ret, created, dup = 0;
+
+			if (id == 0 || id > m->nl || m->loc_off[id] == m->loc_off[id - 1])
+				continue;
+			ret = !leaf;
+			leaf = 0;
+			/* fn's code: a location whose outermost frame (its first) is fn. */
+			if (m->loc_fn[m->loc_off[id - 1]] != fn)
+				continue;
+			key = (uint64_t)id | (uint64_t)ret << 63;
+			/* Once per sample, as pprof counts cum (recursion repeats an address). */
+			for (j = 0; j < nseen && !dup; j++)
+				dup = seen[j] == (id | (uint32_t)ret << 31);
+			if (dup)
+				continue;
+			if (nseen < GP_ARRAY_SIZE(seen))
+				seen[nseen++] = id | (uint32_t)ret << 31;
+			row = hashmap_put(&idx, key, &created);
+			if (created) {
+				const struct prof_location *l = prof_location_at(m->p, id - 1);
+
+				xgrow((void **)&rows, &cap, n + 1, sizeof(*rows));
+				memset(&rows[n], 0, sizeof(*rows));
+				rows[n].mapping = l->mapping;
+				rows[n].address = l->address;
+				rows[n].is_return = ret;
+				*row = ++n;
+			}
+			rows[*row - 1].total += m->sval[st];
+			rows[*row - 1].total_n += m->scnt[st];
+			if (!ret) {
+				rows[*row - 1].self += m->sval[st];
+				rows[*row - 1].self_n += m->scnt[st];
+			}
+		}
+	}
+	hashmap_free(&idx);
+	*rowsp = rows;
+	return n;
+}
+
+long model_inlined_into(struct model *m, uint32_t fn)
+{
+	struct hashmap per = { 0 };
+	uint64_t best = 0;
+	long out = -1;
+	size_t a, k;
+
+	for (a = 0; a < m->nact; a++) {
+		uint32_t st = m->act[a];
+
+		for (k = 0; k < m->snl[st]; k++) {
+			uint32_t id = m->sloc[st][k];
+			size_t j;
+
+			if (id == 0 || id > m->nl)
+				continue;
+			/* The location's inner frames (after its first, the function it is in). */
+			for (j = m->loc_off[id - 1] + 1; j < m->loc_off[id]; j++) {
+				uint32_t outer = m->loc_fn[m->loc_off[id - 1]];
+				uint64_t *c;
+
+				if (m->loc_fn[j] != fn || outer == fn)
+					continue;
+				c = hashmap_put(&per, outer, NULL);
+				*c += m->scnt[st];
+				if (*c > best) {
+					best = *c;
+					out = outer;
+				}
+				break;
+			}
+		}
+	}
+	hashmap_free(&per);
+	return out;
+}

@@ -480,6 +480,9 @@ static int pcdata_value(const struct gopcln *t, const struct fn *f, uint32_t tab
 	return pcvalue(t, ld32(t, f->off + t->fn_size + table * 4), f->entry, pc, val);
 }
 
+static void file_of(const struct gopcln *t, const struct fn *f, int32_t fileno, int32_t ln,
+		    const char **file, int32_t *line);
+
 /* File and line at pc (go1.24 runtime/symtab.go funcline1 and funcfile). */
 static void file_line(const struct gopcln *t, const struct fn *f, uint64_t pc, const char **file, int32_t *line)
 {
@@ -487,8 +490,18 @@ static void file_line(const struct gopcln *t, const struct fn *f, uint64_t pc, c
 
 	*file = "?";
 	*line = 0;
-	if (pcvalue(t, f->pcfile, f->entry, pc, &fileno) < 0 || pcvalue(t, f->pcln, f->entry, pc, &ln) < 0 ||
-	    fileno < 0 || ln < 0)
+	if (pcvalue(t, f->pcfile, f->entry, pc, &fileno) < 0 || pcvalue(t, f->pcln, f->entry, pc, &ln) < 0)
+		return;
+	file_of(t, f, fileno, ln, file, line);
+}
+
+/* The file of file number fileno of f's compilation unit (the cutab), and line ln. */
+static void file_of(const struct gopcln *t, const struct fn *f, int32_t fileno, int32_t ln,
+		    const char **file, int32_t *line)
+{
+	*file = "?";
+	*line = 0;
+	if (fileno < 0 || ln < 0)
 		return;
 	uint64_t ci = ((uint64_t)f->cuoff + (uint32_t)fileno) * 4;
 	if (!in_bounds(t->cutab + ci, 4, t->cutab_end))
@@ -732,6 +745,186 @@ int gopcln_frames(const struct gopcln *t, uint64_t pc, struct gopcln_frame *out,
 		cur = f.entry + (uint64_t)in.parentpc;
 	}
 	return n;
+}
+
+/* ---- one function's frames in one pass ---- */
+
+/* The decoding state of one pc-value table, row by row (the steps of pcvalue_row): the
+ * current row is [start, next) with value v; state 0 while rows come, 1 past the table's
+ * end or without a table (the value is then unknown, as pcvalue's -ENOENT). */
+struct pcv {
+	const uint8_t *p, *end;
+	uint64_t entry, start, next;
+	int32_t v;
+	int state;
+};
+
+static void pcv_init(const struct gopcln *t, struct pcv *s, uint32_t off, uint64_t entry)
+{
+	memset(s, 0, sizeof(*s));
+	s->entry = s->start = s->next = entry;
+	s->v = -1;
+	if (off == 0 || off >= t->pctab_end - t->pctab) {
+		s->state = 1;
+		s->next = UINT64_MAX;
+		return;
+	}
+	s->p = t->data + t->pctab + off;
+	s->end = t->data + t->pctab_end;
+}
+
+/* The next row. 0, or -EINVAL when the table runs off the data. */
+static int pcv_step(const struct gopcln *t, struct pcv *s)
+{
+	uint32_t uv, d;
+
+	if (s->state)
+		return 0;
+	if (s->p >= s->end)
+		return -EINVAL;
+	uv = *s->p;
+	if (uv == 0 && s->next != s->entry) {
+		s->state = 1;
+		s->start = s->next;
+		s->next = UINT64_MAX;
+		return 0;
+	}
+	if (uv < 0x80)
+		s->p++;
+	else if (!read_uvarint(&s->p, s->end, &uv))
+		return -EINVAL;
+	if (s->p >= s->end)
+		return -EINVAL;
+	d = *s->p;
+	if (d < 0x80)
+		s->p++;
+	else if (!read_uvarint(&s->p, s->end, &d))
+		return -EINVAL;
+	s->v = (int32_t)((uint32_t)s->v + ((uv >> 1) ^ -(uv & 1)));
+	s->start = s->next;
+	s->next += (uint32_t)(d * t->quantum);
+	return 0;
+}
+
+/* Brings s to the row holding pc. */
+static int pcv_seek(const struct gopcln *t, struct pcv *s, uint64_t pc)
+{
+	int r = 0;
+
+	while (!r && !s->state && s->next <= pc)
+		r = pcv_step(t, s);
+	return r;
+}
+
+/* Frames cached per inlining site: the frames above the innermost one, which depend only on
+ * the inline tree index (go1.24 runtime/symtabinl.go: each parent is at entry + parentPc). */
+#define FF_SLOTS 256
+
+int gopcln_func_frames(const struct gopcln *t, uint64_t pc, int max,
+		       int (*cb)(void *arg, uint64_t start, uint64_t end,
+				 const struct gopcln_frame *fr, int n),
+		       void *arg)
+{
+	struct fn f;
+	struct pcv file, line, inl;
+	ptrdiff_t i;
+	size_t tree_len = 0;
+	const uint8_t *tree = NULL;
+	const char *fname;
+	struct gopcln_frame *cache = NULL, *fr = NULL;
+	int32_t *ckey = NULL;
+	int *cn = NULL, r = 0;
+	uint64_t pos;
+
+	if (max <= 0)
+		return 0;
+	i = find_index(t, pc);
+	if (i < 0)
+		return -ENOENT;
+	if (load_fn(t, (size_t)i, &f) < 0)
+		return -EINVAL;
+	fname = fn_name(t, f.nameoff);
+	if (!fname)
+		fname = "?";
+	if (f.npcdata > PCDATA_INLTREEINDEX)
+		tree = funcdata(t, &f, FUNCDATA_INLTREE, &tree_len);
+	pcv_init(t, &file, f.pcfile, f.entry);
+	pcv_init(t, &line, f.pcln, f.entry);
+	pcv_init(t, &inl, tree ? ld32(t, f.off + t->fn_size + PCDATA_INLTREEINDEX * 4) : 0, f.entry);
+	fr = malloc((size_t)max * sizeof(*fr));
+	cache = malloc((size_t)FF_SLOTS * (size_t)max * sizeof(*cache));
+	ckey = malloc(FF_SLOTS * sizeof(*ckey));
+	cn = malloc(FF_SLOTS * sizeof(*cn));
+	if (!fr || !cache || !ckey || !cn) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (int k = 0; k < FF_SLOTS; k++)
+		ckey[k] = -1;
+	for (pos = f.entry; pos < f.end;) {
+		int32_t idx, fileno, ln;
+		uint64_t end = f.end;
+		int n = 0;
+
+		if ((r = pcv_seek(t, &file, pos)) || (r = pcv_seek(t, &line, pos)) ||
+		    (r = pcv_seek(t, &inl, pos)))
+			goto out;
+		end = GP_MIN(end, GP_MIN(file.next, GP_MIN(line.next, inl.next)));
+		if (end <= pos)
+			end = pos + 1;
+		fileno = file.state ? -1 : file.v;
+		ln = line.state ? -1 : line.v;
+		idx = inl.state ? -1 : inl.v;
+		/* The innermost frame from the rows; the rest as gopcln_frames finds them. */
+		if (idx < 0) {
+			fr[0].func = fname;
+			fr[0].start_line = f.startline;
+			fr[0].funcid = f.funcid;
+			file_of(t, &f, fileno, ln, &fr[0].file, &fr[0].line);
+			fr[0].wrapper = t->wrapper_id && fr[0].funcid == t->wrapper_id;
+			n = 1;
+		} else {
+			int slot = idx % FF_SLOTS;
+
+			if (ckey[slot] != idx) {
+				/* gopcln_frames from the first parent: its frames are the chain
+				 * above the innermost (which gopcln_frames would keep too). */
+				struct inl in = { 0 };
+				struct gopcln_frame *c = &cache[(size_t)slot * (size_t)max];
+				int m;
+
+				if (!inl_at(t, tree, tree_len, idx, &in) || in.parentpc < 0 ||
+				    (uint64_t)in.parentpc >= f.end - f.entry) {
+					r = -EINVAL;
+					goto out;
+				}
+				c[0].func = fn_name(t, in.nameoff) ? fn_name(t, in.nameoff) : "?";
+				c[0].start_line = in.startline;
+				c[0].funcid = in.funcid;
+				c[0].wrapper = t->wrapper_id && in.funcid == t->wrapper_id;
+				m = max > 1 ? gopcln_frames(t, f.entry + (uint64_t)in.parentpc, c + 1, max - 1) : 0;
+				if (m < 0) {
+					r = m;
+					goto out;
+				}
+				ckey[slot] = idx;
+				cn[slot] = 1 + m;
+			}
+			n = cn[slot];
+			memcpy(fr, &cache[(size_t)slot * (size_t)max], (size_t)n * sizeof(*fr));
+			file_of(t, &f, fileno, ln, &fr[0].file, &fr[0].line);
+		}
+		r = cb(arg, pos, end, fr, n);
+		if (r)
+			goto out;
+		pos = end;
+	}
+out:
+	free(fr);
+	free(cache);
+	free(ckey);
+	free(cn);
+	return r;
 }
 
 int gopcln_pcsp(const struct gopcln *t, uint64_t pc, int32_t *spdelta)

@@ -13,12 +13,14 @@
  * longer than this. */
 #define KALLSYMS_TAIL (64u << 10)
 
+/* 16 bytes: a kernel has over 100,000 text symbols, held for the whole session. */
 struct ksym {
 	uint64_t addr;
-	uint32_t name; /* offset into names */
-	uint32_t mod;  /* index into mods; 0 = core kernel ("") */
-	int rank;
+	uint32_t name;     /* offset into names */
+	uint32_t mod : 24; /* index into mods; 0 = core kernel ("") */
+	uint32_t rank : 8; /* among aliases at one address, the highest is kept */
 };
+#define KALLSYMS_MAX_MODS (1u << 24)
 
 struct kallsyms {
 	struct ksym *s;
@@ -72,6 +74,8 @@ static uint32_t add_module(struct kallsyms *ks, size_t *cap, const char *s, size
 	for (size_t i = 0; i < ks->nmods; i++)
 		if (strlen(ks->mods[i]) == len && memcmp(ks->mods[i], s, len) == 0)
 			return (uint32_t)i;
+	if (ks->nmods >= KALLSYMS_MAX_MODS)
+		return 0; /* not expected of a kernel: the symbols count as the core's */
 	xgrow((void **)&ks->mods, cap, ks->nmods + 1, sizeof(*ks->mods));
 	ks->mods[ks->nmods] = xstrndup(s, len);
 	return (uint32_t)ks->nmods++;
@@ -143,7 +147,7 @@ struct kallsyms *kallsyms_parse(const char *text, size_t len, int *err)
 		size_t us = 0;
 		while (us < nlen && us < 8 && name[us] == '_')
 			us++;
-		s->rank = (type == 'T' ? 16 : 0) + (8 - (int)us);
+		s->rank = (uint32_t)((type == 'T' ? 16 : 0) + (8 - (int)us));
 	}
 	if (any && !nonzero) {
 		kallsyms_free(ks);
@@ -176,6 +180,9 @@ struct kallsyms *kallsyms_parse(const char *text, size_t len, int *err)
 		ks->s[out++] = ks->s[i];
 	}
 	ks->n = out;
+	/* Held for the session: give back what growing left over. */
+	ks->s = xrealloc(ks->s, ks->n * sizeof(*ks->s));
+	ks->names = xrealloc(ks->names, ks->names_len ? ks->names_len : 1);
 	ks->kstart = stext;
 	ks->kend = etext;
 	if (ks->kstart == 0 || ks->kend <= ks->kstart) {

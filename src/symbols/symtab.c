@@ -521,6 +521,35 @@ int symfile_file_vaddr(const struct symfile *sf, uint64_t map_start, uint64_t ma
 	return -ENOENT;
 }
 
+ssize_t symfile_read(const struct symfile *sf, uint64_t vaddr, void *buf, size_t n)
+{
+	for (size_t i = 0; i < sf->nsegs; i++) {
+		const struct segment *s = &sf->segs[i];
+		size_t avail;
+		ssize_t r;
+
+		if (vaddr < s->vaddr || vaddr - s->vaddr >= s->filesz)
+			continue;
+		avail = (size_t)GP_MIN((uint64_t)n, s->filesz - (vaddr - s->vaddr));
+		if (sf->membuf) {
+			size_t sz = 0;
+			const char *img = elf_rawfile(sf->elf, &sz);
+			uint64_t off = s->off + (vaddr - s->vaddr);
+
+			if (!img || off > sz)
+				return -EIO;
+			avail = GP_MIN(avail, sz - (size_t)off);
+			memcpy(buf, img + off, avail);
+			return (ssize_t)avail;
+		}
+		/* pread, not the mapped image: a file truncated on disk while we read it gives
+		 * a short read here, where a read of the mapping would raise SIGBUS. */
+		r = pread(sf->fd, buf, avail, (off_t)(s->off + (vaddr - s->vaddr)));
+		return r < 0 ? -errno : r;
+	}
+	return -ENOENT;
+}
+
 void symfile_get_stats(const struct symfile *sf, struct symfile_stats *st)
 {
 	*st = sf->st;
