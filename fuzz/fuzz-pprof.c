@@ -1,4 +1,4 @@
-/* fuzz-pprof.c: libFuzzer harness for the pprof decoder and writer: decode, then encode and decode again, which must be a fixed point. */
+/* fuzz-pprof.c: libFuzzer harness for the pprof decoder and writers: decode, then encode and decode again, which must be a fixed point; folded stacks of every value column. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -53,6 +53,44 @@ static void walk(const struct prof *p)
 		sink += (uint64_t)prof_total(p, i);
 }
 
+/* Folded stacks (what `view --save X.folded` and `record --format folded` write) of every
+ * value column: each line ends in a space and a number, and no line break or ';' comes
+ * from a name (pprof.h). */
+static void folded(const struct prof *p)
+{
+	size_t col, stride, i, nl;
+	uint8_t *b;
+	size_t n;
+
+	prof_values(p, &stride);
+	for (col = 0; col <= stride; col++) {
+		int r = pprof_folded(p, col, &b, &n);
+
+		if (col == stride) {
+			if (r == 0 && prof_nsamples(p))
+				abort(); /* not a value column */
+			if (r == 0)
+				free(b);
+			continue;
+		}
+		if (r)
+			abort();
+		for (i = 0, nl = 0; i < n; i++) {
+			if (b[i] < 0x20 && b[i] != '\n')
+				abort();
+			if (b[i] == '\n') {
+				if (!i || b[i - 1] < '0' || b[i - 1] > '9')
+					abort();
+				nl++;
+			}
+		}
+		if (n && b[n - 1] != '\n')
+			abort();
+		sink += nl;
+		free(b);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct prof *p, *q, *c;
@@ -63,6 +101,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!p)
 		return 0;
 	walk(p);
+	folded(p);
 	if (pprof_encode(p, &b1, &n1) != 0)
 		abort();
 	q = pprof_decode(b1, n1);

@@ -5,7 +5,7 @@
 
 need_perf
 need_pprof
-plan 9
+plan 13
 v=$GO_VERSION
 bin=$T/labels
 go_build "$v" plain "$TOP_SRCDIR/tests/workloads/go/labels.go" "$bin" >"$T/build.err" 2>&1
@@ -51,10 +51,20 @@ check "their shares agree within 5 points (worst $worst; Go's profile has ${gon:
 check "the same order (alphaWork > betaWork > gammaWork) in both" \
 	sh -c "sort -k2 -rn '$T/ours.cum' | cut -d' ' -f1 > '$T/o1'; sort -k2 -rn '$T/go.cum' | cut -d' ' -f1 > '$T/o2'; cmp -s '$T/o1' '$T/o2'"
 # Stacks: the hot functions sit under main.worker.func1 and pprof.Do, as in Go's profile.
-pprof_stacks "$T/ours.pb.gz" | awk '$2 ~ /^main\.alphaWork;/ { t += $1; if ($2 ~ /^main\.alphaWork;main\.worker\.func1;runtime\/pprof\.Do;main\.worker;/) g += $1 }
+pprof_stacks "$T/ours.pb.gz" | awk '$2 ~ /^main\.alphaWork;/ { t += $1; if ($2 ~ /^main\.alphaWork;main\.worker\.func1;runtime\/pprof\.Do;main\.worker(;|$)/) g += $1 }
 	END { printf "%.1f\n", t ? 100 * g / t : 0 }' >"$T/alpha.ok"
 check "main.alphaWork's stack is worker.func1 <- pprof.Do <- worker in >= 99% ($(cat "$T/alpha.ok")%)" \
 	awk -v p="$(cat "$T/alpha.ok")" 'BEGIN { exit !(p >= 99) }'
+# Go's traceback ends a goroutine's stack at its start function: no runtime.goexit, no
+# go statement wrapper (F.gowrapN). The root of alphaWork's stacks is the same in both.
+root() {
+	pprof_stacks "$1" | awk '$2 ~ /^main\.alphaWork;/ { n = split($2, f, ";"); w[f[n]] += $1; t += $1 }
+		END { for (r in w) if (w[r] > m) { m = w[r]; b = r }; printf "%s %.1f\n", b, t ? 100 * m / t : 0 }'
+}
+ro=$(root "$T/ours.pb.gz")
+rg=$(root "$T/go.pprof")
+check "alphaWork's stacks end where Go's do (ours: $ro%, Go's: $rg%)" \
+	sh -c "[ '${ro%% *}' = '${rg%% *}' ] && [ '${ro%% *}' = main.worker ] && awk -v p='${ro#* }' 'BEGIN { exit !(p >= 99) }'"
 
 # A command started through a shell that execs the Go program: Go is found after the exec
 # (not latched as absent at the start) and its labels are read from then on.
@@ -66,4 +76,25 @@ pprof -tags "$T/sh.pb.gz" >"$T/sh.tags" 2>&1
 check "... and its profile has the program's pprof labels (handler: in go tool pprof -tags)" \
 	grep -q '^ *handler: Total' "$T/sh.tags"
 grep -q '^ *handler: Total' "$T/sh.tags" || diag_file "$T/sh.tags"
+
+# Folded stacks (flamegraph.pl's format): record --format folded writes one "root;...;leaf N"
+# line per stack, whose counts add up to the samples record reports; gotop-perf's own pprof
+# file through view --save equals go tool pprof -traces per stack (sample counts; of each
+# frame the first word, which is what -traces' lines give for "[unknown] 0x...").
+"$GOTOP_PERF" record --format folded -d 2 -o "$T/rec.folded" -- "$bin" -d 3s >"$T/fold.out" 2>&1
+rc=$?
+n=$(sed -n 's/.*cpu-clock: \([0-9]*\) samples.*/\1/p' "$T/fold.out")
+s=$(awk '{ t += $NF } END { print t + 0 }' "$T/rec.folded" 2>/dev/null)
+check "record --format folded: exit 0, lines 'stack N' ($(wc -l <"$T/rec.folded") stacks)" \
+	sh -c "[ $rc -eq 0 ] && [ -s '$T/rec.folded' ] && ! grep -Evq '^[^ ;][^;]*(;[^;]+)* [0-9]+\$' '$T/rec.folded'"
+check "... whose counts add up to the samples record reported ($s of ${n:-?})" [ "${n:-x}" = "$s" ]
+"$GOTOP_PERF" view --batch --view top --sample-index samples --save "$T/ours.folded" "$T/ours.pb.gz" >/dev/null 2>&1
+awk '{ n = $NF; $NF = ""; sub(/ $/, ""); gsub(/ [^;]*/, ""); t[$0] += n } END { for (s in t) printf "%s %.0f\n", s, t[s] }' "$T/ours.folded" |
+	sort >"$T/fold.ours"
+pprof_stacks "$T/ours.pb.gz" -sample_index=samples | awk '{ n = split($2, f, ";"); s = f[n]
+	for (i = n - 1; i >= 1; i--) s = s ";" f[i]; t[s] += $1 } END { for (s in t) printf "%s %.0f\n", s, t[s] }' |
+	sort >"$T/fold.pprof"
+check "the folded stacks of our pprof file equal go tool pprof -traces' ($(wc -l <"$T/fold.pprof") stacks)" \
+	sh -c "[ -s '$T/fold.pprof' ] && cmp -s '$T/fold.ours' '$T/fold.pprof'"
+cmp -s "$T/fold.ours" "$T/fold.pprof" || diff "$T/fold.ours" "$T/fold.pprof" | diag_file /dev/stdin
 finish

@@ -135,7 +135,7 @@ fi
 
 # --- snapshot ---
 keys S
-check "S asks where to save, with a default name" wait_for '^Save snapshot to: cchains-(task-clock|cycles)-[0-9]{8}-[0-9]{6}\.pb\.gz'
+check "S asks where to save, with a default name" wait_for '^Save snapshot \(name\.folded: folded stacks\) to: cchains-(task-clock|cycles)-[0-9]{8}-[0-9]{6}\.pb\.gz'
 keys C-u
 tm send-keys -t ui -l "$T/snap.pb.gz"
 keys Enter

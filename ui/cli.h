@@ -60,6 +60,7 @@ void cli_sampling_finish(struct session_opts *s);
 int cmd_record(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
+int cmd_view(int argc, char **argv);
 /* The live UI (and --batch). */
 int cmd_live(int argc, char **argv);
 /* The live UI's options, as its --help and gotop-perf --help print them. */

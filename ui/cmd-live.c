@@ -39,6 +39,7 @@ struct live_cli {
 	const char *out_dir;
 	const char *save;
 	const char *ratio;
+	const char *base;
 	int no_color, ascii;
 	int verify;
 	const char *annotate;
@@ -52,7 +53,7 @@ struct live_cli {
 enum {
 	OPT_REFRESH = 300, OPT_MAX_MEMORY, OPT_BATCH, OPT_VIEW, OPT_ROWS, OPT_SORT, OPT_MIN_PCT,
 	OPT_CALLERS, OPT_FOCUS, OPT_IGNORE, OPT_TAG, OPT_THREAD, OPT_NO_COLOR,
-	OPT_ASCII, OPT_SAVE, OPT_HELP, OPT_VERIFY,
+	OPT_ASCII, OPT_SAVE, OPT_HELP, OPT_VERIFY, OPT_BASE,
 	OPT_RATIO,
 	OPT_ANNOTATE, OPT_ASM, OPT_SOURCE_PATH, OPT_TRIM_PATH,
 };
@@ -79,6 +80,7 @@ static const struct option long_opts[] = {
 	{ "ascii", no_argument, NULL, OPT_ASCII },
 	{ "save", required_argument, NULL, OPT_SAVE },
 	{ "ratio", required_argument, NULL, OPT_RATIO },
+	{ "base", required_argument, NULL, OPT_BASE },
 	{ "verify", no_argument, NULL, OPT_VERIFY },
 	{ "annotate", required_argument, NULL, OPT_ANNOTATE },
 	{ "asm", no_argument, NULL, OPT_ASM },
@@ -114,7 +116,7 @@ void cmd_live_options(FILE *f)
 	      "      --batch            no terminal UI\n"
 	      "  -n, --iterations N     stop after N updates (default: until the target exits)\n"
 	      "      --view LIST        views to print, comma separated: top, tree, callers, labels,\n"
-	      "                         goroutines, threads, events, help, annotate\n"
+	      "                         goroutines, threads, flame, events, help, annotate\n"
 	      "                         (default top,tree,labels)\n"
 	      "      --rows N           rows per view (default 25; 0: all)\n"
 	      "      --sort KEY         Top order: self, total or name (default self)\n"
@@ -123,6 +125,8 @@ void cmd_live_options(FILE *f)
 	      "      --asm              the annotate view shows instructions, not source lines\n"
 	      "      --min-pct PCT      tree nodes below PCT% are left out (default 1)\n"
 	      "      --save FILE        at the end, save what the last update showed (gzipped pprof)\n"
+	      "      --base FILE        start with a saved pprof file as the baseline (B key): Top,\n"
+	      "                         Tree and Flame show the share then and the change\n"
 	      "      --verify           start the verifier (V key; --view verify in batch mode)\n"
 	      "A command started with -- gets /dev/null as stdin, stdout and stderr and is stopped\n"
 	      "(SIGTERM) when gotop-perf quits.\n", f);
@@ -318,6 +322,9 @@ static int parse_args(int argc, char **argv, struct live_cli *o)
 		case OPT_VERIFY:
 			o->verify = 1;
 			break;
+		case OPT_BASE:
+			o->base = optarg;
+			break;
 		case OPT_HELP:
 			live_usage(stdout);
 			exit(EXIT_OK);
@@ -353,8 +360,8 @@ static size_t view_by_name(const char *name)
 {
 	static const struct view_ops *const ops[VIEW_COUNT] = {
 		&view_top_ops, &view_tree_ops, &view_callers_ops, &view_labels_ops,
-		&view_goroutines_ops, &view_threads_ops, &view_events_ops, &view_verify_ops, &view_help_ops,
-		&view_annotate_ops,
+		&view_goroutines_ops, &view_threads_ops, &view_flame_ops, &view_events_ops,
+		&view_verify_ops, &view_help_ops, &view_annotate_ops,
 	};
 	size_t i;
 
@@ -364,14 +371,14 @@ static size_t view_by_name(const char *name)
 	return VIEW_COUNT;
 }
 
-static int check_views(const char *list)
+int batch_check_views(const char *list)
 {
 	char buf[256], *save = NULL, *tok;
 
 	snprintf(buf, sizeof(buf), "%s", list);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
 		if (view_by_name(tok) == VIEW_COUNT) {
-			cli_error("unknown view '%s' (top, tree, callers, labels, goroutines, threads, events, verify, help, annotate)", tok);
+			cli_error("unknown view '%s' (top, tree, callers, labels, goroutines, threads, flame, events, verify, help, annotate)", tok);
 			return EXIT_USAGE;
 		}
 	return 0;
@@ -409,7 +416,7 @@ static void print_rows(struct ui *ui, struct view *v)
 		printf("  ... %zu more rows\n", n - i);
 }
 
-static void print_iteration(struct ui *ui, const char *views, uint64_t iter, int callers_fixed)
+void batch_print_iteration(struct ui *ui, const char *views, uint64_t iter, int callers_fixed)
 {
 	struct tline l1, l2;
 	char buf[256], *save = NULL, *tok;
@@ -510,7 +517,7 @@ static int run_batch(struct ui *ui, struct live_cli *o)
 		/* One iteration per refresh (not for the answers to requests). */
 		if (!(r & R_REDRAW) || !ui->snap || !(ui->snap->periodic || ui->snap->exited))
 			continue;
-		print_iteration(ui, o->views, ++iter, o->callers != NULL);
+		batch_print_iteration(ui, o->views, ++iter, o->callers != NULL);
 		if (ui->snap->exited || (o->iterations && iter >= o->iterations))
 			break;
 	}
@@ -617,13 +624,14 @@ int cmd_live(int argc, char **argv)
 {
 	struct live_cli o;
 	struct live *live = NULL;
+	struct prof *base = NULL;
 	struct ui ui;
 	int rc;
 
 	rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc;
-	if (o.batch && (rc = check_views(o.views)))
+	if (o.batch && (rc = batch_check_views(o.views)))
 		return rc;
 	if (o.save && (rc = pprof_check_writable(o.save))) {
 		cli_error("cannot write %s: %s", o.save, strerror(-rc));
@@ -638,10 +646,19 @@ int cmd_live(int argc, char **argv)
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	mallopt(M_TRIM_THRESHOLD, 128 * 1024);
 #endif
+	if (o.base && !(base = pprof_read_file(o.base))) {
+		cli_error("%s: %s", o.base, errno == EBADMSG ? "not a pprof profile, or a corrupt one"
+							       : strerror(errno));
+		return EXIT_FAIL;
+	}
 	rc = start_live(&o, &live);
-	if (rc)
+	if (rc) {
+		prof_free(base);
 		return rc;
+	}
 	setup_ui(&ui, &o, live);
+	if (base)
+		ui_base_set(&ui, base, o.base);
 	if (o.batch) {
 		ui.width = 200;
 		ui.rows = 1000000;

@@ -30,9 +30,10 @@ struct record_opts {
 	pid_t tids[MAX_TIDS];
 	size_t ntids;
 	int verbose, quiet;
+	int folded;              /* --format folded */
 };
 
-enum { OPT_HELP = 256 };
+enum { OPT_HELP = 256, OPT_FORMAT };
 
 static const struct option long_opts[] = {
 	CLI_SAMPLING_LONGOPTS,
@@ -41,6 +42,7 @@ static const struct option long_opts[] = {
 	{ "tid", required_argument, NULL, 't' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
+	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -54,16 +56,20 @@ static void record_usage(FILE *f)
 	      "                         a COMMAND still running then gets SIGTERM\n"
 	      "  -o, --output FILE      gzipped pprof output (default gotop-perf.pb.gz); with several\n"
 	      "                         events, one file per event: FILE with .EVENT before .pb.gz\n"
+	      "      --format FORMAT    pprof (default) or folded: one line per stack, root;...;leaf\n"
+	      "                         SAMPLES (flamegraph.pl, inferno, speedscope; default file\n"
+	      "                         gotop-perf.folded)\n"
 	      "  -v, --verbose          print statistics at the end\n"
 	      "  -q, --quiet            print errors only\n", f);
 }
 
-/* FILE.pb.gz -> FILE.EVENT.pb.gz (or FILE.EVENT when there is no .pb.gz suffix). A PMU
- * form's slashes ("cpu/event=0x3c/") become '_': the name stays one file. */
-static char *output_for(const char *out, const char *ev_name, int several)
+/* FILE.pb.gz -> FILE.EVENT.pb.gz (or FILE.EVENT when there is no .pb.gz suffix; the
+ * same with .folded for folded stacks). A PMU form's slashes ("cpu/event=0x3c/") become
+ * '_': the name stays one file. */
+static char *output_for(const char *out, const char *ev_name, int several, int folded)
 {
 	size_t len = strlen(out);
-	const char *suf = ".pb.gz";
+	const char *suf = folded ? ".folded" : ".pb.gz";
 	size_t sl = strlen(suf);
 	char event[EVENT_NAME_MAX], *p;
 
@@ -118,6 +124,13 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 'q':
 			o->quiet = 1;
 			break;
+		case OPT_FORMAT:
+			if (strcmp(optarg, "pprof") && strcmp(optarg, "folded")) {
+				cli_error("invalid format '%s' (pprof or folded)", optarg);
+				return EXIT_USAGE;
+			}
+			o->folded = !strcmp(optarg, "folded");
+			break;
 		case OPT_HELP:
 			record_usage(stdout);
 			exit(EXIT_OK);
@@ -126,6 +139,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			return EXIT_USAGE;
 		}
 	}
+	if (o->folded && !strcmp(o->output, "gotop-perf.pb.gz"))
+		o->output = "gotop-perf.folded";
 	if (optind < argc)
 		o->command = argv + optind;
 	if (!o->s.pid == !o->command) {
@@ -178,7 +193,7 @@ static int check_outputs(const struct record_opts *o)
 	size_t e;
 
 	for (e = 0; e < o->s.nevents; e++) {
-		char *path = output_for(o->output, o->s.events[e].name, o->s.nevents > 1);
+		char *path = output_for(o->output, o->s.events[e].name, o->s.nevents > 1, o->folded);
 		int w = pprof_check_writable(path);
 
 		if (w) {
@@ -311,11 +326,12 @@ static int write_profile(struct session *s, size_t e, const struct record_opts *
 {
 	struct prof *p = session_profile(s, e);
 	struct sampler_stats st;
-	char *path = output_for(o->output, o->s.events[e].name, o->s.nevents > 1);
+	char *path = output_for(o->output, o->s.events[e].name, o->s.nevents > 1, o->folded);
 	int w, rc = EXIT_OK;
 
 	set_metadata(p, &o->s.events[e], o, cmdline, session_go_version(s));
-	w = pprof_write_file(p, path);
+	/* Folded stacks count samples (value column 0), as flame graph tools expect. */
+	w = o->folded ? pprof_write_folded(p, 0, path) : pprof_write_file(p, path);
 	session_stats(s, e, &st, NULL);
 	if (w) {
 		/* The samples are not thrown away with the disk full or read-only: they go
@@ -323,7 +339,7 @@ static int write_profile(struct session *s, size_t e, const struct record_opts *
 		const char *tmp = getenv("TMPDIR"), *base = strrchr(path, '/');
 		char *fb = xasprintf("%s/gotop-perf.%d.%s", tmp && *tmp ? tmp : "/tmp", (int)getpid(),
 				     base ? base + 1 : path);
-		int w2 = pprof_write_file(p, fb);
+		int w2 = o->folded ? pprof_write_folded(p, 0, fb) : pprof_write_file(p, fb);
 
 		if (w2 == 0)
 			cli_error("cannot write %s: %s; profile saved to %s instead", path, strerror(-w), fb);

@@ -11,7 +11,7 @@
 
 #define CTRL(c) ((c) & 0x1f)
 #define V_OVERLAYS (VB(VIEW_EVENTS) | VB(VIEW_VERIFY) | VB(VIEW_HELP) | VB(VIEW_ANNOTATE))
-#define V_FUNCS (VB(VIEW_TOP) | VB(VIEW_TREE) | VB(VIEW_CALLERS))
+#define V_FUNCS (VB(VIEW_TOP) | VB(VIEW_TREE) | VB(VIEW_CALLERS) | VB(VIEW_FLAME))
 #define V_TREES (VB(VIEW_TREE) | VB(VIEW_CALLERS))
 #define V_FACETS (VB(VIEW_LABELS) | VB(VIEW_GOROUTINES) | VB(VIEW_THREADS))
 
@@ -51,6 +51,21 @@ static const struct ui_key keys[] = {
 	{ '4', ACT_VIEW_LABELS, "4", "Labels: shares by pprof label value", VB_ALL, NULL },
 	{ '5', ACT_VIEW_GOROUTINES, "5", "Goroutines: shares by goroutine (Go targets)", VB_ALL, NULL },
 	{ '6', ACT_VIEW_THREADS, "6", "Threads: shares by thread", VB_ALL, NULL },
+	{ '7', ACT_VIEW_FLAME, "7", "Flame: icicle graph, each frame as wide as its total share", VB_ALL, NULL },
+
+	/* Flame: frames, not rows. */
+	{ KEY_LEFT, ACT_FRAME_PREV, "Left Right", "previous / next frame of the level", VB(VIEW_FLAME), NULL },
+	{ KEY_RIGHT, ACT_FRAME_NEXT, NULL, NULL, VB(VIEW_FLAME), NULL },
+	{ KEY_UP, ACT_FRAME_UP, "Up Down k j", "caller / widest callee", VB(VIEW_FLAME), NULL },
+	{ 'k', ACT_FRAME_UP, NULL, NULL, VB(VIEW_FLAME), NULL },
+	{ KEY_DOWN, ACT_FRAME_DOWN, NULL, NULL, VB(VIEW_FLAME), NULL },
+	{ 'j', ACT_FRAME_DOWN, NULL, NULL, VB(VIEW_FLAME), NULL },
+	{ '\n', ACT_ZOOM, "Enter", "zoom into the frame (it takes the full width)", VB(VIEW_FLAME), "Zoom" },
+	{ '\r', ACT_ZOOM, NULL, NULL, VB(VIEW_FLAME), NULL },
+	{ KEY_ENTER, ACT_ZOOM, NULL, NULL, VB(VIEW_FLAME), NULL },
+	{ KEY_BACKSPACE, ACT_ZOOM_OUT, "Backspace", "zoom out", VB(VIEW_FLAME), "Out" },
+	{ 127, ACT_ZOOM_OUT, NULL, NULL, VB(VIEW_FLAME), NULL },
+	{ CTRL('h'), ACT_ZOOM_OUT, NULL, NULL, VB(VIEW_FLAME), NULL },
 
 	{ KEY_UP, ACT_UP, "Up Down k j", "move the selection", VB_ALL, NULL },
 	{ 'k', ACT_UP, NULL, NULL, VB_ALL, NULL },
@@ -126,6 +141,8 @@ static const struct ui_key keys[] = {
 	{ 'W', ACT_WINDOW_LEN, "W", "set the window length in seconds", VB_ALL, NULL },
 	{ 'S', ACT_SAVE, "S P", "save a snapshot (gzipped pprof)", VB_ALL, "Save" },
 	{ 'P', ACT_SAVE, NULL, NULL, VB_ALL, NULL },
+	{ 'B', ACT_BASELINE, "B", "mark what is on screen as the baseline (Top, Tree, Flame, Labels show the change against it); B again: clear", VB_ALL, NULL },
+	{ 'x', ACT_NAMES, "x", "short / full function names (short: as pprof shortens them)", VB_ALL, NULL },
 	{ CTRL('l'), ACT_REDRAW, "Ctrl-L", "redraw the screen", VB_ALL, NULL },
 };
 
@@ -156,11 +173,13 @@ static const char *views_text(unsigned v)
 	if (v == V_TREES)
 		return "Tree, Callers";
 	if (v == V_FUNCS)
-		return "Top, Tree, Callers";
+		return "Top, Tree, Callers, Flame";
 	if (v == V_FACETS)
 		return "Labels, Goroutines, Threads";
 	if (v == VB(VIEW_TOP))
 		return "Top";
+	if (v == VB(VIEW_FLAME))
+		return "Flame";
 	if (v == VB(VIEW_LABELS))
 		return "Labels";
 	if (v == VB(VIEW_EVENTS))

@@ -32,6 +32,9 @@ static const struct command commands[] = {
 	  "verify compares frame-pointer stacks (raw and repaired) with a full libunwind unwind\n"
 	  "of threads it stops one at a time, and reports per function how often they are wrong\n"
 	  "(gotop-perf verify --help).\n" },
+	{ "view", cmd_view, "view [--batch] [--sample-index TYPE] FILE [FILE...]\n",
+	  "view opens the same UI (or --batch text) on pprof files: gotop-perf's and Go's CPU,\n"
+	  "heap, allocs, goroutine, mutex and block profiles (gotop-perf view --help).\n" },
 	{ "list", cmd_list, "list [--pmu | --tracepoints [FILTER] | --attr EVENT]\n",
 	  "list prints every event gotop-perf knows and whether this machine can count it;\n"
 	  "--pmu the vendor events of this machine's PMU (libpfm4), --tracepoints those of\n"

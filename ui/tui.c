@@ -85,7 +85,7 @@ static void install_signals(void)
 }
 
 enum { P_NORMAL = 1, P_DIM, P_TITLE, P_HOT, P_WARM, P_MATCH, P_MARK, P_TREE, P_OK, P_ERR, P_TAB,
-       P_TAB_ON, P_KEY, P_STATE, P_SEL, P_TITLEBAR };
+       P_TAB_ON, P_KEY, P_STATE, P_SEL, P_TITLEBAR, P_FL0, P_FL1, P_FL2, P_FL3, P_FL_SEL };
 
 static void setup_colors(struct ui *ui)
 {
@@ -105,6 +105,7 @@ static void setup_colors(struct ui *ui)
 	attrs[UA_KEY] = A_BOLD;
 	attrs[UA_STATE] = A_REVERSE | A_BOLD;
 	attrs[UA_DIM] = A_DIM;
+	attrs[UA_FL_SEL] = A_REVERSE | A_BOLD; /* flame frames: brackets tell them apart */
 	sel_attr = A_REVERSE;
 	titlebar_attr = A_REVERSE;
 	if (!ui->color || !has_colors())
@@ -139,6 +140,16 @@ static void setup_colors(struct ui *ui)
 	attrs[UA_TAB_ON] = COLOR_PAIR(P_TAB_ON) | A_BOLD;
 	attrs[UA_KEY] = A_BOLD;
 	attrs[UA_STATE] = COLOR_PAIR(P_STATE) | A_BOLD;
+	init_pair(P_FL0, COLOR_BLACK, COLOR_YELLOW);
+	init_pair(P_FL1, COLOR_BLACK, COLOR_RED);
+	init_pair(P_FL2, COLOR_BLACK, COLOR_CYAN);
+	init_pair(P_FL3, COLOR_BLACK, COLOR_MAGENTA);
+	init_pair(P_FL_SEL, COLOR_WHITE, COLOR_BLUE);
+	attrs[UA_FL0] = COLOR_PAIR(P_FL0);
+	attrs[UA_FL1] = COLOR_PAIR(P_FL1);
+	attrs[UA_FL2] = COLOR_PAIR(P_FL2);
+	attrs[UA_FL3] = COLOR_PAIR(P_FL3);
+	attrs[UA_FL_SEL] = COLOR_PAIR(P_FL_SEL) | A_BOLD;
 	sel_attr = COLOR_PAIR(P_SEL);
 	titlebar_attr = COLOR_PAIR(P_TITLEBAR);
 }
@@ -505,7 +516,7 @@ static void draw(struct ui *ui)
 	}
 	for (i = v->top, y = 5; i < n && y < 5 + ui->rows; i++, y++) {
 		v->ops->row(ui, v, i, &l);
-		draw_line(y, &l, i == v->sel, sel_attr);
+		draw_line(y, &l, i == v->sel && !v->ops->cell_select, sel_attr);
 	}
 
 	tl_reset(&l);
@@ -581,7 +592,7 @@ static int handle_key(struct ui *ui, int ch)
 		return R_REDRAW;
 	case ACT_SAVE:
 		def = ui_default_save_path(ui);
-		prompt_open(PR_SAVE, "Save snapshot to: ", def);
+		prompt_open(PR_SAVE, "Save snapshot (name.folded: folded stacks) to: ", def);
 		free(def);
 		return R_REDRAW;
 	case ACT_FREQ: {
@@ -667,7 +678,7 @@ int tui_run(struct ui *ui)
 
 	pfd[0].fd = STDIN_FILENO;
 	pfd[0].events = POLLIN;
-	pfd[1].fd = live_fd(ui->live);
+	pfd[1].fd = ui->live ? live_fd(ui->live) : -1; /* `view`: no snapshots come */
 	pfd[1].events = POLLIN;
 	pfd[2].fd = sig_pipe[0];
 	pfd[2].events = POLLIN;

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gotop/fname.h"
 #include "gotop/pprof.h"
 #include "gotop/util.h"
 #include "gotop/verify.h"
@@ -23,6 +24,7 @@ static const struct view_ops *const all_ops[VIEW_COUNT] = {
 	[VIEW_LABELS] = &view_labels_ops,
 	[VIEW_GOROUTINES] = &view_goroutines_ops,
 	[VIEW_THREADS] = &view_threads_ops,
+	[VIEW_FLAME] = &view_flame_ops,
 	[VIEW_EVENTS] = &view_events_ops,
 	[VIEW_VERIFY] = &view_verify_ops,
 	[VIEW_HELP] = &view_help_ops,
@@ -61,6 +63,7 @@ void ui_fini(struct ui *ui)
 	model_free(ui->model);
 	ui->model = NULL;
 	ui_members_free(ui);
+	ui_base_set(ui, NULL, NULL);
 	ui_clear_filters(ui);
 	free(ui->callers_fn);
 	live_snapshot_put(ui->snap);
@@ -88,6 +91,23 @@ void ui_set_status(struct ui *ui, int attr, const char *fmt, ...)
 const char *ui_esc(struct ui *ui, char *buf, size_t bufsz, const char *s, size_t len)
 {
 	ui_escape(buf, bufsz, s ? s : "", s ? len : 0);
+	return buf;
+}
+
+const char *ui_fn_name(struct ui *ui, const struct model_fn *f, char *buf, size_t bufsz)
+{
+	int shrt = ui->names == UI_NAMES_SHORT || (ui->names == UI_NAMES_AUTO && !ui->batch);
+	char *dm = fname_demangle(f->name, f->name_len);
+	const char *s = dm ? dm : f->name;
+	size_t n = dm ? strlen(dm) : f->name_len;
+	char tmp[1024];
+
+	if (shrt) {
+		n = GP_MIN(fname_short(s, n, tmp, sizeof(tmp)), sizeof(tmp) - 1);
+		s = tmp;
+	}
+	ui_escape(buf, bufsz, s, n);
+	free(dm);
 	return buf;
 }
 
@@ -148,6 +168,141 @@ static size_t model_filters(const struct ui *ui, struct model_filter *f)
 		f[i].num = ui->filters[i].num;
 	}
 	return ui->nfilters;
+}
+
+/* --- the baseline --- */
+
+static uint64_t filters_sig(const struct ui *ui)
+{
+	uint64_t h = 0x62617365ULL + ui->nfilters;
+	size_t i;
+
+	for (i = 0; i < ui->nfilters; i++) {
+		const struct ui_filter *f = &ui->filters[i];
+
+		h = util_mix64(h ^ ((uint64_t)f->kind << 8 | (uint64_t)f->exact) ^ (uint64_t)f->num);
+		h = util_hash(f->key ? f->key : "", f->key_len, h);
+		h = util_hash(f->str ? f->str : "", f->str_len, h);
+	}
+	return h ? h : 1;
+}
+
+static void base_lookups_free(struct ui *ui)
+{
+	free(ui->base_self);
+	free(ui->base_total);
+	ui->base_self = ui->base_total = NULL;
+	ui->base_nfn = 0;
+	hashmap_free(&ui->base_nodes);
+	ui->base_sig = 0;
+}
+
+/* The baseline's flat profile and tree under the current filters, once per filter set. */
+static void base_update(struct ui *ui)
+{
+	struct model_filter f[UI_MAX_FILTERS];
+	struct model_flat *rows;
+	size_t n, i;
+	uint64_t sig = filters_sig(ui);
+
+	if (!ui->base_model || ui->base_sig == sig)
+		return;
+	base_lookups_free(ui);
+	model_set_filters(ui->base_model, f, model_filters(ui, f));
+	n = model_flat(ui->base_model, &rows);
+	ui->base_nfn = model_nfuncs(ui->base_model);
+	ui->base_self = xcalloc(ui->base_nfn + 1, sizeof(*ui->base_self));
+	ui->base_total = xcalloc(ui->base_nfn + 1, sizeof(*ui->base_total));
+	for (i = 0; i < n; i++)
+		if (rows[i].fn < ui->base_nfn) {
+			ui->base_self[rows[i].fn] += rows[i].self;
+			if (rows[i].total > ui->base_total[rows[i].fn])
+				ui->base_total[rows[i].fn] = rows[i].total;
+		}
+	free(rows);
+	model_totals(ui->base_model, &ui->base_tot);
+	{
+		struct model_tree *t = model_tree_topdown(ui->base_model);
+
+		/* Node ids are path hashes: the same path has the same id in both trees. */
+		for (i = 0; t && i < t->n; i++)
+			*hashmap_put(&ui->base_nodes, t->nodes[i].id, NULL) = (uint64_t)t->nodes[i].total + 1;
+		model_tree_free(t);
+	}
+	ui->base_sig = sig;
+}
+
+void ui_base_set(struct ui *ui, struct prof *p, const char *what)
+{
+	size_t i;
+
+	base_lookups_free(ui);
+	model_free(ui->base_model);
+	prof_free(ui->base_prof);
+	ui->base_model = NULL;
+	ui->base_prof = p;
+	ui->base_what[0] = 0;
+	if (p) {
+		ui->base_model = model_new(p, 0);
+		ui_escape(ui->base_what, sizeof(ui->base_what), what, strlen(what));
+		base_update(ui);
+	}
+	for (i = 0; i < VIEW_COUNT; i++)
+		ui->views[i].stale = 1;
+}
+
+int ui_base_fn(struct ui *ui, const struct model_fn *f, int64_t *self, int64_t *total)
+{
+	long k;
+
+	*self = *total = 0;
+	if (!ui->base_model)
+		return -1;
+	base_update(ui);
+	k = model_find_fn(ui->base_model, f->name, f->name_len);
+	if (k < 0 || (size_t)k >= ui->base_nfn)
+		return -1;
+	*self = ui->base_self[k];
+	*total = ui->base_total[k];
+	return 0;
+}
+
+int ui_base_node(struct ui *ui, uint64_t id, int64_t *total)
+{
+	uint64_t *v;
+
+	*total = 0;
+	if (!ui->base_model)
+		return -1;
+	base_update(ui);
+	v = hashmap_get(&ui->base_nodes, id);
+	if (!v || !*v)
+		return -1;
+	*total = (int64_t)(*v - 1);
+	return 0;
+}
+
+int64_t ui_base_all(struct ui *ui)
+{
+	if (!ui->base_model)
+		return 0;
+	base_update(ui);
+	return ui->base_tot.value;
+}
+
+int ui_base_delta(char *buf, size_t n, int64_t now, int64_t now_all, int64_t then, int64_t then_all,
+		  int have)
+{
+	double a = now_all > 0 ? 100.0 * (double)now / (double)now_all : 0;
+	double b = then_all > 0 && have ? 100.0 * (double)then / (double)then_all : 0;
+	double d = a - b;
+
+	if (!have)
+		snprintf(buf, n, "%7s %6s", "new", "");
+	else
+		snprintf(buf, n, "%6.1f%% %+6.1f", b, d);
+	buf[GP_MIN(n - 1, (size_t)14)] = 0;
+	return !have || d >= 1.0 ? UA_HOT : d <= -1.0 ? UA_OK : UA_DIM;
 }
 
 void ui_rebuild(struct ui *ui)
@@ -467,6 +622,34 @@ static void head_line2(struct ui *ui, struct tline *l2, const struct live_snapsh
 		tl_printf(l2, UA_MARK, "  viewing %s", ui_viewed_event(ui));
 }
 
+/* `view`'s header: the files, and the sample type shown with its total. */
+static void files_header(struct ui *ui, struct tline *l1, struct tline *l2)
+{
+	const struct prof_value_type *t;
+	const struct prof *p = ui->ev ? ui->ev->prof : NULL;
+	size_t nt = p ? prof_sample_types(p, &t) : 0;
+	char buf[1024];
+
+	tl_put(l1, UA_TITLE, "gotop-perf ");
+	tl_put(l1, UA_HEAD, "view ");
+	ui_escape(buf, sizeof(buf), ui->files, strlen(ui->files));
+	tl_field(l1, UA_NORMAL, buf, ui->batch ? 0 : GP_MAX(ui->width - l1->cols, 0),
+		 ui->batch ? TL_NOCUT : 0);
+	if (!p || !nt)
+		return;
+	ui_escape(buf, sizeof(buf), ui_viewed_event(ui), strlen(ui_viewed_event(ui)));
+	tl_put(l2, UA_HEAD, buf);
+	{
+		const char *unit = prof_string(p, t[nt - 1].unit, NULL);
+
+		ui_escape(buf, sizeof(buf), unit ? unit : "", unit ? strlen(unit) : 0);
+		tl_printf(l2, UA_NORMAL, " (%s)  total %lld", buf,
+			  (long long)prof_total(p, nt - 1));
+	}
+	if (ui->snap->nevents > 1)
+		tl_printf(l2, UA_DIM, "  %zu sample types: [ ] switch", ui->snap->nevents);
+}
+
 void ui_header(struct ui *ui, struct tline *l1, struct tline *l2)
 {
 	const struct live_snapshot *s = ui->snap;
@@ -477,6 +660,10 @@ void ui_header(struct ui *ui, struct tline *l1, struct tline *l2)
 	tl_reset(l2);
 	if (!s)
 		return;
+	if (ui->files) {
+		files_header(ui, l1, l2);
+		return;
+	}
 	fmt_elapsed(el, sizeof(el), s->elapsed_ns);
 	if (s->exited) {
 		if (ui->target_status >= 0)
@@ -525,7 +712,9 @@ void ui_info_line(struct ui *ui, struct tline *l)
 	tl_reset(l);
 	if (!ui->snap)
 		return;
-	if (ui->snap->window_s)
+	if (ui->files)
+		tl_put(l, UA_DIM, "files"); /* `view`: nothing is cumulative or forgotten */
+	else if (ui->snap->window_s)
 		tl_printf(l, UA_MARK, "last %us", ui->snap->window_s);
 	else if (ui->snap->forgotten_entries || ui->snap->shed_entries)
 		tl_printf(l, UA_MARK, "cumulative, less %llu samples %s",
@@ -562,6 +751,8 @@ void ui_info_line(struct ui *ui, struct tline *l)
 				  (unsigned long long)t.all_count);
 		}
 	}
+	if (ui->base_prof)
+		tl_printf(l, UA_MARK, "  baseline: %s", ui->base_what);
 	if (ui->search[0]) {
 		char buf[512];
 
@@ -646,6 +837,8 @@ int ui_save(struct ui *ui, const char *path)
 		return -ENODATA;
 	}
 	p = prof_clone(ev->prof);
+	if (ui->files)
+		goto write; /* `view`: the files' own metadata */
 	/* Period and comments as `record` writes them. */
 	if (prof_sample_types(p, &types) >= 2) {
 		struct prof_value_type pt = types[1];
@@ -688,7 +881,13 @@ int ui_save(struct ui *ui, const char *path)
 			 ui->snap->max_mem >> 20);
 		prof_add_comment(p, buf);
 	}
-	r = pprof_write_file(p, path);
+write:
+	/* A name ending in .folded asks for folded stacks (flame graph tools): of the sample
+	 * counts live, of the sample type shown in `view`. */
+	if (strlen(path) > 7 && !strcmp(path + strlen(path) - 7, ".folded"))
+		r = pprof_write_folded(p, ui->files && prof_sample_types(p, NULL) >= 2 ? 1 : 0, path);
+	else
+		r = pprof_write_file(p, path);
 	prof_free(p);
 	if (r) {
 		ui_set_status(ui, UA_ERR, "cannot save %s: %s", path, strerror(-r));
@@ -792,7 +991,7 @@ static int cycle_event(struct ui *ui, int dir)
 		snprintf(ui->viewed, sizeof(ui->viewed), "%s", s->events[cur]->name);
 	ui->ev = live_snapshot_event(s, ui_viewed_event(ui));
 	ui_set_status(ui, UA_OK, "viewing %s%s", s->events[cur]->name,
-		      strcmp(s->events[cur]->name, s->event) ? " (kept data; not sampling it)" : "");
+		      ui->files ? "" : strcmp(s->events[cur]->name, s->event) ? " (kept data; not sampling it)" : "");
 	return R_MODEL | R_UPDATE | R_REDRAW;
 }
 
@@ -856,6 +1055,8 @@ int ui_action(struct ui *ui, enum ui_action a)
 		return go_view(ui, VIEW_GOROUTINES);
 	case ACT_VIEW_THREADS:
 		return go_view(ui, VIEW_THREADS);
+	case ACT_VIEW_FLAME:
+		return go_view(ui, VIEW_FLAME);
 	case ACT_UP:
 		move_sel(ui, v, -1);
 		v->moved = v->sel > 0;
@@ -911,6 +1112,34 @@ int ui_action(struct ui *ui, enum ui_action a)
 		ui_add_filter(ui, a == ACT_FOCUS ? MODEL_FOCUS : MODEL_IGNORE, 1, NULL, 0, f->name,
 			      f->name_len, 0);
 		return R_MODEL | R_UPDATE | R_REDRAW;
+	}
+	case ACT_BASELINE: {
+		char what[64];
+		time_t now = time(NULL);
+		struct tm tm;
+
+		if (ui->base_prof) {
+			ui_base_set(ui, NULL, NULL);
+			ui_set_status(ui, UA_OK, "baseline cleared");
+			return R_UPDATE | R_REDRAW;
+		}
+		if (!ui->ev) {
+			ui_set_status(ui, UA_ERR, "nothing to compare with: no samples yet");
+			return R_REDRAW;
+		}
+		localtime_r(&now, &tm);
+		strftime(what, sizeof(what), "the screen at %H:%M:%S", &tm);
+		ui_base_set(ui, prof_clone(ui->ev->prof), what);
+		ui_set_status(ui, UA_OK, "baseline: %s; B clears it", what);
+		return R_UPDATE | R_REDRAW;
+	}
+	case ACT_NAMES: {
+		int shrt = ui->names == UI_NAMES_SHORT || (ui->names == UI_NAMES_AUTO && !ui->batch);
+
+		ui->names = shrt ? UI_NAMES_FULL : UI_NAMES_SHORT;
+		ui_set_status(ui, UA_OK, "%s", shrt ? "full function names"
+						    : "short function names (as pprof shortens them)");
+		return R_REDRAW;
 	}
 	case ACT_UNFOCUS:
 		if (!ui->nfilters)

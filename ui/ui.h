@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "gotop/hashmap.h"
 #include "gotop/live.h"
 #include "gotop/model.h"
 
@@ -14,7 +15,9 @@
 
 enum ui_attr {
 	UA_NORMAL, UA_DIM, UA_HEAD, UA_TITLE, UA_HOT, UA_WARM, UA_MATCH, UA_MARK, UA_TREE,
-	UA_OK, UA_ERR, UA_TAB, UA_TAB_ON, UA_KEY, UA_STATE, UA_COUNT
+	UA_OK, UA_ERR, UA_TAB, UA_TAB_ON, UA_KEY, UA_STATE,
+	UA_FL0, UA_FL1, UA_FL2, UA_FL3, UA_FL_SEL, /* flame graph frames by package, the selected */
+	UA_COUNT
 };
 
 #define TL_MAX 4096
@@ -68,6 +71,9 @@ enum ui_action {
 	ACT_EVENT_DATA_PREV, ACT_EVENT_DATA_NEXT, ACT_EVENT_NAME,
 	ACT_CLOSE, ACT_REDRAW, ACT_VERIFY,
 	ACT_ANNOTATE, ACT_ANNOTATE_MODE,
+	ACT_NAMES,
+	ACT_VIEW_FLAME, ACT_FRAME_PREV, ACT_FRAME_NEXT, ACT_FRAME_UP, ACT_FRAME_DOWN, ACT_ZOOM,
+	ACT_ZOOM_OUT, ACT_BASELINE,
 };
 
 enum {
@@ -82,13 +88,13 @@ enum {
 
 enum ui_view_id {
 	VIEW_TOP, VIEW_TREE, VIEW_CALLERS, VIEW_LABELS, VIEW_GOROUTINES, VIEW_THREADS,
-	VIEW_EVENTS, VIEW_VERIFY, VIEW_HELP, VIEW_ANNOTATE, VIEW_COUNT
+	VIEW_FLAME, VIEW_EVENTS, VIEW_VERIFY, VIEW_HELP, VIEW_ANNOTATE, VIEW_COUNT
 };
-#define VIEW_TABS 6      /* views 0..5 are in the Tab cycle; events, verifier, help, annotate
+#define VIEW_TABS 7      /* views 0..6 are in the Tab cycle; events, verifier, help, annotate
 			  * are overlays */
 #define VB(v) (1u << (v))
 #define VB_LISTS (VB(VIEW_TOP) | VB(VIEW_TREE) | VB(VIEW_CALLERS) | VB(VIEW_LABELS) | \
-		  VB(VIEW_GOROUTINES) | VB(VIEW_THREADS))
+		  VB(VIEW_GOROUTINES) | VB(VIEW_THREADS) | VB(VIEW_FLAME))
 #define VB_ALL 0xffffu
 
 struct ui;
@@ -110,6 +116,8 @@ struct view_ops {
 	/* The function (model index) under the selection, or -1. */
 	long (*selected_fn)(struct ui *ui, struct view *v);
 	void (*free)(struct view *v);
+	int cell_select;         /* the selection is a cell of a row (Flame): rows are not
+				  * highlighted whole */
 };
 
 struct view {
@@ -183,7 +191,24 @@ struct ui {
 	uint32_t stack_size;     /* the samplers' user-stack bytes: the verifier repairs with as many */
 	int kernel;
 	const char *save_dir;
+	int names;               /* UI_NAMES_*: short or full function names */
+	const char *files;       /* `view`: the pprof files shown (no live session), else NULL */
+
+	/* The baseline (B, --base): a profile the views compare with, its model under the
+	 * same filters, and what they look up in it (ui_base_*). */
+	struct prof *base_prof;
+	struct model *base_model;
+	char base_what[300];     /* escaped: "the screen at 12:03:04", a file name */
+	uint64_t base_sig;       /* the filters the lookups below were made under */
+	int64_t *base_self, *base_total; /* per function of base_model */
+	size_t base_nfn;
+	struct hashmap base_nodes; /* node id -> total + 1 in the baseline's tree */
+	struct model_totals base_tot;
 };
+
+/* Function names: short (fname.h) on the screen, whose columns are narrow, full in
+ * --batch (what go tool pprof prints), until the person chooses. */
+enum { UI_NAMES_AUTO, UI_NAMES_SHORT, UI_NAMES_FULL };
 
 /* ui.c: state shared by both front ends. */
 void ui_init(struct ui *ui, int batch);
@@ -211,6 +236,20 @@ void ui_clear_filters(struct ui *ui);
 void ui_remove_label_filter(struct ui *ui, const char *key, size_t key_len);
 int ui_has_label_filter(const struct ui *ui, const char *key, size_t key_len, const char *str,
 			size_t len, int64_t num);
+/* A function's name as the views show it: demangled, short or full (ui->names), escaped.
+ * Returns buf. */
+const char *ui_fn_name(struct ui *ui, const struct model_fn *f, char *buf, size_t bufsz);
+/* The baseline: ui_base_set takes p (NULL clears it); what says where it came from (raw
+ * bytes, escaped here). The lookups give a function's self and total value, or a tree
+ * node's total (by model_node.id), in the baseline under the current filters, and its
+ * total: 0, or -1 when there is no baseline or it lacks them (then 0 values). */
+void ui_base_set(struct ui *ui, struct prof *p, const char *what);
+int ui_base_fn(struct ui *ui, const struct model_fn *f, int64_t *self, int64_t *total);
+int ui_base_node(struct ui *ui, uint64_t id, int64_t *total);
+int64_t ui_base_all(struct ui *ui);
+/* "  12.5%  +3.1" (then, and the change in points of share) in buf; its attribute. */
+int ui_base_delta(char *buf, size_t n, int64_t now, int64_t now_all, int64_t then, int64_t then_all,
+		  int have);
 /* Fills buf with a safe, escaped copy of target bytes. */
 const char *ui_esc(struct ui *ui, char *buf, size_t bufsz, const char *s, size_t len);
 /* Formats a percentage of total in 6 columns ("100.0%", " 12.5%", "  0.0%"). */
@@ -233,7 +272,7 @@ void ui_request(struct ui *ui, enum live_req_kind kind, const struct event_spec 
 /* Views. */
 extern const struct view_ops view_top_ops, view_tree_ops, view_callers_ops, view_labels_ops,
 	view_goroutines_ops, view_threads_ops, view_events_ops, view_verify_ops, view_help_ops,
-	view_annotate_ops;
+	view_annotate_ops, view_flame_ops;
 /* Switches the verifier on (creating it for the target) or off; R_* flags. */
 int ui_verify_toggle(struct ui *ui);
 
@@ -272,6 +311,11 @@ void ui_help_line(size_t i, struct tline *l);
 void ui_key_bar(struct ui *ui, struct tline *l);
 
 /* --- batch (cmd-live.c) and curses (tui.c) --- */
+/* Batch output (cmd-live.c, also for `view`): one update of the views in the
+ * comma-separated list; whether a list names only known views (EXIT_USAGE after saying
+ * which is not, else 0). */
+void batch_print_iteration(struct ui *ui, const char *views, uint64_t iter, int callers_fixed);
+int batch_check_views(const char *list);
 /* Runs the curses UI until q or a signal; returns an exit code. */
 int tui_run(struct ui *ui);
 

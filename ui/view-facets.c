@@ -31,6 +31,12 @@ struct facet {
 	int64_t *xv;
 	size_t capxv;
 	int64_t xrest[PROF_MAX_VALUES - 2];
+	/* Labels with a baseline (ui_base_*): the key's values in it, found by string. */
+	struct model_value *bvals;
+	size_t bn;
+	struct model_totals btot;
+	int64_t brest;           /* the baseline's samples without the key */
+	struct hashmap bidx;     /* hash of a value (+ probe) -> index + 1 in bvals */
 };
 
 #define MEMBER_W 12
@@ -132,9 +138,12 @@ static void facet_update(struct ui *ui, struct view *v)
 
 	free(f->vals);
 	free(f->keys);
+	free(f->bvals);
+	hashmap_free(&f->bidx);
 	f->vals = NULL;
 	f->keys = NULL;
-	f->n = f->nkeys = 0;
+	f->bvals = NULL;
+	f->n = f->nkeys = f->bn = 0;
 	f->has_rest = 0;
 	memset(&f->tot, 0, sizeof(f->tot));
 	if (!ui->model)
@@ -161,6 +170,22 @@ static void facet_update(struct ui *ui, struct view *v)
 	}
 	f->n = model_label_values(ui->model, f->key, f->key_len, &f->vals, &f->tot);
 	members_update(ui, f);
+	if (f->kind == F_LABELS && ui_base_all(ui) > 0) {
+		int64_t bsum = 0;
+
+		f->bn = model_label_values(ui->base_model, f->key, f->key_len, &f->bvals, &f->btot);
+		for (i = 0; i < f->bn; i++) {
+			uint64_t h = util_hash(f->bvals[i].str ? f->bvals[i].str : "", f->bvals[i].len,
+					       (uint64_t)f->bvals[i].num), *slot;
+			int created;
+
+			bsum += f->bvals[i].value;
+			while (!(slot = hashmap_put(&f->bidx, h, &created), created))
+				h++;
+			*slot = i + 1;
+		}
+		f->brest = f->btot.value - bsum;
+	}
 	for (i = 0; i < f->n; i++) {
 		sum += f->vals[i].value;
 		sumn += f->vals[i].n;
@@ -176,6 +201,30 @@ static void facet_update(struct ui *ui, struct view *v)
 		for (f->rest_at = 0; f->rest_at < f->n && f->vals[f->rest_at].value >= f->rest_value;)
 			f->rest_at++;
 	}
+}
+
+/* The baseline's value of val (NULL: the samples without the key); 0, or -1 when the
+ * baseline has none. */
+static int base_value(const struct facet *f, const struct model_value *val, int64_t *out)
+{
+	uint64_t h, *slot;
+
+	*out = 0;
+	if (!val) {
+		*out = f->brest;
+		return f->brest > 0 ? 0 : -1;
+	}
+	h = util_hash(val->str ? val->str : "", val->len, (uint64_t)val->num);
+	for (; (slot = hashmap_get(&f->bidx, h)); h++) {
+		const struct model_value *b = &f->bvals[*slot - 1];
+
+		if (!b->str == !val->str && b->len == val->len && b->num == val->num &&
+		    (!b->str || !memcmp(b->str, val->str, val->len))) {
+			*out = b->value;
+			return 0;
+		}
+	}
+	return -1;
 }
 
 static size_t facet_nrows(struct ui *ui, struct view *v)
@@ -246,6 +295,8 @@ static void facet_title(struct ui *ui, struct view *v, struct tline *l)
 		tl_put(l, UA_HEAD, " ");
 		tl_field(l, UA_HEAD, ratio, MEMBER_W, TL_RIGHT);
 	}
+	if (f->bvals)
+		tl_field(l, UA_HEAD, " THEN%  DELTA", 15, TL_RIGHT); /* of SHARE%, in points */
 	tl_put(l, UA_HEAD, "  ");
 	if (f->kind == F_THREADS) {
 		tl_field(l, UA_HEAD, "TID      NAME", vw, ui->batch ? TL_NOCUT : 0);
@@ -362,6 +413,14 @@ static void facet_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 			tl_field(l, UA_NORMAL, num, MEMBER_W, TL_RIGHT);
 		}
 	}
+	if (f->bvals) {
+		int64_t bv;
+		int have = !base_value(f, val, &bv);
+		char d[32];
+		int a = ui_base_delta(d, sizeof(d), value, f->tot.value, bv, f->btot.value, have);
+
+		tl_field(l, a, d, 15, TL_RIGHT);
+	}
 	tl_put(l, UA_NORMAL, "  ");
 	if (val)
 		marked = ui_has_label_filter(ui, f->key, f->key_len, val->str, val->len, val->num);
@@ -379,7 +438,7 @@ static void facet_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 		if (t)
 			ui_escape(comm, sizeof(comm), t->comm, strlen(t->comm));
 		snprintf(buf, sizeof(buf), "%s%-8lld %s", marked ? "*" : "", (long long)val->num,
-			 t ? comm : "(exited)");
+			 t ? comm : ui->files ? "" : "(exited)"); /* `view`: no names known */
 		tl_field(l, marked ? UA_MARK : UA_NORMAL, buf, vw, flags);
 	} else if (val->str) {
 		char e[1100];
@@ -412,8 +471,10 @@ static void facet_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 	if (val && val->top_fn >= 0) {
 		const struct model_fn *fn = model_fn(ui->model, (uint32_t)val->top_fn);
 
-		tl_untrusted(l, UA_NORMAL, fn->name, fn->name_len,
-			     ui->batch ? 0 : GP_MAX(ui->width - l->cols, 0), flags);
+		char name[1100];
+
+		tl_field(l, UA_NORMAL, ui_fn_name(ui, fn, name, sizeof(name)),
+			 ui->batch ? 0 : GP_MAX(ui->width - l->cols, 0), flags);
 	}
 }
 
@@ -534,6 +595,8 @@ static void facet_free(struct view *v)
 		free(f->xv);
 		free(f->keys);
 		free(f->key);
+		free(f->bvals);
+		hashmap_free(&f->bidx);
 	}
 	free(f);
 	v->priv = NULL;

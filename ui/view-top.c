@@ -208,7 +208,8 @@ static void widths(struct ui *ui, int *namew, int *locw)
 		return;
 	}
 	*locw = GP_MIN(30, ui->width / 4);
-	*namew = ui->width - 24 - 1 - *locw - 1 - (int)ui->nxmodel * 2 * (MEMBER_W + 1);
+	*namew = ui->width - 24 - 1 - *locw - 1 - (ui->base_model ? 15 : 0) -
+		 (int)ui->nxmodel * 2 * (MEMBER_W + 1);
 	if (*namew < 10)
 		*namew = 10;
 }
@@ -222,6 +223,8 @@ static void top_title(struct ui *ui, struct view *v, struct tline *l)
 	tl_reset(l);
 	tl_field(l, t->sort == SORT_SELF ? UA_MARK : UA_HEAD, "SELF%", 7, TL_RIGHT);
 	tl_field(l, t->sort == SORT_TOTAL ? UA_MARK : UA_HEAD, "TOTAL%", 8, TL_RIGHT);
+	if (ui->base_model)
+		tl_field(l, UA_HEAD, " THEN%  DELTA", 15, TL_RIGHT); /* of SELF%, in points */
 	tl_field(l, UA_HEAD, "SAMPLES", 9, TL_RIGHT);
 	for (size_t k = 0; k < ui->nxmodel; k++) {
 		char head[EVENT_NAME_MAX + 16], ratio[EVENT_NAME_MAX + 16];
@@ -287,6 +290,14 @@ static void top_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 	tl_field(l, ui_pct_attr(r->self, t->tot.value), pct, 7, TL_RIGHT);
 	ui_pct(pct, sizeof(pct), r->total, t->tot.value);
 	tl_field(l, ui_pct_attr(r->total, t->tot.value), pct, 8, TL_RIGHT);
+	if (ui->base_model) {
+		int64_t bs, bt;
+		int have = !ui_base_fn(ui, f, &bs, &bt);
+		char d[32];
+		int a = ui_base_delta(d, sizeof(d), r->self, t->tot.value, bs, ui_base_all(ui), have);
+
+		tl_field(l, a, d, 15, TL_RIGHT);
+	}
 	tl_printf(l, UA_NORMAL, "%9llu", (unsigned long long)r->self_n);
 	/* A group's members: the function's total of each (it and its callees, where a
 	 * member's counts are as often in callees as in the function: page faults in the
@@ -306,7 +317,7 @@ static void top_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 		}
 	}
 	tl_put(l, UA_NORMAL, " ");
-	ui_esc(ui, name, sizeof(name) - 32, f->name, f->name_len);
+	ui_fn_name(ui, f, name, sizeof(name) - 32);
 	if (ui->by_line && r->line > 0)
 		snprintf(name + strlen(name), 32, ":%lld", (long long)r->line);
 	tl_field(l, name_matches(ui, f) ? UA_MATCH : UA_NORMAL, name, namew, ui->batch ? TL_NOCUT : 0);

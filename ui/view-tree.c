@@ -250,6 +250,8 @@ static void tree_title(struct ui *ui, struct view *v, struct tline *l)
 	tl_reset(l);
 	tl_field(l, UA_HEAD, "TOTAL%", 7, TL_RIGHT);
 	tl_field(l, UA_HEAD, "SELF%", 8, TL_RIGHT);
+	if (ui->base_model && !t->callers)
+		tl_field(l, UA_HEAD, " THEN%  DELTA", 15, TL_RIGHT); /* of TOTAL%, in points */
 	tl_field(l, UA_HEAD, "SAMPLES", 9, TL_RIGHT);
 	for (size_t k = 0; k < ui->nxmodel; k++) {
 		char head[EVENT_NAME_MAX + 16], ratio[EVENT_NAME_MAX + 16];
@@ -299,6 +301,14 @@ static void tree_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 		ui_pct(pct, sizeof(pct), n->self, total);
 		tl_field(l, ui_pct_attr(n->self, total), pct, 8, TL_RIGHT);
 	}
+	if (ui->base_model && !t->callers) {
+		int64_t bt;
+		int have = !ui_base_node(ui, n->id, &bt);
+		char d[32];
+		int a = ui_base_delta(d, sizeof(d), n->total, total, bt, ui_base_all(ui), have);
+
+		tl_field(l, a, d, 15, TL_RIGHT);
+	}
 	tl_printf(l, UA_NORMAL, "%9llu", (unsigned long long)n->total_n);
 	if (ui->nxmodel) {
 		const int64_t *x = &t->xtot[(size_t)t->vis[i] * ui->nxmodel];
@@ -337,7 +347,7 @@ static void tree_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 	else
 		glyph = tl_utf8 ? "\xe2\x96\xb8 " : "+ ";
 	tl_put(l, UA_TREE, glyph);
-	ui_esc(ui, name, sizeof(name), f->name, f->name_len);
+	ui_fn_name(ui, f, name, sizeof(name));
 	namew = ui->batch ? 0 : ui->width - l->cols;
 	tl_field(l, ui->search[0] && memmem(f->name, f->name_len, ui->search, strlen(ui->search))
 			    ? UA_MATCH : UA_NORMAL,

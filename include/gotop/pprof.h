@@ -19,6 +19,15 @@ int pprof_encode(const struct prof *p, uint8_t **buf, size_t *len);
  * 0 or -errno (e.g. -EACCES, -ENOENT, -ENOSPC, -EISDIR). */
 int pprof_write_file(const struct prof *p, const char *path);
 
+/* Folded stacks of value column col (a line "root;...;leaf VALUE" per distinct stack of
+ * function names, the format of flamegraph.pl, inferno and speedscope; samples that
+ * differ only in labels or addresses are one line; samples with value 0 are left out).
+ * On success *buf (not NUL-terminated) is the caller's to free() and 0 is returned;
+ * -EINVAL when col is not a value column, -ENOMEM. */
+int pprof_folded(const struct prof *p, size_t col, uint8_t **buf, size_t *len);
+/* Writes them to path atomically, as pprof_write_file does (not gzipped). 0 or -errno. */
+int pprof_write_folded(const struct prof *p, size_t col, const char *path);
+
 /* Checks up front that a file can be created in path's directory by creating and
  * removing a temporary file there (used before sampling starts); for a path written in
  * place, that it is writable. 0 or -errno; -EISDIR when path names a directory. */

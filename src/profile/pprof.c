@@ -14,6 +14,7 @@
  * proto3 repeated scalars packed by default, parsers must accept packed and unpacked). */
 #include "config.h"
 #include "gotop/pprof.h"
+#include "gotop/hashmap.h"
 #include "gotop/util.h"
 
 #include <errno.h>
@@ -529,10 +530,16 @@ int pprof_check_writable(const char *path)
 	return 0;
 }
 
+/* buf into fd, gzipped (gz) or as it is. */
+static int put_bytes(int fd, const uint8_t *buf, size_t len, int gz)
+{
+	return gz ? gzip_to_fd(fd, buf, len) : write_all(fd, buf, len);
+}
+
 /* Writes in place (see resolve_dest): no temporary file, no fsync (a device or a pipe
  * has nothing to sync, and /dev/null refuses it). A FIFO nobody reads gives -ENXIO at
  * once instead of blocking the open: the live UI's save must not hang. */
-static int write_direct(const char *path, const uint8_t *buf, size_t len)
+static int write_direct(const char *path, const uint8_t *buf, size_t len, int gz)
 {
 	int err, fl, fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 
@@ -544,13 +551,15 @@ static int write_direct(const char *path, const uint8_t *buf, size_t len)
 		close(fd);
 		return err;
 	}
-	err = gzip_to_fd(fd, buf, len);
+	err = put_bytes(fd, buf, len, gz);
 	if (close(fd) < 0 && !err)
 		err = -errno;
 	return err;
 }
 
-int pprof_write_file(const struct prof *p, const char *path)
+/* The encoding of p (encode) written to path atomically, gzipped or not (gz). */
+static int write_file(const struct prof *p, const char *path, size_t col,
+		      int (*encode)(const struct prof *, size_t, uint8_t **, size_t *), int gz)
 {
 	uint8_t *buf;
 	size_t len;
@@ -560,11 +569,11 @@ int pprof_write_file(const struct prof *p, const char *path)
 	err = resolve_dest(path, &dest, &direct);
 	if (err)
 		return err;
-	err = pprof_encode(p, &buf, &len);
+	err = encode(p, col, &buf, &len);
 	if (err)
 		goto out_dest;
 	if (direct) {
-		err = write_direct(path, buf, len);
+		err = write_direct(path, buf, len, gz);
 		goto out_buf;
 	}
 	fd = create_temp(dest, &tmp);
@@ -572,7 +581,7 @@ int pprof_write_file(const struct prof *p, const char *path)
 		err = fd;
 		goto out_buf;
 	}
-	err = gzip_to_fd(fd, buf, len);
+	err = put_bytes(fd, buf, len, gz);
 	if (!err && fsync(fd) < 0)
 		err = -errno;
 	if (close(fd) < 0 && !err)
@@ -589,6 +598,163 @@ out_buf:
 out_dest:
 	free(dest);
 	return err;
+}
+
+static int encode_pprof(const struct prof *p, size_t col, uint8_t **buf, size_t *len)
+{
+	(void)col;
+	return pprof_encode(p, buf, len);
+}
+
+int pprof_write_file(const struct prof *p, const char *path)
+{
+	return write_file(p, path, 0, encode_pprof, 1);
+}
+
+/* =================================================================================
+ * Folded stacks: "root;caller;...;leaf VALUE" per line, the input of Brendan Gregg's
+ * flamegraph.pl (its stackcollapse-*.pl scripts write it), inferno and speedscope.
+ * The value is the last space-separated field of a line and frames are separated by ';',
+ * so a ';' or a line break in a name would change the stack: such bytes, and every other
+ * control character, are written as '?'. Inlined functions are frames of their own, as
+ * in go tool pprof -traces.
+ */
+
+struct fold {
+	struct hashmap idx;  /* hash of a stack's text (+ probe) -> entry + 1 */
+	struct {
+		size_t off, len; /* the text in txt */
+		int64_t v;
+	} *ent;
+	size_t nent, capent;
+	char *txt;
+	size_t ntxt, captxt;
+};
+
+static void fold_put(struct fold *f, const char *s, size_t n)
+{
+	size_t i;
+
+	xgrow((void **)&f->txt, &f->captxt, f->ntxt + n + 1, 1);
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		f->txt[f->ntxt++] = c == ';' || c < 0x20 || c == 0x7f ? '?' : (char)c;
+	}
+}
+
+static void fold_sep(struct fold *f)
+{
+	xgrow((void **)&f->txt, &f->captxt, f->ntxt + 1, 1);
+	f->txt[f->ntxt++] = ';';
+}
+
+/* The frames of sample s, root first, appended to f->txt; returns where they start. */
+static size_t fold_text(const struct prof *p, const struct prof_sample *s, struct fold *f)
+{
+	size_t start = f->ntxt, k, j, n;
+
+	for (k = s->nlocs; k-- > 0;) {
+		const struct prof_location *l =
+			s->locs[k] && s->locs[k] <= prof_nlocations(p) ? prof_location_at(p, s->locs[k] - 1)
+								       : NULL;
+
+		if (!l || !l->nlines) {
+			char a[32];
+
+			snprintf(a, sizeof(a), "0x%llx", l ? (unsigned long long)l->address : 0ULL);
+			if (f->ntxt > start)
+				fold_sep(f);
+			fold_put(f, a, strlen(a));
+			continue;
+		}
+		/* lines[0] is the innermost inlined function (profile.h). */
+		for (j = l->nlines; j-- > 0;) {
+			const struct prof_function *fn =
+				l->lines[j].function && l->lines[j].function <= prof_nfunctions(p)
+					? prof_function_at(p, l->lines[j].function - 1) : NULL;
+			const char *name = fn ? prof_string(p, fn->name, &n) : NULL;
+
+			if (!name || !n) {
+				name = "??";
+				n = 2;
+			}
+			if (f->ntxt > start)
+				fold_sep(f);
+			fold_put(f, name, n);
+		}
+	}
+	return start;
+}
+
+int pprof_folded(const struct prof *p, size_t col, uint8_t **buf, size_t *len)
+{
+	struct fold f = { 0 };
+	struct prof_sample s;
+	size_t i, stride, out = 0;
+	const int64_t *vals = prof_values(p, &stride);
+	char *o;
+
+	*buf = NULL;
+	*len = 0;
+	if (col >= stride && prof_nsamples(p))
+		return -EINVAL;
+	for (i = 0; i < prof_nsamples(p); i++) {
+		int64_t v = vals[i * stride + col];
+		size_t start, n;
+		uint64_t h, *slot;
+		int created;
+
+		if (!v || prof_sample_at(p, i, &s))
+			continue;
+		start = fold_text(p, &s, &f);
+		n = f.ntxt - start;
+		if (!n) {
+			f.ntxt = start;
+			continue;
+		}
+		for (h = util_hash(f.txt + start, n, 0x666f6c64ULL);; h++) {
+			slot = hashmap_put(&f.idx, h, &created);
+			if (created || (f.ent[*slot - 1].len == n &&
+					!memcmp(f.txt + f.ent[*slot - 1].off, f.txt + start, n)))
+				break;
+		}
+		if (!created) {
+			f.ent[*slot - 1].v += v;
+			f.ntxt = start;
+			continue;
+		}
+		xgrow((void **)&f.ent, &f.capent, f.nent + 1, sizeof(*f.ent));
+		f.ent[f.nent].off = start;
+		f.ent[f.nent].len = n;
+		f.ent[f.nent].v = v;
+		*slot = ++f.nent;
+	}
+	for (i = 0; i < f.nent; i++)
+		out += f.ent[i].len + 24;
+	o = malloc(out + 1);
+	if (!o) {
+		hashmap_free(&f.idx);
+		free(f.ent);
+		free(f.txt);
+		return -ENOMEM;
+	}
+	for (i = 0, out = 0; i < f.nent; i++) {
+		memcpy(o + out, f.txt + f.ent[i].off, f.ent[i].len);
+		out += f.ent[i].len;
+		out += (size_t)sprintf(o + out, " %lld\n", (long long)f.ent[i].v);
+	}
+	hashmap_free(&f.idx);
+	free(f.ent);
+	free(f.txt);
+	*buf = (uint8_t *)o;
+	*len = out;
+	return 0;
+}
+
+int pprof_write_folded(const struct prof *p, size_t col, const char *path)
+{
+	return write_file(p, path, col, pprof_folded, 0);
 }
 
 /* =================================================================================

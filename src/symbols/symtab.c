@@ -1450,7 +1450,18 @@ static int dwarf_frames(struct symfile *sf, uint64_t vaddr, struct sym_frame *ou
 	int k = 0;
 	for (int i = n - 1; i >= 0; i--, k++) {
 		const char *name = die_name(&chain[i]);
+
+		/* GCC leaves DW_AT_linkage_name out for functions of internal linkage (an
+		 * anonymous namespace's): their DW_AT_name ("operator()") lacks the scope,
+		 * which the symbol table's mangled name has. */
+		if (i == 0 && name && !(name[0] == '_' && name[1] == 'Z')) {
+			const struct symbol *s = find_sym(sf, vaddr);
+
+			if (s && s->name[0] == '_' && s->name[1] == 'Z')
+				name = s->name;
+		}
 		out[k].func = name ? name : "??";
+		out[k].wrapper = 0;
 		out[k].start_line = decl_line(&chain[i]);
 		if (i == n - 1) {
 			out[k].file = *line_file;
@@ -1510,6 +1521,7 @@ static int lookup_uncached(struct symfile *sf, uint64_t vaddr, struct sym_frame 
 				out[i].file = gf[i].file && strcmp(gf[i].file, "?") != 0 ? gf[i].file : NULL;
 				out[i].line = gf[i].line;
 				out[i].start_line = gf[i].start_line;
+				out[i].wrapper = gf[i].wrapper;
 			}
 			sf->st.go_hits++;
 			return n;
@@ -1526,6 +1538,7 @@ static int lookup_uncached(struct symfile *sf, uint64_t vaddr, struct sym_frame 
 	const struct symbol *s = find_sym(sf, vaddr);
 	if (s) {
 		out[0].func = s->name;
+		out[0].wrapper = 0;
 		out[0].file = lfile;
 		out[0].line = lline;
 		out[0].start_line = 0;
