@@ -1,6 +1,7 @@
 /* goruntime-live.c: checks gort_read on a live Go process stopped with ptrace (driven by goruntime-live.sh). */
 #include "config.h"
 #include "gotop/goruntime.h"
+#include "gotop/gopclntab.h"
 #include "gotop/mem.h"
 #include "gotop/util.h"
 
@@ -244,6 +245,9 @@ struct binary {
 	Elf *elf;
 	Dwarf *dw;
 	uint64_t allm, mheap; /* link-time addresses, 0 if no symbol */
+	uint64_t allglen, allgptr, wait_strings; /* from .symtab, 0 if none */
+	struct gort_vars vars; /* found by gort_vars_find from the code */
+	int vars_rc;
 	uint64_t min_vaddr;
 	bool pie;
 };
@@ -290,9 +294,21 @@ static int open_binary(const char *path, struct binary *b)
 				b->allm = sym.st_value;
 			else if (name && !strcmp(name, "runtime.mheap_"))
 				b->mheap = sym.st_value;
+			else if (name && !strcmp(name, "runtime.allglen"))
+				b->allglen = sym.st_value;
+			else if (name && !strcmp(name, "runtime.allgptr"))
+				b->allgptr = sym.st_value;
+			else if (name && !strcmp(name, "runtime.waitReasonStrings"))
+				b->wait_strings = sym.st_value;
 		}
 	}
 	b->dw = dwarf_begin_elf(b->elf, DWARF_C_READ, NULL);
+	{
+		struct gopcln *t = gopcln_open_elf(b->elf, NULL);
+
+		b->vars_rc = t ? gort_vars_find(b->elf, t, &b->vars) : -ENOENT;
+		gopcln_free(t);
+	}
 	return 0;
 }
 
@@ -707,6 +723,30 @@ int main(int argc, char **argv)
 	gbatch = gort_new(version, b.dw, GORT_ARCH_AMD64);
 	map_binary(pid, argv[1], gbatch, &b);
 	bias = map_binary(pid, argv[1], g, &b);
+	pmem = mem_pid_new(pid);
+	/* The runtime's variables found from the code, without symbols: equal to .symtab's
+	 * where it exists, and valid in the target's memory everywhere. */
+	if (b.allglen && b.allm) {
+		result(b.vars.allm == b.allm && b.vars.allglen == b.allglen &&
+		       b.vars.allgptr == b.allgptr && b.vars.wait_strings == b.wait_strings,
+		       "code gives runtime.allm, allglen, allgptr, waitReasonStrings as .symtab "
+		       "does (allm %#" PRIx64 "/%#" PRIx64 ", allglen %#" PRIx64 "/%#" PRIx64 ")",
+		       b.vars.allm, b.allm, b.vars.allglen, b.allglen);
+	} else {
+		struct gort_vars rv = b.vars;
+		int ra, rg;
+
+		rv.allm += rv.allm ? bias : 0;
+		rv.allglen += rv.allglen ? bias : 0;
+		rv.allgptr += rv.allgptr ? bias : 0;
+		ra = gort_vars_check(g, pmem, &rv, GORT_VAR_ALLM);
+		rg = gort_vars_check(g, pmem, &rv, GORT_VAR_ALLGS);
+		result(b.vars_rc == 0 && ra == 0 && rg == 0 && rv.nwait > 0,
+		       "no symbols: allm, allgs and wait reasons found from the code and valid "
+		       "(rc %d, allm %d, allgs %d, %u wait reasons)", b.vars_rc, ra, rg, rv.nwait);
+		if (ra == 0)
+			b.allm = b.vars.allm;
+	}
 	gort_set_runtime_vars(gbatch, b.allm ? b.allm + bias : 0, b.mheap ? b.mheap + bias : 0);
 	gort_set_runtime_vars(g, b.allm ? b.allm + bias : 0, b.mheap ? b.mheap + bias : 0);
 	gnocache = gort_new(version, b.dw, GORT_ARCH_AMD64);
@@ -715,7 +755,6 @@ int main(int argc, char **argv)
 	printf("# %s pie=%d dwarf=%d allm=%#" PRIx64 " mheap=%#" PRIx64 " bias=%#" PRIx64 "\n",
 	       version, b.pie, b.dw != NULL, b.allm, b.mheap, bias);
 
-	pmem = mem_pid_new(pid);
 	cm = (struct counting){ { .read = counting_read, .ctx = &cm, .readv = counting_readv }, pmem, 0 };
 	mem = &cm.mem;
 	for (r = 0; r < rounds; r++) {
@@ -813,7 +852,7 @@ int main(int argc, char **argv)
 		       " walks)", good, bad, st.allm_walks);
 		gort_free(ga);
 	} else {
-		printf("ok - # SKIP no runtime.allm symbol (stripped)\n");
+		printf("ok - # SKIP no runtime.allm (neither symbol nor code)\n");
 	}
 	detach_all();
 
