@@ -374,7 +374,8 @@ static uint64_t map_binary(pid_t pid, const char *path, struct gort *g, const st
 	X(g_sched_bp) X(g_atomicstatus) X(g_goid) X(g_labels) X(m_g0) X(m_procid) X(m_gsignal) \
 	X(m_curg) X(m_alllink) X(mheap_sweepgen) X(labels_kind) X(hmap_count) X(hmap_flags) \
 	X(hmap_b) X(hmap_hash0) X(hmap_buckets) X(hmap_oldbuckets) X(bucket_keys) \
-	X(bucket_values) X(bucket_overflow) X(bucket_size)
+	X(bucket_values) X(bucket_overflow) X(bucket_size) X(g_waitsince) X(g_waitreason) \
+	X(g_gopc) X(g_startpc) X(g_parent_goid) X(g_syscallsp) X(g_syscallpc) X(g_syscallbp)
 
 static void print_offsets(const struct gort_offsets *o, const char *src)
 {

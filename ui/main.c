@@ -32,6 +32,9 @@ static const struct command commands[] = {
 	  "verify compares frame-pointer stacks (raw and repaired) with a full libunwind unwind\n"
 	  "of threads it stops one at a time, and reports per function how often they are wrong\n"
 	  "(gotop-perf verify --help).\n" },
+	{ "goroutines", cmd_goroutines, "goroutines -p PID [--json] [--labels] [--max N]\n",
+	  "goroutines prints every goroutine of a running Go program (state, wait reason, labels,\n"
+	  "stack, creator), read without stopping it, grouped like goroutine?debug=1.\n" },
 	{ "list", cmd_list, "list\n",
 	  "list prints every event gotop-perf knows and whether this machine can count it.\n" },
 };

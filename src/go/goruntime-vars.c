@@ -175,7 +175,7 @@ static bool g_plausible(struct gort *g, const struct gp_mem *mem, uint64_t addr)
 	    mem_read_u64(mem, addr + o->g_stack_hi, &hi) ||
 	    mem_read_u32(mem, addr + o->g_atomicstatus, &st))
 		return false;
-	if ((st & ~(uint32_t)G_SCAN) > 9)
+	if ((st & ~(uint32_t)G_SCAN) > 11)
 		return false;
 	/* A dead g may have had its stack freed (lo = hi = 0). */
 	return (lo == 0 && hi == 0) || (lo < hi && hi - lo <= (1ULL << 30));

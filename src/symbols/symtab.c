@@ -1423,6 +1423,7 @@ static int dwarf_frames(struct symfile *sf, uint64_t vaddr, struct sym_frame *ou
 		const char *name = die_name(&chain[i]);
 		out[k].func = name ? name : "??";
 		out[k].start_line = decl_line(&chain[i]);
+		out[k].wrapper = 0;
 		if (i == n - 1) {
 			out[k].file = *line_file;
 			out[k].line = *line_no;
@@ -1481,6 +1482,7 @@ static int lookup_uncached(struct symfile *sf, uint64_t vaddr, struct sym_frame 
 				out[i].file = gf[i].file && strcmp(gf[i].file, "?") != 0 ? gf[i].file : NULL;
 				out[i].line = gf[i].line;
 				out[i].start_line = gf[i].start_line;
+				out[i].wrapper = gf[i].wrapper;
 			}
 			sf->st.go_hits++;
 			return n;
@@ -1500,6 +1502,7 @@ static int lookup_uncached(struct symfile *sf, uint64_t vaddr, struct sym_frame 
 		out[0].file = lfile;
 		out[0].line = lline;
 		out[0].start_line = 0;
+		out[0].wrapper = 0;
 		sf->st.symtab_hits++;
 		return 1;
 	}
