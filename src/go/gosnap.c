@@ -40,6 +40,7 @@
 #include <time.h>
 
 #include "gotop/gopclntab.h"
+#include "gotop/hashmap.h"
 #include "gotop/maps.h"
 #include "gotop/symtab.h"
 
@@ -49,6 +50,7 @@
 #define WAIT_LEN 48         /* bytes kept of each */
 #define G_DEAD 6
 #define G_STATE_MAX 11
+#define LMEMO_MAX (1u << 20) /* label sets remembered by address */
 
 struct gosnap {
 	pid_t pid;
@@ -70,6 +72,16 @@ struct gosnap {
 	struct mem_iov *iov;
 	uint64_t *gptrs;
 	size_t gptrs_cap;
+
+	/* g.labels -> its set (pointer + 1; 1: none): proving a cached set still holds costs
+	 * the label cache a read each time, and a service has a set per request. Label sets
+	 * are never changed once stored (runtime/pprof: a new labelMap per WithLabels), so an
+	 * entry holds while the object at g.labels cannot have been freed: within one GC
+	 * sweep generation (lmemo_sg), when every g.labels was read between two reads of it
+	 * that agree; else for one snapshot. */
+	struct hashmap lmemo;
+	uint32_t lmemo_sg;
+	bool lmemo_epoch;
 
 	/* results */
 	struct gosnap_g *out;
@@ -184,6 +196,8 @@ struct gosnap *gosnap_new(pid_t pid, struct symfile *sf, char *why, size_t whyle
 		errno = rc == -EFAULT ? ESRCH : ENOENT;
 		return NULL;
 	}
+	if (symfile_symbol_value(sf, "runtime.mheap_"))
+		gort_set_runtime_vars(s->gort, 0, symfile_symbol_value(sf, "runtime.mheap_") + s->bias);
 	s->allglen = v.allglen;
 	s->allgptr = v.allgptr;
 	if (v.wait_strings && v.nwait) {
@@ -213,7 +227,7 @@ struct gosnap *gosnap_new(pid_t pid, struct symfile *sf, char *why, size_t whyle
 	s->g1 = xmalloc((size_t)CHUNK * s->gsz);
 	s->g2 = xmalloc((size_t)CHUNK * s->gsz);
 	s->stk = xmalloc((size_t)CHUNK * STACK_READ);
-	s->iov = xmalloc(CHUNK * sizeof(*s->iov));
+	s->iov = xmalloc((CHUNK + 2) * sizeof(*s->iov));
 	return s;
 }
 
@@ -231,6 +245,7 @@ void gosnap_free(struct gosnap *s)
 	free(s->gptrs);
 	free(s->out);
 	free(s->pcs);
+	hashmap_free(&s->lmemo);
 	free(s);
 }
 
@@ -410,17 +425,32 @@ static int64_t now_mono(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* Reads the g's of gptrs[0..n) into buf (n * gsz bytes); iov[i].rc says how each went. */
+/* Reads the g's of gptrs[0..n) into buf (n * gsz bytes); iov[i].rc says how each went.
+ * With sg (the reader knows runtime.mheap_), the GC sweep generation is read in the same
+ * vectored read before and after the g's (pieces are read in order): when both agree, every
+ * g.labels read in between was reachable in that generation, which lets the label cache
+ * answer without a read of its own (goruntime-lcache.c). *sg_ok says so. */
 static void read_gs(struct gosnap *s, const uint64_t *gptrs, size_t n, uint8_t *buf,
-		    struct gosnap_stats *st)
+		    struct gosnap_stats *st, uint32_t *sg, bool *sg_ok)
 {
-	size_t i;
+	struct gort *gr = s->gort;
+	uint32_t sg2 = 0;
+	size_t i, k = 0;
+	bool with_sg = sg && gr->mheap && gr->off.mheap_sweepgen;
 
+	if (with_sg)
+		s->iov[k++] = (struct mem_iov){ gr->mheap + gr->off.mheap_sweepgen, sg, 4, 0 };
 	for (i = 0; i < n; i++)
-		s->iov[i] = (struct mem_iov){ gptrs[i], buf + i * s->gsz, s->gsz, 0 };
-	mem_readv(s->mem, s->iov, n);
+		s->iov[k++] = (struct mem_iov){ gptrs[i], buf + i * s->gsz, s->gsz, 0 };
+	if (with_sg)
+		s->iov[k++] = (struct mem_iov){ gr->mheap + gr->off.mheap_sweepgen, &sg2, 4, 0 };
+	mem_readv(s->mem, s->iov, k);
 	st->readvs++;
 	st->bytes += n * s->gsz;
+	if (sg_ok)
+		*sg_ok = with_sg && s->iov[0].rc == 0 && s->iov[k - 1].rc == 0 && *sg == sg2;
+	if (with_sg) /* the g's results at iov[0 .. n) */
+		memmove(s->iov, s->iov + 1, n * sizeof(*s->iov));
 }
 
 /* Whether a g's fields can be a live goroutine's. */
@@ -438,10 +468,18 @@ static void chunk(struct gosnap *s, const uint64_t *gptrs, size_t n, int64_t now
 {
 	const struct gort_offsets *o = gort_offsets(s->gort);
 	struct gsnap_fields f1[CHUNK];
-	bool want[CHUNK];
+	bool want[CHUNK], sg_ok;
+	uint32_t sg = 0;
 	size_t i, nst;
 
-	read_gs(s, gptrs, n, s->g1, st);
+	read_gs(s, gptrs, n, s->g1, st, &sg, &sg_ok);
+	if (!sg_ok || !s->lmemo_epoch || sg != s->lmemo_sg || s->lmemo.n > LMEMO_MAX) {
+		/* A new generation, or no proof: the memo starts over (and lasts one
+		 * chunk only without a proof). */
+		hashmap_free(&s->lmemo);
+		s->lmemo_epoch = sg_ok;
+		s->lmemo_sg = sg;
+	}
 	/* The used part of each parked stack, with one vectored read. */
 	nst = 0;
 	for (i = 0; i < n; i++) {
@@ -508,11 +546,17 @@ static void chunk(struct gosnap *s, const uint64_t *gptrs, size_t n, int64_t now
 			if (f1[i].labels) {
 				struct gview gv = { .addr = gptrs[i], .labels = f1[i].labels,
 						    .goid = f1[i].goid, .status = f1[i].status };
-				int fl = 0;
+				int fl = 0, created;
+				uint64_t *memo = hashmap_put(&s->lmemo, f1[i].labels, &created);
 
-				if (gort_labels_of(s->gort, s->mem, &gv, false, false, 0, &g->labels,
-						   &fl))
-					g->labels = NULL;
+				if (!created) {
+					g->labels = (const struct gort_labels *)(uintptr_t)(*memo - 1);
+				} else {
+					if (gort_labels_of(s->gort, s->mem, &gv, sg_ok, sg_ok, sg,
+							   &g->labels, &fl))
+						g->labels = NULL;
+					*memo = (uint64_t)(uintptr_t)g->labels + 1;
+				}
 			}
 			if (g->state == GOSNAP_RUNNING) {
 				g->flags |= GOSNAP_NO_STACK;
@@ -546,7 +590,7 @@ static void chunk(struct gosnap *s, const uint64_t *gptrs, size_t n, int64_t now
 				st->repaired++;
 		}
 		/* The check: a goroutine that changed meanwhile is dropped. */
-		read_gs(s, gptrs, n, s->g2, st);
+		read_gs(s, gptrs, n, s->g2, st, NULL, NULL);
 		{
 			size_t keep = first, j = first;
 
