@@ -9,12 +9,13 @@
 # order, and creator; labels must equal the workload's own account. Go's dump shows
 # what runtime/traceback.go showframe shows: no unexported runtime.* frames, no wrappers,
 # no creator for goroutine 1; the same filter is applied to gotop-perf's frames.
+# The live UI's Goroutines view shows the same in its all-goroutines mode (--batch).
 # For each Go release of GO_VERSIONS and each build: plain, PIE, stripped.
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
 command -v jq >/dev/null || skip_all "jq is not installed (setup.sh installs it)"
 [ "$(uname -m)" = x86_64 ] || skip_all "runtime variables of stripped binaries are found on amd64 only"
-plan_per_version 15
+plan_per_version 18
 SRC=$TOP_SRCDIR/tests/workloads/go/goroutines.go
 
 # go_dump FILE: "ID<TAB>STATE<TAB>FUNC FUNC...<TAB>CREATOR" per goroutine of a debug=2 dump.
@@ -51,7 +52,7 @@ ours() {
 for v in $GO_VERSIONS; do
 	for variant in plain pie stripped; do
 		bin=$T/goroutines-$v-$variant
-		go_build_or_skip 5 "$v" "$variant" "$SRC" "$bin" || continue
+		go_build_or_skip 6 "$v" "$variant" "$SRC" "$bin" || continue
 		rd=$T/run-$v-$variant
 		mkdir -p "$rd"
 		"$bin" "$rd" >"$rd/out" 2>&1 &
@@ -66,6 +67,8 @@ for v in $GO_VERSIONS; do
 		rc=$?
 		"$GOTOP_PERF" goroutines -p $pid --labels >"$rd/ours.txt" 2>>"$rd/ours.err"
 		rc2=$?
+		# The live UI's Goroutines view in its all-goroutines mode, as text.
+		"$GOTOP_PERF" --batch -n 1 -d 0.5 --view goroutines-all -p $pid >"$rd/view.txt" 2>&1
 		kill -USR1 $pid
 		i=0
 		while [ ! -s "$rd/dump2" ] && [ $i -lt 100 ]; do
@@ -79,7 +82,7 @@ for v in $GO_VERSIONS; do
 			[ ! -s "$rd/dump2" ]; then
 			not_ok "$tag: goroutines exits 0 with JSON (exit $rc/$rc2), both dumps written"
 			diag_file "$rd/ours.err"
-			skip_n 4 "$tag: no snapshot to compare"
+			skip_n 5 "$tag: no snapshot to compare"
 			continue
 		fi
 		ok "$tag: goroutines exits 0 with JSON, both dumps written"
@@ -125,6 +128,10 @@ for v in $GO_VERSIONS; do
 		st_sys=$(jq -r --argjson id "$sys" 'select(.id == $id) | .state' "$rd/ours.json")
 		check "$tag: spinning goroutine $st_spin, blocked read(2) $st_sys" \
 			test "$st_sys" = syscall -a \( "$st_spin" = running -o "$st_spin" = runnable \)
+
+		# The live view: the receivers as one group of 3, where they wait, their labels.
+		check "$tag: live Goroutines view (all): one row of 3 receivers in main.recvForever" \
+			grep -Eq '^ +3  chan receive .* main\.recvForever  \{kind=chanrecv\}' "$rd/view.txt"
 
 		# Groups: the three receivers under one label set are one group.
 		check "$tag: text output groups the 3 identical receivers" \

@@ -36,13 +36,6 @@ struct run {
 	int labels;
 };
 
-struct group {
-	size_t first;     /* a goroutine of the group (index into r->g) */
-	size_t count;
-	int64_t max_wait; /* ns, -1 unknown */
-	uint64_t hash;
-};
-
 static void usage(FILE *f)
 {
 	fputs("Usage: gotop-perf goroutines -p PID [--json] [--labels] [--max N]\n"
@@ -79,43 +72,6 @@ static const char *safe(const char *s, char *buf, size_t len)
 		return "?";
 	util_escape(buf, len, s, strlen(s), 1);
 	return buf;
-}
-
-static const char *state_of(const struct gosnap_g *g)
-{
-	return g->wait ? g->wait : gosnap_state_name(g->state);
-}
-
-static uint64_t group_hash(const struct run *run, const struct gosnap_g *g)
-{
-	uint64_t h = util_mix64(g->state + 1);
-	const char *st = state_of(g);
-	uint32_t i;
-
-	for (; *st; st++)
-		h = util_mix64(h ^ (unsigned char)*st);
-	for (i = 0; i < g->nframes; i++)
-		h = util_mix64(h ^ run->r->pcs[g->frame0 + i]);
-	if (run->labels)
-		h = util_mix64(h ^ (uint64_t)(uintptr_t)g->labels);
-	return h ? h : 1;
-}
-
-static bool same_group(const struct run *run, const struct gosnap_g *a, const struct gosnap_g *b)
-{
-	return a->nframes == b->nframes && strcmp(state_of(a), state_of(b)) == 0 &&
-	       (!run->labels || a->labels == b->labels) &&
-	       memcmp(run->r->pcs + a->frame0, run->r->pcs + b->frame0,
-		      a->nframes * sizeof(uint64_t)) == 0;
-}
-
-static int cmp_groups(const void *x, const void *y)
-{
-	const struct group *a = x, *b = y;
-
-	if (a->count != b->count)
-		return a->count > b->count ? -1 : 1;
-	return a->first < b->first ? -1 : a->first > b->first;
 }
 
 static void print_wait(FILE *f, int64_t ns)
@@ -163,7 +119,7 @@ static const struct sym_frame *creator(struct run *run, const struct gosnap_g *g
 	return nm->n ? &nm->f[nm->n - 1] : NULL;
 }
 
-static void print_group(struct run *run, const struct group *gr, FILE *f)
+static void print_group(struct run *run, const struct gosnap_group *gr, FILE *f)
 {
 	const struct gosnap_g *g = &run->r->g[gr->first];
 	const struct sym_frame *c;
@@ -171,7 +127,7 @@ static void print_group(struct run *run, const struct group *gr, FILE *f)
 	uint32_t i;
 	int k;
 
-	fprintf(f, "%zu goroutine%s [%s", gr->count, gr->count == 1 ? "" : "s", state_of(g));
+	fprintf(f, "%zu goroutine%s [%s", gr->count, gr->count == 1 ? "" : "s", gosnap_state_text(g));
 	if (gr->max_wait >= 0) {
 		fputs(", longest ", f);
 		print_wait(f, gr->max_wait);
@@ -260,36 +216,12 @@ static void print_json(struct run *run, const struct gosnap_g *g, FILE *f)
 
 static void print_groups(struct run *run, FILE *f)
 {
-	const struct gosnap_result *r = run->r;
-	struct hashmap idx = { 0 };
-	struct group *gs = NULL;
-	size_t ngs = 0, cap = 0, i;
+	struct gosnap_group *gs;
+	size_t ngs = gosnap_group(run->r, run->labels, &gs), i;
 
-	for (i = 0; i < r->n; i++) {
-		const struct gosnap_g *g = &r->g[i];
-		uint64_t h = group_hash(run, g), *slot;
-		int created;
-
-		/* Equal hashes of different groups probe on (h + 1, ...). */
-		for (;;) {
-			slot = hashmap_put(&idx, h, &created);
-			if (created || same_group(run, &r->g[gs[*slot - 1].first], g))
-				break;
-			h = h + 1 ? h + 1 : 1;
-		}
-		if (created) {
-			xgrow((void **)&gs, &cap, ngs + 1, sizeof(*gs));
-			gs[ngs] = (struct group){ i, 0, -1, h };
-			*slot = ++ngs;
-		}
-		gs[*slot - 1].count++;
-		gs[*slot - 1].max_wait = GP_MAX(gs[*slot - 1].max_wait, g->wait_ns);
-	}
-	qsort(gs, ngs, sizeof(*gs), cmp_groups);
 	for (i = 0; i < ngs; i++)
 		print_group(run, &gs[i], f);
 	free(gs);
-	hashmap_free(&idx);
 }
 
 int cmd_goroutines(int argc, char **argv)

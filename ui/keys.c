@@ -43,6 +43,8 @@ static const struct ui_key keys[] = {
 	{ '4', ACT_VIEW_LABELS, "4", "Labels: shares by pprof label value", VB_ALL, NULL },
 	{ '5', ACT_VIEW_GOROUTINES, "5", "Goroutines: shares by goroutine (Go targets)", VB_ALL, NULL },
 	{ '6', ACT_VIEW_THREADS, "6", "Threads: shares by thread", VB_ALL, NULL },
+	{ 'm', ACT_GOROUTINE_MODE, "m", "Goroutines: on-CPU shares / all goroutines now (stack, wait)",
+	  VB(VIEW_GOROUTINES), "Mode" },
 
 	{ KEY_UP, ACT_UP, "Up Down k j", "move the selection", VB_ALL, NULL },
 	{ 'k', ACT_UP, NULL, NULL, VB_ALL, NULL },

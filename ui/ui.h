@@ -67,6 +67,7 @@ enum ui_action {
 	ACT_PAUSE, ACT_ZERO, ACT_FREQ, ACT_WINDOW, ACT_WINDOW_LEN, ACT_SAVE,
 	ACT_EVENT_DATA_PREV, ACT_EVENT_DATA_NEXT, ACT_EVENT_NAME,
 	ACT_CLOSE, ACT_REDRAW, ACT_VERIFY,
+	ACT_GOROUTINE_MODE,
 };
 
 enum {
@@ -226,6 +227,10 @@ void ui_request(struct ui *ui, enum live_req_kind kind, const struct event_spec 
 /* Views. */
 extern const struct view_ops view_top_ops, view_tree_ops, view_callers_ops, view_labels_ops,
 	view_goroutines_ops, view_threads_ops, view_events_ops, view_verify_ops, view_help_ops;
+/* The Goroutines view's "all goroutines now" mode (view-goroutines.c), and the switch
+ * between it and the on-CPU shares (all: 1, 0; -1 toggles). R_* flags. */
+extern const struct view_ops view_goroutines_all_ops;
+int ui_goroutines_mode(struct ui *ui, int all);
 /* Switches the verifier on (creating it for the target) or off; R_* flags. */
 int ui_verify_toggle(struct ui *ui);
 

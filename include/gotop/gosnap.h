@@ -88,6 +88,19 @@ int gosnap_take(struct gosnap *s, size_t max_g, struct gosnap_result *out);
  * "runnable", "running", "syscall", "waiting", ... Static. */
 const char *gosnap_state_name(uint32_t state);
 
+/* Groups of goroutines with the same state (or wait reason), the same stack and, when
+ * by_labels, the same label set, as goroutine?debug=1 groups them: biggest first, then in
+ * list order. *out (caller frees) gets the groups; returns how many. */
+struct gosnap_group {
+	size_t first;     /* index in r->g of the group's first goroutine */
+	size_t count;
+	int64_t max_wait; /* the longest wait_ns, -1 unknown */
+};
+size_t gosnap_group(const struct gosnap_result *r, int by_labels, struct gosnap_group **out);
+/* The text Go prints for a goroutine's state: its wait reason when waiting with one, else
+ * gosnap_state_name. Static or the snapshot's (valid until gosnap_free). */
+const char *gosnap_state_text(const struct gosnap_g *g);
+
 /* The load bias of the executable (runtime address - link-time address). */
 uint64_t gosnap_bias(const struct gosnap *s);
 

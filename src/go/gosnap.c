@@ -664,3 +664,73 @@ int gosnap_take(struct gosnap *s, size_t max_g, struct gosnap_result *out)
 	out->st = st;
 	return 0;
 }
+
+const char *gosnap_state_text(const struct gosnap_g *g)
+{
+	return g->wait ? g->wait : gosnap_state_name(g->state);
+}
+
+static uint64_t group_hash(const struct gosnap_result *r, const struct gosnap_g *g, int by_labels)
+{
+	uint64_t h = util_mix64(g->state + 1);
+	const char *st = gosnap_state_text(g);
+	uint32_t i;
+
+	for (; *st; st++)
+		h = util_mix64(h ^ (unsigned char)*st);
+	for (i = 0; i < g->nframes; i++)
+		h = util_mix64(h ^ r->pcs[g->frame0 + i]);
+	if (by_labels)
+		h = util_mix64(h ^ (uint64_t)(uintptr_t)g->labels);
+	return h ? h : 1;
+}
+
+static bool same_group(const struct gosnap_result *r, const struct gosnap_g *a,
+		       const struct gosnap_g *b, int by_labels)
+{
+	return a->nframes == b->nframes && strcmp(gosnap_state_text(a), gosnap_state_text(b)) == 0 &&
+	       (!by_labels || a->labels == b->labels) &&
+	       memcmp(r->pcs + a->frame0, r->pcs + b->frame0, a->nframes * sizeof(uint64_t)) == 0;
+}
+
+static int cmp_groups(const void *x, const void *y)
+{
+	const struct gosnap_group *a = x, *b = y;
+
+	if (a->count != b->count)
+		return a->count > b->count ? -1 : 1;
+	return a->first < b->first ? -1 : a->first > b->first;
+}
+
+size_t gosnap_group(const struct gosnap_result *r, int by_labels, struct gosnap_group **out)
+{
+	struct hashmap idx = { 0 };
+	struct gosnap_group *gs = NULL;
+	size_t ngs = 0, cap = 0, i;
+
+	for (i = 0; i < r->n; i++) {
+		const struct gosnap_g *g = &r->g[i];
+		uint64_t h = group_hash(r, g, by_labels), *slot;
+		int created;
+
+		/* Equal hashes of different groups probe on at h + 1, ... */
+		for (;;) {
+			slot = hashmap_put(&idx, h, &created);
+			if (created || same_group(r, &r->g[gs[*slot - 1].first], g, by_labels))
+				break;
+			h = h + 1 ? h + 1 : 1;
+		}
+		if (created) {
+			xgrow((void **)&gs, &cap, ngs + 1, sizeof(*gs));
+			gs[ngs] = (struct gosnap_group){ i, 0, -1 };
+			*slot = ++ngs;
+		}
+		gs[*slot - 1].count++;
+		gs[*slot - 1].max_wait = GP_MAX(gs[*slot - 1].max_wait, g->wait_ns);
+	}
+	hashmap_free(&idx);
+	if (ngs)
+		qsort(gs, ngs, sizeof(*gs), cmp_groups);
+	*out = gs;
+	return ngs;
+}
