@@ -15,7 +15,7 @@
 
 command -v jq >/dev/null || skip_all "jq is not installed (setup.sh installs it)"
 [ "$(uname -m)" = x86_64 ] || skip_all "runtime variables of stripped binaries are found on amd64 only"
-plan_per_version 18
+plan_per_version 18 2
 SRC=$TOP_SRCDIR/tests/workloads/go/goroutines.go
 
 # go_dump FILE: "ID<TAB>STATE<TAB>FUNC FUNC...<TAB>CREATOR" per goroutine of a debug=2 dump.
@@ -48,6 +48,20 @@ ours() {
 		     (.created_by.func | test("^runtime\\.[^A-Z]")) then ""
 		  else .created_by.func end)] | @tsv' "$1"
 }
+
+# Bad targets: one clear line, the documented exit status.
+sleep 60 &
+sp=$!
+track $sp
+"$GOTOP_PERF" goroutines -p $sp >"$T/o" 2>"$T/e"
+rc=$?
+check "not a Go program: exit 1, one line saying so ($(head -1 "$T/e"))" \
+	test $rc = 1 -a "$(wc -l <"$T/e")" = 1 -a ! -s "$T/o" -a -n "$(grep 'not a Go program' "$T/e")"
+kill $sp 2>/dev/null
+"$GOTOP_PERF" goroutines -p 999999999 >"$T/o" 2>"$T/e"
+rc=$?
+check "no such process: exit 3, one line ($(head -1 "$T/e"))" \
+	test $rc = 3 -a "$(wc -l <"$T/e")" = 1
 
 for v in $GO_VERSIONS; do
 	for variant in plain pie stripped; do
