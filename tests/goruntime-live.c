@@ -729,10 +729,12 @@ int main(int argc, char **argv)
 	 * where it exists, and valid in the target's memory everywhere. */
 	if (b.allglen && b.allm) {
 		result(b.vars.allm == b.allm && b.vars.allglen == b.allglen &&
-		       b.vars.allgptr == b.allgptr && b.vars.wait_strings == b.wait_strings,
-		       "code gives runtime.allm, allglen, allgptr, waitReasonStrings as .symtab "
-		       "does (allm %#" PRIx64 "/%#" PRIx64 ", allglen %#" PRIx64 "/%#" PRIx64 ")",
-		       b.vars.allm, b.allm, b.vars.allglen, b.allglen);
+		       b.vars.allgptr == b.allgptr && b.vars.wait_strings == b.wait_strings &&
+		       b.vars.sweepgen == b.mheap + gort_offsets(g)->mheap_sweepgen,
+		       "code gives runtime.allm, allglen, allgptr, waitReasonStrings, "
+		       "mheap_.sweepgen as .symtab does (allm %#" PRIx64 "/%#" PRIx64 ", sweepgen %#"
+		       PRIx64 "/%#" PRIx64 ")", b.vars.allm, b.allm, b.vars.sweepgen,
+		       b.mheap + gort_offsets(g)->mheap_sweepgen);
 	} else {
 		struct gort_vars rv = b.vars;
 		int ra, rg;
@@ -747,6 +749,18 @@ int main(int argc, char **argv)
 		       "(rc %d, allm %d, allgs %d, %u wait reasons)", b.vars_rc, ra, rg, rv.nwait);
 		if (ra == 0)
 			b.allm = b.vars.allm;
+		/* runtime.mheap_ from its sweepgen: the GC epoch for the label cache. */
+		{
+			uint32_t sg = 1;
+			uint32_t off = gort_offsets(g)->mheap_sweepgen;
+			bool rd = b.vars.sweepgen > off &&
+				  mem_read_u32(pmem, b.vars.sweepgen + bias, &sg) == 0;
+
+			result(rd && sg % 2 == 0,
+			       "no symbols: mheap_.sweepgen found from the code, an even generation (%u)", sg);
+			if (b.vars.sweepgen > off)
+				b.mheap = b.vars.sweepgen - off;
+		}
 	}
 	gort_set_runtime_vars(gbatch, b.allm ? b.allm + bias : 0, b.mheap ? b.mheap + bias : 0);
 	gort_set_runtime_vars(g, b.allm ? b.allm + bias : 0, b.mheap ? b.mheap + bias : 0);

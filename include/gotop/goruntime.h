@@ -131,12 +131,15 @@ struct gort_vars {
 	uint64_t allgptr;       /* runtime.allgptr: **g, the array of every g */
 	uint64_t wait_strings;  /* runtime.waitReasonStrings: [nwait]string */
 	uint32_t nwait;
+	uint64_t sweepgen;      /* &runtime.mheap_.sweepgen: runtime.mheap_ is this minus
+				 * gort_offsets.mheap_sweepgen */
 };
 #define GORT_ALLG_MAX (1u << 22) /* goroutines a list may hold before it is called garbage */
 enum { GORT_VAR_ALLM = 1, GORT_VAR_ALLGS = 2 };
 struct gopcln;
 /* Finds them in an amd64 Go binary by decoding the first instructions of
- * runtime.forEachGRace, runtime.mcommoninit and runtime.waitReason.String, which t names.
+ * runtime.forEachGRace, runtime.mcommoninit, runtime.waitReason.String and
+ * runtime.(*mspan).ensureSwept, which t names.
  * 0 when anything was found; -ENOENT none; -ENOTSUP another architecture; -EINVAL. */
 int gort_vars_find(Elf *elf, const struct gopcln *t, struct gort_vars *out);
 /* Checks candidates (addresses moved by the load bias) against the target's memory and the

@@ -217,16 +217,22 @@ int goread_publish_file(struct goread_slot *slot, pid_t pid, struct symfile *sf)
 	}
 	allm = symfile_symbol_value(sf, "runtime.allm");
 	mheap = symfile_symbol_value(sf, "runtime.mheap_");
-	if (!allm && symfile_gopcln(sf)) {
+	if ((!allm || !mheap) && symfile_gopcln(sf)) {
 		/* Stripped: runtime.allm from the code that uses it, when the target's
-		 * memory does not contradict it (it is 0 until the runtime starts). */
+		 * memory does not contradict it (it is 0 until the runtime starts), and
+		 * runtime.mheap_ from where its sweepgen is. */
 		struct gort_vars v;
+		uint32_t sgoff = gort_offsets(gr->gort)->mheap_sweepgen;
 
-		if (gort_vars_find(symfile_elf(sf), symfile_gopcln(sf), &v) == 0 && v.allm) {
-			v.allm += bias;
-			r = gort_vars_check(gr->gort, gr->mem, &v, GORT_VAR_ALLM);
-			if (r == 0 || r == -EAGAIN)
-				allm = v.allm - bias;
+		if (gort_vars_find(symfile_elf(sf), symfile_gopcln(sf), &v) == 0) {
+			if (!allm && v.allm) {
+				v.allm += bias;
+				r = gort_vars_check(gr->gort, gr->mem, &v, GORT_VAR_ALLM);
+				if (r == 0 || r == -EAGAIN)
+					allm = v.allm - bias;
+			}
+			if (!mheap && v.sweepgen && sgoff && v.sweepgen > sgoff)
+				mheap = v.sweepgen - sgoff;
 		}
 	}
 	if (have_bias || symfile_type(sf) == ET_EXEC)

@@ -17,6 +17,10 @@
  *   waitReasonStrings)) { return "unknown wait reason" }; return waitReasonStrings[w]`:
  *   a compare with the array's length as immediate, a LEA of the constant string, then a
  *   LEA of the array.
+ * - (*mspan).ensureSwept (runtime/mgcsweep.go) starts with `sg := mheap_.sweepgen` and
+ *   compares the span's generation with it in a loop: &mheap_.sweepgen is the one operand
+ *   it loads twice or more and never takes by address (sweep.active, the other one it
+ *   loads, is also passed by address).
  * Only amd64 code is decoded (include/gotop/disasm.h); arm64 binaries need their symbols.
  */
 #include "config.h"
@@ -160,8 +164,22 @@ int gort_vars_find(Elf *elf, const struct gopcln *t, struct gort_vars *out)
 		out->wait_strings = refs[1].addr;
 		out->nwait = (uint32_t)refs[1].imm;
 	}
+
+	n = refs_of(d, elf, t, "runtime.(*mspan).ensureSwept", refs);
+	for (i = 0; i < n && !out->sweepgen; i++) {
+		int loads = 0, lea = 0;
+
+		for (j = 0; j < n; j++) {
+			if (refs[j].addr != refs[i].addr)
+				continue;
+			loads += !strcmp(refs[j].mnemonic, "mov");
+			lea += !strcmp(refs[j].mnemonic, "lea");
+		}
+		if (loads >= 2 && !lea)
+			out->sweepgen = refs[i].addr;
+	}
 	disasm_close(d);
-	return out->allm || out->allglen || out->wait_strings ? 0 : -ENOENT;
+	return out->allm || out->allglen || out->wait_strings || out->sweepgen ? 0 : -ENOENT;
 }
 
 /* A g as far as its fixed fields go: a stack of sane size and a known status. */

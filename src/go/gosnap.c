@@ -198,6 +198,10 @@ struct gosnap *gosnap_new(pid_t pid, struct symfile *sf, char *why, size_t whyle
 	}
 	if (symfile_symbol_value(sf, "runtime.mheap_"))
 		gort_set_runtime_vars(s->gort, 0, symfile_symbol_value(sf, "runtime.mheap_") + s->bias);
+	else if (v.sweepgen && gort_offsets(s->gort)->mheap_sweepgen &&
+		 v.sweepgen > gort_offsets(s->gort)->mheap_sweepgen)
+		gort_set_runtime_vars(s->gort, 0,
+				      v.sweepgen - gort_offsets(s->gort)->mheap_sweepgen + s->bias);
 	s->allglen = v.allglen;
 	s->allgptr = v.allgptr;
 	if (v.wait_strings && v.nwait) {
