@@ -6,18 +6,22 @@
 # the parking place, main.rec one or more times, main.worker, its go statement's closure
 # (and its wrapper: main.main.funcN before go1.22, main.main.gowrapN after),
 # runtime.goexit. Goroutines that ran while read are dropped and counted (torn), never
-# shown; memory stays bounded. For each Go release of GO_VERSIONS, plain builds.
+# shown; memory stays bounded. Then the hostile target tests/workloads/go/garbageg, whose
+# goroutines switch g.labels among garbage label sets all the time: every snapshot succeeds,
+# no byte of the target reaches the output unescaped, and handler=ok (the control
+# goroutine's label, which no hostile set carries) is on that goroutine only.
+# For each Go release of GO_VERSIONS, plain builds.
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
 command -v jq >/dev/null || skip_all "jq is not installed (setup.sh installs it)"
 [ -x /usr/bin/time ] || skip_all "/usr/bin/time is not installed (GNU time, for the peak RSS)"
-plan_per_version 3
+plan_per_version 6
 SRC=$TOP_SRCDIR/tests/workloads/go/churn.go
 runs=${GOTOP_CHURN_RUNS:-10}
 
 for v in $GO_VERSIONS; do
 	bin=$T/churn-$v
-	go_build_or_skip 3 "$v" plain "$SRC" "$bin" || continue
+	go_build_or_skip 6 "$v" plain "$SRC" "$bin" || continue
 	"$bin" &
 	pid=$!
 	track $pid
@@ -67,5 +71,44 @@ for v in $GO_VERSIONS; do
 	check "go$v: $1 complete worker stacks, all of the one possible shape ($2 wrong; $torn of $listed dropped as torn)" \
 		test "$1" -ge 500 -a "$2" = 0
 	check "go$v: peak RSS of goroutines under 64 MB ($maxkb KB)" test "$maxkb" -gt 0 -a "$maxkb" -lt 65536
+
+	gbin=$T/garbageg-$v
+	if ! go_build "$v" plain "$TOP_SRCDIR/tests/workloads/go/garbageg" "$gbin" >"$T/gb.err" 2>&1; then
+		skip_n 3 "go$v: garbageg does not build: $(head -1 "$T/gb.err")"
+		continue
+	fi
+	"$gbin" -d 60s -info "$T/ginfo-$v" >/dev/null 2>&1 &
+	gpid=$!
+	track $gpid
+	i=0
+	while [ ! -s "$T/ginfo-$v" ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	fails=0
+	esc=0
+	okmany=0
+	i=0
+	while [ $i -lt 10 ]; do
+		i=$((i + 1))
+		if ! "$GOTOP_PERF" goroutines -p $gpid --json >"$T/g.json" 2>"$T/g.err" ||
+			! "$GOTOP_PERF" goroutines -p $gpid --labels >"$T/g.txt" 2>>"$T/g.err" ||
+			! jq -e . "$T/g.json" >/dev/null 2>&1; then
+			fails=$((fails + 1))
+			diag_file "$T/g.err"
+			continue
+		fi
+		LC_ALL=C grep -q "$(printf '\033')" "$T/g.json" "$T/g.txt" && esc=$((esc + 1))
+		n=$(jq -r 'select(.labels.handler == "ok") | .id' "$T/g.json" | wc -l)
+		[ "$n" -gt 1 ] && okmany=$((okmany + 1))
+	done
+	kill -9 $gpid 2>/dev/null
+	wait $gpid 2>/dev/null
+	check "go$v garbageg: 10 snapshots of goroutines with garbage labels succeed ($fails failed)" \
+		test "$fails" = 0
+	check "go$v garbageg: no escape byte of the target reaches the output ($esc runs did)" \
+		test "$esc" = 0
+	check "go$v garbageg: handler=ok only on the control goroutine ($okmany runs gave it to more)" \
+		test "$okmany" = 0
 done
 finish
