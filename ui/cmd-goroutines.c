@@ -180,6 +180,8 @@ static void print_json(struct run *run, const struct gosnap_g *g, FILE *f)
 		fputs(",\"wait_seconds\":null", f);
 	fputs(",\"labels\":", f);
 	print_labels(f, g->labels, true);
+	if (g->flags & GOSNAP_LABELS_BAD)
+		fputs(",\"labels_unreadable\":true", f);
 	fprintf(f, ",\"stack_read\":%s,\"stack_complete\":%s,\"frames\":[",
 		g->flags & GOSNAP_NO_STACK ? "false" : "true",
 		g->flags & (GOSNAP_STACK_CUT | GOSNAP_NO_STACK) ? "false" : "true");

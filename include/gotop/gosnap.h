@@ -28,6 +28,8 @@ enum gosnap_state {
 			      * stack (the frames shown are right, some may be missing) */
 #define GOSNAP_REPAIRED 0x4  /* the parked pc was in a frameless spot: its caller was put
 			      * back from the frame size (.gopclntab pcsp) */
+#define GOSNAP_LABELS_BAD 0x8 /* g.labels was set but is no label set this reader can
+			       * decode (garbage, or a layout it does not know): labels NULL */
 
 struct gosnap_g {
 	uint64_t goid, addr;      /* goroutine id; address of its g */

@@ -73,7 +73,7 @@ struct gosnap {
 	uint64_t *gptrs;
 	size_t gptrs_cap;
 
-	/* g.labels -> its set (pointer + 1; 1: none): proving a cached set still holds costs
+	/* g.labels -> its set (pointer | 1; 1: none; 0: undecodable): proving a cached set still holds costs
 	 * the label cache a read each time, and a service has a set per request. Label sets
 	 * are never changed once stored (runtime/pprof: a new labelMap per WithLabels), so an
 	 * entry holds while the object at g.labels cannot have been freed: within one GC
@@ -554,13 +554,20 @@ static void chunk(struct gosnap *s, const uint64_t *gptrs, size_t n, int64_t now
 				uint64_t *memo = hashmap_put(&s->lmemo, f1[i].labels, &created);
 
 				if (!created) {
-					g->labels = (const struct gort_labels *)(uintptr_t)(*memo - 1);
+					g->labels = (const struct gort_labels *)(uintptr_t)(*memo & ~1ULL);
+					fl = *memo & 1 ? 0 : GORT_LABELS_BAD;
 				} else {
 					if (gort_labels_of(s->gort, s->mem, &gv, sg_ok, sg_ok, sg,
 							   &g->labels, &fl))
 						g->labels = NULL;
-					*memo = (uint64_t)(uintptr_t)g->labels + 1;
+					if (fl & (GORT_LABELS_BAD | GORT_LABELS_DROPPED))
+						g->labels = NULL;
+					/* pointer | 1 when decoded; bare NULL (0, never a new entry's
+					 * value once stored) stands for undecodable */
+					*memo = (uint64_t)(uintptr_t)g->labels | (fl ? 0 : 1);
 				}
+				if (fl)
+					g->flags |= GOSNAP_LABELS_BAD;
 			}
 			if (g->state == GOSNAP_RUNNING) {
 				g->flags |= GOSNAP_NO_STACK;
