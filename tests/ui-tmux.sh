@@ -9,7 +9,7 @@ command -v tmux >/dev/null 2>&1 || skip_all "tmux is not installed"
 need_perf
 [ -e /lib/terminfo/s/screen ] || [ -e /usr/share/terminfo/s/screen ] ||
 	skip_all "no terminfo entry for TERM=screen"
-plan 48
+plan 51
 
 W=$TOP_BUILDDIR/tests/workloads/cchains
 SOCK=gotop-ui-test-$$
@@ -262,5 +262,28 @@ if go_build "$GO_VERSION" plain "$TOP_SRCDIR/tests/workloads/go/demo.go" "$GOW/d
 	wait_for 'ui-test\$ *$' >/dev/null
 else
 	skip_n 4 "Go $GO_VERSION toolchain unavailable"
+fi
+
+# --- the Goroutines view's modes: m shows every goroutine now; Enter opens a group ---
+if go_build "$GO_VERSION" plain "$TOP_SRCDIR/tests/workloads/go/goroutines.go" "$GOW/goroutines" \
+	>"$T/gob.err" 2>&1; then
+	mkdir -p "$T/gr"
+	run "clear; '$GOTOP_PERF' -- '$GOW/goroutines' '$T/gr'"
+	wait_for ' go1\.' >/dev/null
+	keys 5
+	keys m
+	check "5, m: every goroutine now, the 3 receivers as one group" \
+		wait_for '^ +3  chan receive .* main\.recvForever'
+	keys Home
+	keys Enter
+	check "... Enter opens the group: its stack and its 3 ids" wait_cmd sh -c \
+		"grep -q ' main.recvForever  goroutines.go:[0-9]' '$T/pane.txt' &&
+		 grep -Eq 'ids: [0-9]+ [0-9]+ [0-9]+\$' '$T/pane.txt'"
+	keys m
+	check "... m again: on-CPU shares per goroutine" wait_for 'GOROUTINE +LABELS / HOT FUNCTION'
+	keys q
+	wait_for 'ui-test\$ *$' >/dev/null
+else
+	skip_n 3 "Go $GO_VERSION toolchain unavailable"
 fi
 finish

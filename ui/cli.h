@@ -30,6 +30,9 @@ int cli_parse_u64(const char *s, uint64_t *out);
 /* Positive seconds, optionally followed by "s"; 0 or -1. */
 int cli_parse_seconds(const char *s, double *out);
 
+/* Writes s as a JSON string; s is already free of control characters (util_escape). */
+void cli_json_str(FILE *f, const char *s);
+
 /* Signal flag set by SIGINT, SIGTERM, SIGHUP (installed by cli_install_signals). */
 extern volatile int cli_stop_signal;
 void cli_install_signals(void);
@@ -59,6 +62,7 @@ void cli_sampling_finish(struct session_opts *s);
 /* The commands, dispatched by main.c. */
 int cmd_record(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_goroutines(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_view(int argc, char **argv);
 /* The live UI (and --batch). */

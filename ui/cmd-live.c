@@ -116,7 +116,7 @@ void cmd_live_options(FILE *f)
 	      "      --batch            no terminal UI\n"
 	      "  -n, --iterations N     stop after N updates (default: until the target exits)\n"
 	      "      --view LIST        views to print, comma separated: top, tree, callers, labels,\n"
-	      "                         goroutines, threads, flame, events, help, annotate\n"
+	      "                         goroutines, goroutines-all, threads, flame, events, help, annotate\n"
 	      "                         (default top,tree,labels)\n"
 	      "      --rows N           rows per view (default 25; 0: all)\n"
 	      "      --sort KEY         Top order: self, total or name (default self)\n"
@@ -368,6 +368,8 @@ static size_t view_by_name(const char *name)
 	for (i = 0; i < VIEW_COUNT; i++)
 		if (!strcmp(name, ops[i]->batch_name))
 			return i;
+	if (!strcmp(name, view_goroutines_all_ops.batch_name))
+		return VIEW_GOROUTINES;
 	return VIEW_COUNT;
 }
 
@@ -378,7 +380,7 @@ int batch_check_views(const char *list)
 	snprintf(buf, sizeof(buf), "%s", list);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
 		if (view_by_name(tok) == VIEW_COUNT) {
-			cli_error("unknown view '%s' (top, tree, callers, labels, goroutines, threads, flame, events, verify, help, annotate)", tok);
+			cli_error("unknown view '%s' (top, tree, callers, labels, goroutines, goroutines-all, threads, flame, events, verify, help, annotate)", tok);
 			return EXIT_USAGE;
 		}
 	return 0;
@@ -431,6 +433,9 @@ void batch_print_iteration(struct ui *ui, const char *views, uint64_t iter, int 
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		size_t id = view_by_name(tok);
 		struct view *v = &ui->views[id];
+
+		if (id == VIEW_GOROUTINES) /* the mode the name asks for */
+			ui_goroutines_mode(ui, !strcmp(tok, view_goroutines_all_ops.batch_name));
 
 		if (id == VIEW_LABELS) {
 			const struct model_key *keys;

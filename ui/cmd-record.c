@@ -3,21 +3,25 @@
 #include "config.h"
 #include "cli.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gotop/agg.h"
 #include "gotop/events.h"
+#include "gotop/gowall.h"
 #include "gotop/pprof.h"
 #include "gotop/procinfo.h"
 #include "gotop/profile.h"
 #include "gotop/sampler.h"
 #include "gotop/session.h"
+#include "gotop/symbolizer.h"
 #include "gotop/util.h"
 
 #define MAX_TIDS 256
@@ -31,9 +35,11 @@ struct record_opts {
 	size_t ntids;
 	int verbose, quiet;
 	int folded;              /* --format folded */
+	int wall;                /* --wall: a wall-clock profile of every goroutine too */
+	double wall_hz;
 };
 
-enum { OPT_HELP = 256, OPT_FORMAT };
+enum { OPT_HELP = 256, OPT_FORMAT, OPT_WALL, OPT_WALL_HZ };
 
 static const struct option long_opts[] = {
 	CLI_SAMPLING_LONGOPTS,
@@ -44,6 +50,8 @@ static const struct option long_opts[] = {
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "help", no_argument, NULL, OPT_HELP },
+	{ "wall", no_argument, NULL, OPT_WALL },
+	{ "wall-hz", required_argument, NULL, OPT_WALL_HZ },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -59,6 +67,10 @@ static void record_usage(FILE *f)
 	      "      --format FORMAT    pprof (default) or folded: one line per stack, root;...;leaf\n"
 	      "                         SAMPLES (flamegraph.pl, inferno, speedscope; default file\n"
 	      "                         gotop-perf.folded)\n"
+	      "      --wall             Go: also a wall-clock profile of every goroutine, on CPU or\n"
+	      "                         not (FILE with .wall before .pb.gz), label state = running,\n"
+	      "                         runnable, syscall or the wait reason\n"
+	      "      --wall-hz HZ       snapshots of all goroutines per second (default 10)\n"
 	      "  -v, --verbose          print statistics at the end\n"
 	      "  -q, --quiet            print errors only\n", f);
 }
@@ -91,6 +103,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	memset(o, 0, sizeof(*o));
 	session_opts_init(&o->s);
 	o->output = "gotop-perf.pb.gz";
+	o->wall_hz = 10;
 	optind = 1;
 	/* "+" stops at the first non-option so that -- COMMAND args stay intact. */
 	while ((c = getopt_long(argc, argv, "+" CLI_SAMPLING_SHORTOPTS "d:o:t:vq", long_opts, NULL)) != -1) {
@@ -120,6 +133,17 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'v':
 			o->verbose = 1;
+			break;
+		case OPT_WALL:
+			o->wall = 1;
+			break;
+		case OPT_WALL_HZ:
+			o->wall = 1;
+			o->wall_hz = strtod(optarg, NULL);
+			if (!(o->wall_hz > 0 && o->wall_hz <= 1000)) {
+				cli_error("invalid --wall-hz '%s' (above 0, at most 1000)", optarg);
+				return EXIT_USAGE;
+			}
 			break;
 		case 'q':
 			o->quiet = 1;
@@ -360,8 +384,118 @@ static int write_profile(struct session *s, size_t e, const struct record_opts *
 	return rc;
 }
 
+/* The wall-clock profiler's thread: a snapshot of every goroutine each 1/hz s until told
+ * to stop. It has a symbolizer of its own: symbolizers serve one thread. */
+struct wall_run {
+	pthread_t th;
+	struct symbolizer *sym;
+	struct gowall *w;
+	double hz;
+	volatile int stop;
+};
+
+static void *wall_main(void *arg)
+{
+	struct wall_run *wr = arg;
+	uint64_t step = (uint64_t)(1e9 / wr->hz), next = util_now_ns(), x = next | 1;
+
+	while (!__atomic_load_n(&wr->stop, __ATOMIC_ACQUIRE)) {
+		uint64_t now;
+
+		if (gowall_tick(wr->w) == -ESRCH)
+			break; /* the target is gone */
+		/* Intervals drawn uniformly from [step/2, 3 step/2): the same rate on average,
+		 * and never in step with a program that works and sleeps at the same period
+		 * (at a fixed 10 Hz a 100 ms request loop would be seen in one phase only). */
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		next += step / 2 + x % step;
+		now = util_now_ns();
+		if (next > now) {
+			struct timespec ts = { (time_t)((next - now) / 1000000000ULL),
+					       (long)((next - now) % 1000000000ULL) };
+
+			nanosleep(&ts, NULL);
+		} else {
+			next = now; /* late: no burst to catch up */
+		}
+	}
+	return NULL;
+}
+
+/* Starts the wall-clock profiler on pid; 0, or says why not and returns -1. */
+static int wall_start(struct wall_run *wr, pid_t pid, double hz)
+{
+	char why[256];
+
+	memset(wr, 0, sizeof(*wr));
+	wr->hz = hz;
+	wr->sym = symbolizer_new(pid);
+	wr->w = gowall_new(pid, wr->sym, hz, why, sizeof(why));
+	if (!wr->w) {
+		cli_error("--wall: %s", why);
+		symbolizer_free(wr->sym);
+		wr->sym = NULL;
+		return -1;
+	}
+	if (pthread_create(&wr->th, NULL, wall_main, wr)) {
+		cli_error("--wall: cannot start a thread");
+		gowall_free(wr->w);
+		symbolizer_free(wr->sym);
+		wr->w = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* Stops it and writes FILE.wall.pb.gz. EXIT_OK or EXIT_FAIL. */
+static int wall_finish(struct wall_run *wr, const struct record_opts *o, const char *cmdline,
+		       const char *gover)
+{
+	struct prof *p;
+	struct gowall_stats st;
+	char *path, buf[256];
+	int w, rc = EXIT_OK;
+
+	if (!wr->w)
+		return EXIT_OK;
+	__atomic_store_n(&wr->stop, 1, __ATOMIC_RELEASE);
+	pthread_join(wr->th, NULL);
+	p = gowall_profile(wr->w);
+	gowall_get_stats(wr->w, &st);
+	snprintf(buf, sizeof(buf), "gotop-perf %s: wall clock of every goroutine, %.1f Hz; "
+		 "%llu snapshots, %llu goroutines dropped as changed while read", PACKAGE_VERSION,
+		 wr->hz, (unsigned long long)st.ticks, (unsigned long long)st.torn);
+	prof_add_comment(p, buf);
+	if (cmdline && *cmdline)
+		prof_add_comment(p, cmdline);
+	if (gover) {
+		snprintf(buf, sizeof(buf), "go version %s", gover);
+		prof_add_comment(p, buf);
+	}
+	path = output_for(o->output, "wall", 1);
+	w = pprof_write_file(p, path);
+	if (w) {
+		cli_error("cannot write %s: %s", path, strerror(-w));
+		rc = EXIT_FAIL;
+	} else if (!o->quiet) {
+		fprintf(stderr, "gotop-perf: wall: %llu snapshots (%llu failed), %llu goroutine "
+			"samples, %llu dropped as changed while read, %.1f ms per snapshot -> %s\n",
+			(unsigned long long)st.ticks, (unsigned long long)st.failed,
+			(unsigned long long)st.samples, (unsigned long long)st.torn,
+			st.ticks ? (double)st.snap_ns / 1e6 / (double)st.ticks : 0.0, path);
+	}
+	free(path);
+	gowall_free(wr->w);
+	symbolizer_free(wr->sym);
+	wr->w = NULL;
+	return rc;
+}
+
 int cmd_record(int argc, char **argv)
 {
+	struct wall_run wall = { 0 };
 	struct record_opts o;
 	struct session *s;
 	struct session_err err;
@@ -390,15 +524,21 @@ int cmd_record(int argc, char **argv)
 		return rc;
 	}
 	started = r == 0;
+	rc = EXIT_OK;
 	cmdline = procinfo_cmdline(session_info(s)->pid, 1024);
 	if (!o.quiet && started)
 		fprintf(stderr, "gotop-perf: recording PID %d (%s)%s\n", (int)session_info(s)->pid,
 			cmdline ? cmdline : "?", o.duration > 0 ? "" : ": Ctrl-C to stop");
+	if (started && o.wall && !session_info(s)->go)
+		cli_error("--wall: not a Go program: no wall-clock profile");
+	else if (started && o.wall)
+		wall_start(&wall, session_info(s)->pid, o.wall_hz);
 	if (started)
 		end = drain(s, o.duration);
+	if (wall_finish(&wall, &o, cmdline, session_go_version(s)) != EXIT_OK)
+		rc = EXIT_FAIL;
 	session_stop(s, 1);
 
-	rc = EXIT_OK;
 	for (e = 0; e < o.s.nevents; e++)
 		if (write_profile(s, e, &o, cmdline) != EXIT_OK)
 			rc = EXIT_FAIL;

@@ -188,21 +188,6 @@ static void on_result(void *ctx, const struct verify_result *r)
 	fflush(stdout);
 }
 
-/* A JSON string; the text is already free of control characters (util_escape). */
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', f);
-		if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", (unsigned char)*s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 static double pct(uint64_t a, uint64_t b)
 {
 	return b ? 100.0 * (double)a / (double)b : 0;
@@ -241,13 +226,13 @@ static void report_json(FILE *f, const struct verify_report *r, pid_t pid)
 		(unsigned long long)r->unwind.step_errors, (unsigned long long)r->unwind.eh_frame_hdr,
 		(unsigned long long)r->unwind.no_info);
 	fputs("\"error\":", f);
-	json_str(f, r->error ? r->why : "");
+	cli_json_str(f, r->error ? r->why : "");
 	fputs(",\"functions\":[", f);
 	for (size_t i = 0; i < r->nrows; i++) {
 		const struct verify_row *w = &r->rows[i];
 
 		fprintf(f, "%s{\"function\":", i ? "," : "");
-		json_str(f, w->func);
+		cli_json_str(f, w->func);
 		fprintf(f, ",\"comparisons\":%llu,\"raw_wrong\":%llu,\"raw_wrong_pct\":%.3f,\"repaired_wrong\":%llu,"
 			"\"repaired_wrong_pct\":%.3f,\"raw\":",
 			(unsigned long long)w->n, (unsigned long long)w->raw_wrong, pct(w->raw_wrong, w->n),
@@ -256,9 +241,9 @@ static void report_json(FILE *f, const struct verify_report *r, pid_t pid)
 		fputs(",\"repaired\":", f);
 		json_classes(f, w->rep_cls);
 		fputs(",\"raw_shape\":", f);
-		json_str(f, w->raw_shape);
+		cli_json_str(f, w->raw_shape);
 		fprintf(f, ",\"raw_shape_count\":%llu,\"repaired_shape\":", (unsigned long long)w->raw_shape_n);
-		json_str(f, w->rep_shape);
+		cli_json_str(f, w->rep_shape);
 		fprintf(f, ",\"repaired_shape_count\":%llu}", (unsigned long long)w->rep_shape_n);
 	}
 	fputs("]}\n", f);

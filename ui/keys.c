@@ -52,6 +52,8 @@ static const struct ui_key keys[] = {
 	{ '5', ACT_VIEW_GOROUTINES, "5", "Goroutines: shares by goroutine (Go targets)", VB_ALL, NULL },
 	{ '6', ACT_VIEW_THREADS, "6", "Threads: shares by thread", VB_ALL, NULL },
 	{ '7', ACT_VIEW_FLAME, "7", "Flame: icicle graph, each frame as wide as its total share", VB_ALL, NULL },
+	{ 'm', ACT_GOROUTINE_MODE, "m", "Goroutines: on-CPU shares / all goroutines now (stack, wait)",
+	  VB(VIEW_GOROUTINES), "Mode" },
 
 	/* Flame: frames, not rows. */
 	{ KEY_LEFT, ACT_FRAME_PREV, "Left Right", "previous / next frame of the level", VB(VIEW_FLAME), NULL },

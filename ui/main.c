@@ -35,6 +35,9 @@ static const struct command commands[] = {
 	{ "view", cmd_view, "view [--batch] [--sample-index TYPE] FILE [FILE...]\n",
 	  "view opens the same UI (or --batch text) on pprof files: gotop-perf's and Go's CPU,\n"
 	  "heap, allocs, goroutine, mutex and block profiles (gotop-perf view --help).\n" },
+	{ "goroutines", cmd_goroutines, "goroutines -p PID [--json] [--labels] [--max N]\n",
+	  "goroutines prints every goroutine of a running Go program (state, wait reason, labels,\n"
+	  "stack, creator), read without stopping it, grouped like goroutine?debug=1.\n" },
 	{ "list", cmd_list, "list [--pmu | --tracepoints [FILTER] | --attr EVENT]\n",
 	  "list prints every event gotop-perf knows and whether this machine can count it;\n"
 	  "--pmu the vendor events of this machine's PMU (libpfm4), --tracepoints those of\n"

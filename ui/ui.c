@@ -51,6 +51,25 @@ void ui_init(struct ui *ui, int batch)
 	ui->cur = ui->back = VIEW_TOP;
 }
 
+int ui_goroutines_mode(struct ui *ui, int all)
+{
+	struct view *v = &ui->views[VIEW_GOROUTINES];
+	const struct view_ops *to;
+
+	if (all < 0)
+		all = v->ops != &view_goroutines_all_ops;
+	to = all ? &view_goroutines_all_ops : &view_goroutines_ops;
+	if (v->ops == to)
+		return R_NONE;
+	if (v->ops->free)
+		v->ops->free(v);
+	v->ops = to;
+	v->sel = v->top = 0;
+	v->have_sel_id = v->moved = 0;
+	v->stale = 1;
+	return R_UPDATE | R_REDRAW;
+}
+
 void ui_fini(struct ui *ui)
 {
 	int i;
@@ -1057,6 +1076,8 @@ int ui_action(struct ui *ui, enum ui_action a)
 		return go_view(ui, VIEW_THREADS);
 	case ACT_VIEW_FLAME:
 		return go_view(ui, VIEW_FLAME);
+	case ACT_GOROUTINE_MODE:
+		return ui_goroutines_mode(ui, -1);
 	case ACT_UP:
 		move_sel(ui, v, -1);
 		v->moved = v->sel > 0;

@@ -74,6 +74,7 @@ enum ui_action {
 	ACT_NAMES,
 	ACT_VIEW_FLAME, ACT_FRAME_PREV, ACT_FRAME_NEXT, ACT_FRAME_UP, ACT_FRAME_DOWN, ACT_ZOOM,
 	ACT_ZOOM_OUT, ACT_BASELINE,
+	ACT_GOROUTINE_MODE,
 };
 
 enum {
@@ -273,6 +274,10 @@ void ui_request(struct ui *ui, enum live_req_kind kind, const struct event_spec 
 extern const struct view_ops view_top_ops, view_tree_ops, view_callers_ops, view_labels_ops,
 	view_goroutines_ops, view_threads_ops, view_events_ops, view_verify_ops, view_help_ops,
 	view_annotate_ops, view_flame_ops;
+/* The Goroutines view's "all goroutines now" mode (view-goroutines.c), and the switch
+ * between it and the on-CPU shares (all: 1, 0; -1 toggles). R_* flags. */
+extern const struct view_ops view_goroutines_all_ops;
+int ui_goroutines_mode(struct ui *ui, int all);
 /* Switches the verifier on (creating it for the target) or off; R_* flags. */
 int ui_verify_toggle(struct ui *ui);
 

@@ -32,6 +32,10 @@ struct gort_offsets {
 	/* runtime.hmap and the bucket of map[string]string (GORT_LABELS_MAP) */
 	uint32_t hmap_count, hmap_flags, hmap_b, hmap_hash0, hmap_buckets, hmap_oldbuckets;
 	uint32_t bucket_keys, bucket_values, bucket_overflow, bucket_size;
+	/* runtime.g, for the snapshot of all goroutines (include/gotop/gosnap.h); 0: unknown
+	 * (g_syscallbp before go1.23, g_parent_goid before go1.21) */
+	uint32_t g_waitsince, g_waitreason, g_gopc, g_startpc, g_parent_goid;
+	uint32_t g_syscallsp, g_syscallpc, g_syscallbp;
 };
 
 /* Limits on what is decoded from the target. */
@@ -119,6 +123,33 @@ uint32_t gort_hmap_read_size(const struct gort_offsets *o);
  * their m; runtime.mheap_ gives the GC sweep generation, which lets the label cache
  * skip re-reading fingerprints until the next GC cycle. */
 void gort_set_runtime_vars(struct gort *g, uint64_t allm, uint64_t mheap);
+/* Runtime variables found from the code of the functions that use them, for binaries
+ * without symbols (src/go/goruntime-vars.c says how). Link-time addresses; 0: not found. */
+struct gort_vars {
+	uint64_t allm;          /* runtime.allm: *m, the newest m, linked by m.alllink */
+	uint64_t allglen;       /* runtime.allglen: uintptr, read before allgptr */
+	uint64_t allgptr;       /* runtime.allgptr: **g, the array of every g */
+	uint64_t wait_strings;  /* runtime.waitReasonStrings: [nwait]string */
+	uint32_t nwait;
+	uint64_t sweepgen;      /* &runtime.mheap_.sweepgen: runtime.mheap_ is this minus
+				 * gort_offsets.mheap_sweepgen */
+};
+#define GORT_ALLG_MAX (1u << 22) /* goroutines a list may hold before it is called garbage */
+enum { GORT_VAR_ALLM = 1, GORT_VAR_ALLGS = 2 };
+struct gopcln;
+/* Finds them in an amd64 Go binary by decoding the first instructions of
+ * runtime.forEachGRace, runtime.mcommoninit, runtime.waitReason.String and
+ * runtime.(*mspan).ensureSwept, which t names.
+ * 0 when anything was found; -ENOENT none; -ENOTSUP another architecture; -EINVAL. */
+int gort_vars_find(Elf *elf, const struct gopcln *t, struct gort_vars *out);
+/* Checks candidates (addresses moved by the load bias) against the target's memory and the
+ * reader's layouts: GORT_VAR_ALLM, *allm is an m whose g0 points back at it;
+ * GORT_VAR_ALLGS, allglen is a plausible count and allgptr's first entries are g's.
+ * 0 valid; -EAGAIN the runtime has not filled it yet; -EINVAL not what it should be;
+ * -EFAULT unreadable; -ENOENT no candidate. */
+int gort_vars_check(struct gort *g, const struct gp_mem *mem, const struct gort_vars *v,
+		    int which);
+
 /* Declares [lo, hi) of the target immutable while it lives (read-only segments of the
  * binary): label strings there need no re-validation. Up to 16 ranges; ranges that touch
  * or overlap one already declared are merged into it. */

@@ -218,6 +218,24 @@ int goread_publish_file(struct goread_slot *slot, pid_t pid, struct symfile *sf)
 	}
 	allm = symfile_symbol_value(sf, "runtime.allm");
 	mheap = symfile_symbol_value(sf, "runtime.mheap_");
+	if ((!allm || !mheap) && symfile_gopcln(sf)) {
+		/* Stripped: runtime.allm from the code that uses it, when the target's
+		 * memory does not contradict it (it is 0 until the runtime starts), and
+		 * runtime.mheap_ from where its sweepgen is. */
+		struct gort_vars v;
+		uint32_t sgoff = gort_offsets(gr->gort)->mheap_sweepgen;
+
+		if (gort_vars_find(symfile_elf(sf), symfile_gopcln(sf), &v) == 0) {
+			if (!allm && v.allm) {
+				v.allm += bias;
+				r = gort_vars_check(gr->gort, gr->mem, &v, GORT_VAR_ALLM);
+				if (r == 0 || r == -EAGAIN)
+					allm = v.allm - bias;
+			}
+			if (!mheap && v.sweepgen && sgoff && v.sweepgen > sgoff)
+				mheap = v.sweepgen - sgoff;
+		}
+	}
 	if (have_bias || symfile_type(sf) == ET_EXEC)
 		gort_set_runtime_vars(gr->gort, allm ? allm + bias : 0, mheap ? mheap + bias : 0);
 	/* From now on the program copies the strings that are not constants. */

@@ -626,6 +626,7 @@ static int kernel_lookup(struct symbolizer *s, uint64_t addr, const struct sym_m
 	out[0].file = NULL;
 	out[0].line = 0;
 	out[0].start_line = 0;
+	out[0].wrapper = 0;
 	return 1;
 }
 

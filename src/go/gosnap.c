@@ -1,0 +1,747 @@
+/* gosnap.c: every goroutine of a live Go process, read without stopping it.
+ *
+ * The list is the runtime's: allglen, then allgptr (the order forEachGRace reads them in,
+ * so that the length never exceeds the array: runtime/proc.go atomicAllG). Goroutines are
+ * taken a chunk at a time, each step one vectored read for the whole chunk:
+ *   1. the g's (status, stack bounds, sched, wait fields, labels pointer);
+ *   2. the used part of each parked goroutine's stack, [sched.sp, stack.hi), up to
+ *      STACK_READ bytes (a frame beyond is read on its own);
+ *   3. the frame-pointer walk in those copies; label sets through the reader's cache;
+ *   4. the g's again: a goroutine whose status, sched, stack bounds, id or labels changed
+ *      ran meanwhile, and its stack may mix two moments: it is dropped and counted.
+ *
+ * Format facts:
+ * - g.sched {sp, pc, ..., bp} is saved when a goroutine parks: mcall saves the caller's pc
+ *   (a return address), sp and bp (runtime/asm_amd64.s mcall); gopreempt_m and park_m go
+ *   through mcall; a goroutine in a system call has syscallsp/syscallpc and, from go1.23,
+ *   syscallbp (runtime/proc.go reentersyscall, save). Before go1.23 the frame pointer of a
+ *   goroutine in a system call is not saved: its stack is walked by frame sizes.
+ * - Frames: BP points at the saved caller BP, the return address is at BP+8 (the Go
+ *   amd64 frame layout, cmd/compile/abi-internal.md "Frame layout"); at a pc, the return
+ *   address is at SP + pcsp(pc) (runtime/traceback.go, frame.fp = sp + spdelta).
+ * - Every goroutine's stack ends at runtime.goexit, whose pc+1 newproc1 stores as the
+ *   entry function's return address (runtime/proc.go newproc1, gostartcallfn); a reused g
+ *   keeps a stale sched.bp, so the walk stops there rather than follow it.
+ * - Status values: runtime/runtime2.go (_Gidle 0 ... _Gpreempted 9, go1.26 _Gleaked 10,
+ *   _Gdeadextra 11; _Gscan 0x1000 is a bit set while the GC scans the stack).
+ * - g.waitsince is runtime.nanotime() (CLOCK_MONOTONIC) set by the GC when it first sees a
+ *   waiting goroutine (runtime/mgcmark.go markroot: gp.waitsince = work.tstart).
+ */
+#include "config.h"
+#include "gotop/gosnap.h"
+#include "goruntime-int.h"
+
+#include <errno.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "gotop/gopclntab.h"
+#include "gotop/hashmap.h"
+#include "gotop/maps.h"
+#include "gotop/symtab.h"
+
+#define CHUNK 1024          /* goroutines per round of vectored reads */
+#define STACK_READ 4096     /* stack bytes read at once per goroutine */
+#define WAIT_MAX 96         /* wait reasons kept */
+#define WAIT_LEN 48         /* bytes kept of each */
+#define G_DEAD 6
+#define G_STATE_MAX 11
+#define LMEMO_MAX (1u << 20) /* label sets remembered by address */
+
+struct gosnap {
+	pid_t pid;
+	struct gp_mem *mem;
+	struct gort *gort;
+	const struct gopcln *pcln;
+	uint64_t bias;
+	uint64_t allglen, allgptr;     /* runtime addresses */
+	uint64_t goexit_lo, goexit_hi; /* runtime.goexit, runtime addresses */
+	uint32_t gsz;                  /* bytes read of a g */
+	uint32_t nwait;
+	char wait[WAIT_MAX][WAIT_LEN];
+	bool wait_read;
+	uint64_t wait_addr;            /* waitReasonStrings, runtime address */
+
+	/* chunk scratch */
+	uint8_t *g1, *g2;
+	uint8_t *stk;
+	struct mem_iov *iov;
+	uint64_t *gptrs;
+	size_t gptrs_cap;
+
+	/* g.labels -> its set (pointer | 1; 1: none; 0: undecodable): proving a cached set still holds costs
+	 * the label cache a read each time, and a service has a set per request. Label sets
+	 * are never changed once stored (runtime/pprof: a new labelMap per WithLabels), so an
+	 * entry holds while the object at g.labels cannot have been freed: within one GC
+	 * sweep generation (lmemo_sg), when every g.labels was read between two reads of it
+	 * that agree; else for one snapshot. */
+	struct hashmap lmemo;
+	uint32_t lmemo_sg;
+	bool lmemo_epoch;
+
+	/* results */
+	struct gosnap_g *out;
+	size_t nout, outcap;
+	uint64_t *pcs;
+	size_t npcs, pcscap;
+};
+
+const char *gosnap_state_name(uint32_t st)
+{
+	static const char *const names[] = { "idle", "runnable", "running", "syscall", "waiting",
+					     "moribund", "dead", "enqueue", "copystack",
+					     "preempted", "leaked", "waiting for cgo callback" };
+
+	return st < GP_ARRAY_SIZE(names) ? names[st] : "unknown";
+}
+
+uint64_t gosnap_bias(const struct gosnap *s)
+{
+	return s->bias;
+}
+
+/* The executable's load bias: from the mapping of its file (the same inode). */
+static int exe_bias(pid_t pid, struct symfile *sf, uint64_t *bias)
+{
+	struct maps *m = maps_load(pid);
+	char exe[64];
+	struct stat st;
+	size_t i;
+	int rc = -ENOENT;
+
+	*bias = 0;
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	if (!m)
+		return -errno;
+	if (stat(exe, &st) == 0) {
+		for (i = 0; i < maps_count(m); i++) {
+			const struct maps_entry *me = maps_at(m, i);
+			uint64_t vaddr;
+
+			if (me->inode != (uint64_t)st.st_ino)
+				continue;
+			if (symfile_file_vaddr(sf, me->start, me->pgoff, me->start, &vaddr) == 0) {
+				*bias = me->start - vaddr;
+				rc = 0;
+				break;
+			}
+		}
+	}
+	maps_free(m);
+	if (rc && symfile_type(sf) == ET_EXEC)
+		rc = 0; /* not PIE: no bias */
+	return rc;
+}
+
+struct gosnap *gosnap_new(pid_t pid, struct symfile *sf, char *why, size_t whylen)
+{
+	const char *ver = symfile_go_version(sf);
+	struct gort_vars v = { 0 };
+	struct gopcln_func f;
+	struct gosnap *s;
+	size_t i, n;
+	int rc;
+
+	if (!ver) {
+		snprintf(why, whylen, "not a Go program (no Go build information)");
+		errno = ENOTSUP;
+		return NULL;
+	}
+	s = xcalloc(1, sizeof(*s));
+	s->pid = pid;
+	s->pcln = symfile_gopcln(sf);
+	s->gort = gort_new(ver, symfile_dwarf(sf),
+			   symfile_machine(sf) == EM_AARCH64 ? GORT_ARCH_ARM64 : GORT_ARCH_AMD64);
+	if (!s->gort || !s->pcln) {
+		snprintf(why, whylen, "%s: no layout of the Go runtime's structures for this version",
+			 ver);
+		gosnap_free(s);
+		errno = ENOTSUP;
+		return NULL;
+	}
+	rc = exe_bias(pid, sf, &s->bias);
+	if (rc) {
+		snprintf(why, whylen, "cannot find the executable's mapping in process %d",
+			 (int)pid);
+		gosnap_free(s);
+		errno = rc == -ENOENT ? ESRCH : -rc;
+		return NULL;
+	}
+	s->mem = mem_pid_new(pid);
+	/* Symbols first; the code of the functions that use them otherwise. */
+	gort_vars_find(symfile_elf(sf), s->pcln, &v);
+	if (symfile_symbol_value(sf, "runtime.allglen")) {
+		v.allglen = symfile_symbol_value(sf, "runtime.allglen");
+		v.allgptr = symfile_symbol_value(sf, "runtime.allgptr");
+	}
+	if (symfile_symbol_value(sf, "runtime.waitReasonStrings"))
+		v.wait_strings = symfile_symbol_value(sf, "runtime.waitReasonStrings");
+	if (!v.allglen || !v.allgptr) {
+		snprintf(why, whylen, "cannot find the runtime's list of goroutines (runtime.allgs)");
+		gosnap_free(s);
+		errno = ENOENT;
+		return NULL;
+	}
+	v.allglen += s->bias;
+	v.allgptr += s->bias;
+	rc = gort_vars_check(s->gort, s->mem, &v, GORT_VAR_ALLGS);
+	if (rc && rc != -EAGAIN) {
+		snprintf(why, whylen, "the runtime's list of goroutines is not where expected (%s)",
+			 strerror(-rc));
+		gosnap_free(s);
+		errno = rc == -EFAULT ? ESRCH : ENOENT;
+		return NULL;
+	}
+	if (symfile_symbol_value(sf, "runtime.mheap_"))
+		gort_set_runtime_vars(s->gort, 0, symfile_symbol_value(sf, "runtime.mheap_") + s->bias);
+	else if (v.sweepgen && gort_offsets(s->gort)->mheap_sweepgen &&
+		 v.sweepgen > gort_offsets(s->gort)->mheap_sweepgen)
+		gort_set_runtime_vars(s->gort, 0,
+				      v.sweepgen - gort_offsets(s->gort)->mheap_sweepgen + s->bias);
+	s->allglen = v.allglen;
+	s->allgptr = v.allgptr;
+	if (v.wait_strings && v.nwait) {
+		/* Read at the first snapshot: PIE data is relocated at start-up. */
+		s->nwait = GP_MIN(v.nwait, (uint32_t)WAIT_MAX);
+		s->wait_addr = v.wait_strings + s->bias;
+	}
+	n = gopcln_nfunc(s->pcln);
+	for (i = 0; i < n; i++) {
+		if (gopcln_func_at(s->pcln, i, &f) == 0 && f.name &&
+		    !strcmp(f.name, "runtime.goexit")) {
+			s->goexit_lo = f.entry + s->bias;
+			s->goexit_hi = f.end + s->bias;
+			break;
+		}
+	}
+	{
+		const struct gort_offsets *o = gort_offsets(s->gort);
+		const uint32_t fl[] = { o->g_stack_lo, o->g_stack_hi, o->g_sched_sp, o->g_sched_pc,
+					o->g_sched_bp, o->g_atomicstatus, o->g_goid, o->g_labels,
+					o->g_waitsince, o->g_waitreason, o->g_gopc, o->g_startpc,
+					o->g_parent_goid, o->g_syscallsp, o->g_syscallpc,
+					o->g_syscallbp };
+
+		s->gsz = max_u32(fl, GP_ARRAY_SIZE(fl)) + 8;
+	}
+	s->g1 = xmalloc((size_t)CHUNK * s->gsz);
+	s->g2 = xmalloc((size_t)CHUNK * s->gsz);
+	s->stk = xmalloc((size_t)CHUNK * STACK_READ);
+	s->iov = xmalloc((CHUNK + 2) * sizeof(*s->iov));
+	return s;
+}
+
+void gosnap_free(struct gosnap *s)
+{
+	if (!s)
+		return;
+	gort_free(s->gort);
+	if (s->mem)
+		mem_pid_free(s->mem);
+	free(s->g1);
+	free(s->g2);
+	free(s->stk);
+	free(s->iov);
+	free(s->gptrs);
+	free(s->out);
+	free(s->pcs);
+	hashmap_free(&s->lmemo);
+	free(s);
+}
+
+/* The wait reasons' names, read once from the target's waitReasonStrings: short strings
+ * of the binary's read-only data; anything not printable ASCII becomes '?'. */
+static void read_wait_names(struct gosnap *s)
+{
+	uint64_t hdr[WAIT_MAX][2];
+	uint32_t i;
+
+	s->wait_read = true;
+	if (!s->nwait || mem_read(s->mem, s->wait_addr, hdr, s->nwait * 16u)) {
+		s->nwait = 0;
+		return;
+	}
+	for (i = 0; i < s->nwait; i++) {
+		size_t len = GP_MIN(hdr[i][1], (uint64_t)WAIT_LEN - 1), k;
+		char *w = s->wait[i];
+
+		w[0] = 0;
+		if (!len || !ptr_ok(hdr[i][0] & ~7ULL) || mem_read(s->mem, hdr[i][0], w, len))
+			continue;
+		for (k = 0; k < len; k++)
+			if (w[k] < 0x20 || w[k] > 0x7e)
+				w[k] = '?';
+		w[len] = 0;
+	}
+}
+
+/* A goroutine's view from one read of its g. */
+struct gsnap_fields {
+	uint64_t lo, hi, sp, pc, bp, goid, labels, gopc, startpc, parent, waitsince;
+	uint32_t status;
+	uint8_t reason;
+};
+
+static void fields(const struct gort_offsets *o, const uint8_t *b, struct gsnap_fields *f)
+{
+	f->lo = ld64(b, o->g_stack_lo);
+	f->hi = ld64(b, o->g_stack_hi);
+	f->status = ld32(b, o->g_atomicstatus) & ~(uint32_t)G_SCAN;
+	f->goid = ld64(b, o->g_goid);
+	f->labels = ld64(b, o->g_labels);
+	f->gopc = o->g_gopc ? ld64(b, o->g_gopc) : 0;
+	f->startpc = o->g_startpc ? ld64(b, o->g_startpc) : 0;
+	f->parent = o->g_parent_goid ? ld64(b, o->g_parent_goid) : 0;
+	f->waitsince = o->g_waitsince ? ld64(b, o->g_waitsince) : 0;
+	f->reason = o->g_waitreason ? b[o->g_waitreason] : 0;
+	if (f->status == GOSNAP_SYSCALL && o->g_syscallsp) {
+		f->sp = ld64(b, o->g_syscallsp);
+		f->pc = ld64(b, o->g_syscallpc);
+		f->bp = o->g_syscallbp ? ld64(b, o->g_syscallbp) : 0;
+	} else {
+		f->sp = ld64(b, o->g_sched_sp);
+		f->pc = ld64(b, o->g_sched_pc);
+		f->bp = ld64(b, o->g_sched_bp);
+	}
+}
+
+/* The same goroutine, parked at the same place, with the same labels. */
+static bool same_moment(const struct gsnap_fields *a, const struct gsnap_fields *b)
+{
+	return a->status == b->status && a->sp == b->sp && a->pc == b->pc && a->bp == b->bp &&
+	       a->lo == b->lo && a->hi == b->hi && a->goid == b->goid && a->labels == b->labels;
+}
+
+/* A stack walk over one goroutine's copy of its stack. */
+struct walk {
+	struct gosnap *s;
+	const uint8_t *buf;
+	uint64_t buf_lo;
+	size_t buf_len;
+	uint64_t lo, hi;
+	int reads;
+};
+
+/* The word at addr of the goroutine's stack: from the copy, else read (bounded). */
+static int stack_word(struct walk *w, uint64_t addr, uint64_t *v)
+{
+	if (addr < w->lo || addr + 8 > w->hi || (addr & 7))
+		return -EFAULT;
+	if (addr >= w->buf_lo && addr + 8 <= w->buf_lo + w->buf_len) {
+		memcpy(v, w->buf + (addr - w->buf_lo), 8);
+		return 0;
+	}
+	if (++w->reads > GOSNAP_MAX_FRAMES)
+		return -E2BIG;
+	return mem_read_u64(w->s->mem, addr, v);
+}
+
+static void push_pc(struct gosnap *s, struct gosnap_g *g, uint64_t pc)
+{
+	xgrow((void **)&s->pcs, &s->pcscap, s->npcs + 1, sizeof(*s->pcs));
+	s->pcs[s->npcs++] = pc;
+	g->nframes++;
+}
+
+static bool is_goexit(const struct gosnap *s, uint64_t ra)
+{
+	return ra > s->goexit_lo && ra <= s->goexit_hi;
+}
+
+/* The SP delta of the frame at runtime pc (return address at SP + delta), or -1. */
+static int64_t frame_delta(const struct gosnap *s, uint64_t pc)
+{
+	int32_t d;
+
+	if (pc < s->bias || gopcln_pcsp(s->pcln, pc - s->bias, &d) != 0 || d < 0 || d > (1 << 20))
+		return -1;
+	return d;
+}
+
+/* Walks by frame sizes alone (no frame pointer saved: a system call before go1.23). */
+static void walk_exact(struct walk *w, struct gosnap_g *g, uint64_t pc, uint64_t sp)
+{
+	struct gosnap *s = w->s;
+
+	push_pc(s, g, pc);
+	while (g->nframes < GOSNAP_MAX_FRAMES) {
+		int64_t d = frame_delta(s, pc);
+		uint64_t ra;
+
+		if (d < 0 || stack_word(w, sp + (uint64_t)d, &ra) || !ra) {
+			g->flags |= GOSNAP_STACK_CUT;
+			return;
+		}
+		push_pc(s, g, ra);
+		if (is_goexit(s, ra))
+			return;
+		sp += (uint64_t)d + 8;
+		pc = ra;
+	}
+	g->flags |= GOSNAP_STACK_CUT;
+}
+
+/* Walks the frame-pointer chain from a parked goroutine's (pc, sp, bp). The parked pc's
+ * frame is checked first: when its return address is not at BP+8 (a frameless function,
+ * a prologue or an epilogue: BP is still the caller's), the caller is put back from the
+ * frame size, as repair.c does for samples. Every frame pointer must lie on the stack,
+ * above the one before. */
+static void walk_fp(struct walk *w, struct gosnap_g *g, uint64_t pc, uint64_t sp, uint64_t bp)
+{
+	struct gosnap *s = w->s;
+	int64_t d = frame_delta(s, pc);
+	uint64_t fp = bp, prev = sp, ra, next;
+
+	push_pc(s, g, pc);
+	if (d >= 0 && sp + (uint64_t)d != bp + 8) {
+		if (stack_word(w, sp + (uint64_t)d, &ra) || !ra) {
+			g->flags |= GOSNAP_STACK_CUT;
+			return;
+		}
+		push_pc(s, g, ra);
+		g->flags |= GOSNAP_REPAIRED;
+		if (is_goexit(s, ra))
+			return;
+	}
+	while (g->nframes < GOSNAP_MAX_FRAMES) {
+		if (fp < prev || stack_word(w, fp, &next) || stack_word(w, fp + 8, &ra) || !ra) {
+			g->flags |= GOSNAP_STACK_CUT;
+			return;
+		}
+		push_pc(s, g, ra);
+		if (is_goexit(s, ra))
+			return;
+		prev = fp + 16;
+		fp = next;
+	}
+	g->flags |= GOSNAP_STACK_CUT;
+}
+
+static int64_t now_mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Reads the g's of gptrs[0..n) into buf (n * gsz bytes); iov[i].rc says how each went.
+ * With sg (the reader knows runtime.mheap_), the GC sweep generation is read in the same
+ * vectored read before and after the g's (pieces are read in order): when both agree, every
+ * g.labels read in between was reachable in that generation, which lets the label cache
+ * answer without a read of its own (goruntime-lcache.c). *sg_ok says so. */
+static void read_gs(struct gosnap *s, const uint64_t *gptrs, size_t n, uint8_t *buf,
+		    struct gosnap_stats *st, uint32_t *sg, bool *sg_ok)
+{
+	struct gort *gr = s->gort;
+	uint32_t sg2 = 0;
+	size_t i, k = 0;
+	bool with_sg = sg && gr->mheap && gr->off.mheap_sweepgen;
+
+	if (with_sg)
+		s->iov[k++] = (struct mem_iov){ gr->mheap + gr->off.mheap_sweepgen, sg, 4, 0 };
+	for (i = 0; i < n; i++)
+		s->iov[k++] = (struct mem_iov){ gptrs[i], buf + i * s->gsz, s->gsz, 0 };
+	if (with_sg)
+		s->iov[k++] = (struct mem_iov){ gr->mheap + gr->off.mheap_sweepgen, &sg2, 4, 0 };
+	mem_readv(s->mem, s->iov, k);
+	st->readvs++;
+	st->bytes += n * s->gsz;
+	if (sg_ok)
+		*sg_ok = with_sg && s->iov[0].rc == 0 && s->iov[k - 1].rc == 0 && *sg == sg2;
+	if (with_sg) /* the g's results at iov[0 .. n) */
+		memmove(s->iov, s->iov + 1, n * sizeof(*s->iov));
+}
+
+/* Whether a g's fields can be a live goroutine's. */
+static bool g_sane(const struct gsnap_fields *f)
+{
+	if (f->status > G_STATE_MAX)
+		return false;
+	if (f->status == G_DEAD || f->status == GOSNAP_IDLE)
+		return true;
+	return f->lo < f->hi && f->hi - f->lo <= (1ULL << 30) && f->goid > 0;
+}
+
+static void chunk(struct gosnap *s, const uint64_t *gptrs, size_t n, int64_t now,
+		  struct gosnap_stats *st)
+{
+	const struct gort_offsets *o = gort_offsets(s->gort);
+	struct gsnap_fields f1[CHUNK];
+	bool want[CHUNK], sg_ok;
+	uint32_t sg = 0;
+	size_t i, nst;
+
+	read_gs(s, gptrs, n, s->g1, st, &sg, &sg_ok);
+	if (!sg_ok || !s->lmemo_epoch || sg != s->lmemo_sg || s->lmemo.n > LMEMO_MAX) {
+		/* A new generation, or no proof: the memo starts over (and lasts one
+		 * chunk only without a proof). */
+		hashmap_free(&s->lmemo);
+		s->lmemo_epoch = sg_ok;
+		s->lmemo_sg = sg;
+	}
+	/* The used part of each parked stack, with one vectored read. */
+	nst = 0;
+	for (i = 0; i < n; i++) {
+		want[i] = false;
+		if (s->iov[i].rc) {
+			if (ptr_ok(gptrs[i]))
+				st->bad++;
+			continue;
+		}
+		fields(o, s->g1 + i * s->gsz, &f1[i]);
+		if (!g_sane(&f1[i])) {
+			st->bad++;
+			continue;
+		}
+		if (f1[i].status == G_DEAD || f1[i].status == GOSNAP_IDLE ||
+		    f1[i].status == 11 /* _Gdeadextra */)
+			continue;
+		want[i] = true;
+	}
+	for (i = 0; i < n; i++) {
+		uint64_t len;
+
+		if (!want[i] || f1[i].status == GOSNAP_RUNNING)
+			continue;
+		if (f1[i].sp < f1[i].lo || f1[i].sp >= f1[i].hi) {
+			/* copystack, or torn: the check below decides */
+			continue;
+		}
+		len = GP_MIN(f1[i].hi - f1[i].sp, (uint64_t)STACK_READ);
+		s->iov[nst++] = (struct mem_iov){ f1[i].sp, s->stk + i * STACK_READ, (size_t)len, 0 };
+	}
+	if (nst) {
+		mem_readv(s->mem, s->iov, nst);
+		st->readvs++;
+		for (i = 0; i < nst; i++)
+			st->bytes += s->iov[i].len;
+	}
+	/* Walk and label; then read the g's again. */
+	{
+		size_t k = 0, first = s->nout;
+
+		for (i = 0; i < n; i++) {
+			struct gosnap_g *g;
+			struct walk w;
+
+			if (!want[i])
+				continue;
+			xgrow((void **)&s->out, &s->outcap, s->nout + 1, sizeof(*s->out));
+			g = &s->out[s->nout++];
+			memset(g, 0, sizeof(*g));
+			g->addr = gptrs[i];
+			g->goid = f1[i].goid;
+			g->state = f1[i].status;
+			g->gopc = f1[i].gopc;
+			g->startpc = f1[i].startpc;
+			g->parent_goid = f1[i].parent;
+			g->wait_ns = f1[i].waitsince > 0 && f1[i].waitsince <= (uint64_t)now
+					     ? now - (int64_t)f1[i].waitsince
+					     : -1;
+			if (g->state == GOSNAP_WAITING && f1[i].reason && f1[i].reason < s->nwait &&
+			    s->wait[f1[i].reason][0])
+				g->wait = s->wait[f1[i].reason];
+			g->frame0 = (uint32_t)s->npcs;
+			if (f1[i].labels) {
+				struct gview gv = { .addr = gptrs[i], .labels = f1[i].labels,
+						    .goid = f1[i].goid, .status = f1[i].status };
+				int fl = 0, created;
+				uint64_t *memo = hashmap_put(&s->lmemo, f1[i].labels, &created);
+
+				if (!created) {
+					g->labels = (const struct gort_labels *)(uintptr_t)(*memo & ~1ULL);
+					fl = *memo & 1 ? 0 : GORT_LABELS_BAD;
+				} else {
+					if (gort_labels_of(s->gort, s->mem, &gv, sg_ok, sg_ok, sg,
+							   &g->labels, &fl))
+						g->labels = NULL;
+					if (fl & (GORT_LABELS_BAD | GORT_LABELS_DROPPED))
+						g->labels = NULL;
+					/* pointer | 1 when decoded; bare NULL (0, never a new entry's
+					 * value once stored) stands for undecodable */
+					*memo = (uint64_t)(uintptr_t)g->labels | (fl ? 0 : 1);
+				}
+				if (fl)
+					g->flags |= GOSNAP_LABELS_BAD;
+			}
+			if (g->state == GOSNAP_RUNNING) {
+				g->flags |= GOSNAP_NO_STACK;
+				continue;
+			}
+			memset(&w, 0, sizeof(w));
+			w.s = s;
+			w.lo = f1[i].lo;
+			w.hi = f1[i].hi;
+			if (f1[i].sp >= f1[i].lo && f1[i].sp < f1[i].hi) {
+				w.buf = s->stk + i * STACK_READ;
+				w.buf_lo = f1[i].sp;
+				/* the stack read's result, found by its buffer */
+				w.buf_len = 0;
+				for (; k < nst; k++)
+					if (s->iov[k].buf == s->stk + i * STACK_READ) {
+						w.buf_len = s->iov[k].rc ? 0 : s->iov[k].len;
+						break;
+					}
+			}
+			if (!f1[i].pc) {
+				g->flags |= GOSNAP_STACK_CUT;
+			} else if (g->state == GOSNAP_SYSCALL && !o->g_syscallbp) {
+				walk_exact(&w, g, f1[i].pc, f1[i].sp);
+			} else {
+				walk_fp(&w, g, f1[i].pc, f1[i].sp, f1[i].bp);
+			}
+			if (g->flags & GOSNAP_STACK_CUT)
+				st->cut++;
+			if (g->flags & GOSNAP_REPAIRED)
+				st->repaired++;
+		}
+		/* The check: a goroutine that changed meanwhile is dropped. */
+		read_gs(s, gptrs, n, s->g2, st, NULL, NULL);
+		{
+			size_t keep = first, j = first;
+
+			for (size_t gi = 0; gi < n; gi++) {
+				struct gsnap_fields f2;
+				struct gosnap_g *g;
+
+				if (!want[gi])
+					continue;
+				g = &s->out[j++];
+				if (s->iov[gi].rc == 0) {
+					fields(o, s->g2 + gi * s->gsz, &f2);
+					if (same_moment(&f1[gi], &f2)) {
+						s->out[keep++] = *g;
+						continue;
+					}
+				}
+				st->torn++;
+			}
+			/* The frames of a dropped goroutine stay in pcs, unreferenced. */
+			s->nout = keep;
+		}
+	}
+}
+
+int gosnap_take(struct gosnap *s, size_t max_g, struct gosnap_result *out)
+{
+	struct gosnap_stats st = { 0 };
+	uint64_t len, arr, t0 = util_now_ns();
+	int64_t now;
+	size_t off, n;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!max_g || max_g > GOSNAP_MAX_G)
+		max_g = GOSNAP_MAX_G;
+	if (!s->wait_read)
+		read_wait_names(s);
+	/* Length before pointer (runtime/proc.go atomicAllG). */
+	rc = mem_read_u64(s->mem, s->allglen, &len);
+	if (!rc)
+		rc = mem_read_u64(s->mem, s->allgptr, &arr);
+	if (rc)
+		return rc == -EFAULT ? -ESRCH : rc;
+	if (len == 0)
+		return -EAGAIN;
+	if (len > GORT_ALLG_MAX || !ptr_ok(arr))
+		return -EINVAL;
+	n = (size_t)len;
+	if (n > max_g) {
+		n = max_g;
+		st.truncated = 1;
+	}
+	xgrow((void **)&s->gptrs, &s->gptrs_cap, n, sizeof(*s->gptrs));
+	rc = mem_read(s->mem, arr, s->gptrs, n * 8);
+	st.readvs++;
+	st.bytes += n * 8;
+	if (rc)
+		return rc == -EFAULT ? -EINVAL : rc;
+	st.listed = n;
+	s->nout = 0;
+	s->npcs = 0;
+	now = now_mono();
+	for (off = 0; off < n; off += CHUNK)
+		chunk(s, s->gptrs + off, GP_MIN((size_t)CHUNK, n - off), now, &st);
+	st.live = s->nout;
+	st.ns = util_now_ns() - t0;
+	out->g = s->out;
+	out->n = s->nout;
+	out->pcs = s->pcs;
+	out->st = st;
+	return 0;
+}
+
+const char *gosnap_state_text(const struct gosnap_g *g)
+{
+	return g->wait ? g->wait : gosnap_state_name(g->state);
+}
+
+static uint64_t group_hash(const struct gosnap_result *r, const struct gosnap_g *g, int by_labels)
+{
+	uint64_t h = util_mix64(g->state + 1);
+	const char *st = gosnap_state_text(g);
+	uint32_t i;
+
+	for (; *st; st++)
+		h = util_mix64(h ^ (unsigned char)*st);
+	for (i = 0; i < g->nframes; i++)
+		h = util_mix64(h ^ r->pcs[g->frame0 + i]);
+	if (by_labels)
+		h = util_mix64(h ^ (uint64_t)(uintptr_t)g->labels);
+	return h ? h : 1;
+}
+
+static bool same_group(const struct gosnap_result *r, const struct gosnap_g *a,
+		       const struct gosnap_g *b, int by_labels)
+{
+	return a->nframes == b->nframes && strcmp(gosnap_state_text(a), gosnap_state_text(b)) == 0 &&
+	       (!by_labels || a->labels == b->labels) &&
+	       memcmp(r->pcs + a->frame0, r->pcs + b->frame0, a->nframes * sizeof(uint64_t)) == 0;
+}
+
+static int cmp_groups(const void *x, const void *y)
+{
+	const struct gosnap_group *a = x, *b = y;
+
+	if (a->count != b->count)
+		return a->count > b->count ? -1 : 1;
+	return a->first < b->first ? -1 : a->first > b->first;
+}
+
+size_t gosnap_group(const struct gosnap_result *r, int by_labels, struct gosnap_group **out)
+{
+	struct hashmap idx = { 0 };
+	struct gosnap_group *gs = NULL;
+	size_t ngs = 0, cap = 0, i;
+
+	for (i = 0; i < r->n; i++) {
+		const struct gosnap_g *g = &r->g[i];
+		uint64_t h = group_hash(r, g, by_labels), *slot;
+		int created;
+
+		/* Equal hashes of different groups probe on at h + 1, ... */
+		for (;;) {
+			slot = hashmap_put(&idx, h, &created);
+			if (created || same_group(r, &r->g[gs[*slot - 1].first], g, by_labels))
+				break;
+			h = h + 1 ? h + 1 : 1;
+		}
+		if (created) {
+			xgrow((void **)&gs, &cap, ngs + 1, sizeof(*gs));
+			gs[ngs] = (struct gosnap_group){ i, 0, -1 };
+			*slot = ++ngs;
+		}
+		gs[*slot - 1].count++;
+		gs[*slot - 1].max_wait = GP_MAX(gs[*slot - 1].max_wait, g->wait_ns);
+	}
+	hashmap_free(&idx);
+	if (ngs)
+		qsort(gs, ngs, sizeof(*gs), cmp_groups);
+	*out = gs;
+	return ngs;
+}
