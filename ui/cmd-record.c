@@ -474,7 +474,7 @@ static int wall_finish(struct wall_run *wr, const struct record_opts *o, const c
 		snprintf(buf, sizeof(buf), "go version %s", gover);
 		prof_add_comment(p, buf);
 	}
-	path = output_for(o->output, "wall", 1);
+	path = output_for(o->output, "wall", 1, 0);
 	w = pprof_write_file(p, path);
 	if (w) {
 		cli_error("cannot write %s: %s", path, strerror(-w));
