@@ -5,7 +5,7 @@
 # keys, and groff renders it without a warning.
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
-plan 14
+plan 15
 page=$TOP_BUILDDIR/doc/gotop-perf.1
 out=$T/out
 
