@@ -25,6 +25,9 @@ struct gort_offsets {
 	/* runtime.g */
 	uint32_t g_stack_lo, g_stack_hi, g_m, g_sched_sp, g_sched_pc, g_sched_bp;
 	uint32_t g_atomicstatus, g_goid, g_labels;
+	/* the state a cgo call saved (entersyscall): 0 when unknown; g_syscallbp 0 before
+	 * go1.23, which has no such field */
+	uint32_t g_syscallsp, g_syscallpc, g_syscallbp;
 	/* runtime.m */
 	uint32_t m_g0, m_procid, m_gsignal, m_curg, m_alllink;
 	/* runtime.mheap: sweepgen, for the label cache's GC epoch */

@@ -31,51 +31,62 @@ struct table_row {
  * m as in 1.19, whose runtime2.go fields up to labels 1.20 keeps; alllink and sweepgen
  * unknown. Changes: 1.21 moved labels (-16, gTraceState/parentGoid); 1.23 added
  * g.syscallbp (+8 from 128); 1.25 removed gobuf.ret (-8 after sched, and in m after
- * morebuf); 1.26 added g fields before labels (+8). */
+ * morebuf); 1.26 added g fields before labels (+8). g.syscallsp and g.syscallpc follow
+ * g.sched in every release, then g.syscallbp from 1.23 (go1.19, go1.23 and go1.27
+ * runtime/runtime2.go: "syscallbp = sched.bp to use in fpTraceback"); 0 before 1.23. */
 static const struct table_row table[] = {
 	{ "table go1.19", { .go_minor = 19, .labels_kind = GORT_LABELS_MAP,
 		.g_stack_lo = 0, .g_stack_hi = 8, .g_m = 48, .g_sched_sp = 56, .g_sched_pc = 64,
-		.g_sched_bp = 104, .g_atomicstatus = 144, .g_goid = 152, .g_labels = 360,
+		.g_sched_bp = 104, .g_syscallsp = 112, .g_syscallpc = 120, .g_syscallbp = 0,
+		.g_atomicstatus = 144, .g_goid = 152, .g_labels = 360,
 		.m_g0 = 0, .m_procid = 72, .m_gsignal = 80, .m_curg = 192, .m_alllink = 336,
 		.mheap_sweepgen = 65848, MAP64 } },
 	{ "table go1.20", { .go_minor = 20, .labels_kind = GORT_LABELS_MAP,
 		.g_stack_lo = 0, .g_stack_hi = 8, .g_m = 48, .g_sched_sp = 56, .g_sched_pc = 64,
-		.g_sched_bp = 104, .g_atomicstatus = 144, .g_goid = 152, .g_labels = 360,
+		.g_sched_bp = 104, .g_syscallsp = 112, .g_syscallpc = 120, .g_syscallbp = 0,
+		.g_atomicstatus = 144, .g_goid = 152, .g_labels = 360,
 		.m_g0 = 0, .m_procid = 72, .m_gsignal = 80, .m_curg = 192, .m_alllink = 0,
 		.mheap_sweepgen = 0, MAP64 } },
 	{ "table go1.21", { .go_minor = 21, .labels_kind = GORT_LABELS_MAP,
 		.g_stack_lo = 0, .g_stack_hi = 8, .g_m = 48, .g_sched_sp = 56, .g_sched_pc = 64,
-		.g_sched_bp = 104, .g_atomicstatus = 144, .g_goid = 152, .g_labels = 344,
+		.g_sched_bp = 104, .g_syscallsp = 112, .g_syscallpc = 120, .g_syscallbp = 0,
+		.g_atomicstatus = 144, .g_goid = 152, .g_labels = 344,
 		.m_g0 = 0, .m_procid = 72, .m_gsignal = 80, .m_curg = 192, .m_alllink = 336,
 		.mheap_sweepgen = 65856, MAP64 } },
 	{ "table go1.22", { .go_minor = 22, .labels_kind = GORT_LABELS_MAP,
 		.g_stack_lo = 0, .g_stack_hi = 8, .g_m = 48, .g_sched_sp = 56, .g_sched_pc = 64,
-		.g_sched_bp = 104, .g_atomicstatus = 144, .g_goid = 152, .g_labels = 344,
+		.g_sched_bp = 104, .g_syscallsp = 112, .g_syscallpc = 120, .g_syscallbp = 0,
+		.g_atomicstatus = 144, .g_goid = 152, .g_labels = 344,
 		.m_g0 = 0, .m_procid = 72, .m_gsignal = 80, .m_curg = 192, .m_alllink = 328,
 		.mheap_sweepgen = 65856, MAP64 } },
 	{ "table go1.23", { .go_minor = 23, .labels_kind = GORT_LABELS_MAP,
 		.g_stack_lo = 0, .g_stack_hi = 8, .g_m = 48, .g_sched_sp = 56, .g_sched_pc = 64,
-		.g_sched_bp = 104, .g_atomicstatus = 152, .g_goid = 160, .g_labels = 352,
+		.g_sched_bp = 104, .g_syscallsp = 112, .g_syscallpc = 120, .g_syscallbp = 128,
+		.g_atomicstatus = 152, .g_goid = 160, .g_labels = 352,
 		.m_g0 = 0, .m_procid = 72, .m_gsignal = 80, .m_curg = 192, .m_alllink = 328,
 		.mheap_sweepgen = 65856, MAP64 } },
 	{ "table go1.24", { .go_minor = 24, .labels_kind = GORT_LABELS_SLICE,
 		.g_stack_lo = 0, .g_stack_hi = 8, .g_m = 48, .g_sched_sp = 56, .g_sched_pc = 64,
-		.g_sched_bp = 104, .g_atomicstatus = 152, .g_goid = 160, .g_labels = 352,
+		.g_sched_bp = 104, .g_syscallsp = 112, .g_syscallpc = 120, .g_syscallbp = 128,
+		.g_atomicstatus = 152, .g_goid = 160, .g_labels = 352,
 		.m_g0 = 0, .m_procid = 72, .m_gsignal = 80, .m_curg = 192, .m_alllink = 328,
 		.mheap_sweepgen = 65856 } },
 	{ "table go1.25", { .go_minor = 25, .labels_kind = GORT_LABELS_SLICE,
 		.g_stack_lo = 0, .g_stack_hi = 8, .g_m = 48, .g_sched_sp = 56, .g_sched_pc = 64,
-		.g_sched_bp = 96, .g_atomicstatus = 144, .g_goid = 152, .g_labels = 344,
+		.g_sched_bp = 96, .g_syscallsp = 104, .g_syscallpc = 112, .g_syscallbp = 120,
+		.g_atomicstatus = 144, .g_goid = 152, .g_labels = 344,
 		.m_g0 = 0, .m_procid = 64, .m_gsignal = 72, .m_curg = 184, .m_alllink = 344,
 		.mheap_sweepgen = 65856 } },
 	{ "table go1.26", { .go_minor = 26, .labels_kind = GORT_LABELS_SLICE,
 		.g_stack_lo = 0, .g_stack_hi = 8, .g_m = 48, .g_sched_sp = 56, .g_sched_pc = 64,
-		.g_sched_bp = 96, .g_atomicstatus = 144, .g_goid = 152, .g_labels = 352,
+		.g_sched_bp = 96, .g_syscallsp = 104, .g_syscallpc = 112, .g_syscallbp = 120,
+		.g_atomicstatus = 144, .g_goid = 152, .g_labels = 352,
 		.m_g0 = 0, .m_procid = 64, .m_gsignal = 72, .m_curg = 184, .m_alllink = 352,
 		.mheap_sweepgen = 65856 } },
 	{ "table go1.27", { .go_minor = 27, .labels_kind = GORT_LABELS_SLICE,
 		.g_stack_lo = 0, .g_stack_hi = 8, .g_m = 48, .g_sched_sp = 56, .g_sched_pc = 64,
-		.g_sched_bp = 96, .g_atomicstatus = 144, .g_goid = 152, .g_labels = 352,
+		.g_sched_bp = 96, .g_syscallsp = 104, .g_syscallpc = 112, .g_syscallbp = 120,
+		.g_atomicstatus = 144, .g_goid = 152, .g_labels = 352,
 		.m_g0 = 0, .m_procid = 64, .m_gsignal = 72, .m_curg = 184, .m_alllink = 352,
 		.mheap_sweepgen = 65856 } },
 };
@@ -302,6 +313,13 @@ static int dw_offsets(Dwarf *dw, struct gort_offsets *o)
 
 		if (dw_field(m, "alllink", &v, 8) == 0)
 			o->m_alllink = v;
+		/* The cgo call's saved state, for the verifier's crossing (go1.19 runtime2.go);
+		 * syscallbp from go1.23. */
+		if (dw_field(g, "syscallsp", &v, 8) == 0)
+			o->g_syscallsp = v;
+		if (dw_field(g, "syscallpc", &v, 8) == 0)
+			o->g_syscallpc = v;
+		o->g_syscallbp = dw_field(g, "syscallbp", &v, 8) == 0 ? v : 0;
 		if (have[DW_MHEAP] && dw_field(&die[DW_MHEAP], "sweepgen", &v, 4) == 0)
 			o->mheap_sweepgen = v;
 	}
@@ -351,7 +369,8 @@ static bool offsets_sane(const struct gort_offsets *o)
 {
 	const uint32_t f[] = { o->g_stack_lo, o->g_stack_hi, o->g_m, o->g_sched_sp, o->g_sched_pc,
 			       o->g_sched_bp, o->g_atomicstatus, o->g_goid, o->g_labels, o->m_g0,
-			       o->m_procid, o->m_gsignal, o->m_curg, o->m_alllink };
+			       o->m_procid, o->m_gsignal, o->m_curg, o->m_alllink, o->g_syscallsp,
+			       o->g_syscallpc, o->g_syscallbp };
 
 	if (max_u32(f, GP_ARRAY_SIZE(f)) > 4096 || o->mheap_sweepgen > (1u << 20))
 		return false;
