@@ -182,6 +182,8 @@ static void on_result(void *ctx, const struct verify_result *r)
 
 	printf("cmp tid=%d raw=%s rep=%s stop_us=%llu", (int)r->tid, class_key(r->draw.cls),
 	       class_key(r->drep.cls), (unsigned long long)(r->stopped_ns / 1000));
+	if (r->cross_at)
+		printf(" cross_at=%zu", r->cross_at);
 	print_pcs(v, "truth", r->truth, r->nt);
 	print_pcs(v, "rawfp", r->raw, r->nraw);
 	print_pcs(v, "repaired", r->rep, r->nrep);

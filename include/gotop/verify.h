@@ -23,6 +23,12 @@ struct verify_goroutine {
 	uint64_t lo, hi;              /* its stack, [g.stack.lo, g.stack.hi) */
 	uint64_t pc, sp, bp;          /* g.sched: systemstack, asmcgocall, mcall, morestack */
 	uint64_t scpc, scsp, scbp;    /* g.syscallpc/sp/bp: a cgo call (0: none) */
+	/* what the BPF program copies at a sample (gobpf.bpf.c read_cont), read the same way:
+	 * cont 1 when words and the frame-pointer walk ret[0..nret) from g.sched.bp are set */
+	int cont;
+	uint64_t words[4];
+	uint64_t ret[40];
+	size_t nret;
 	uint8_t *buf;                 /* its stack from base, len bytes */
 	size_t cap, len;
 	uint64_t base;
@@ -119,6 +125,7 @@ struct verify_result {
 	size_t nt, nraw, nrep;
 	struct verify_diff draw, drep;
 	uint64_t stopped_ns;
+	size_t cross_at; /* truth[cross_at] is the first frame past a stack switch; 0: none */
 };
 typedef void (*verify_result_fn)(void *ctx, const struct verify_result *r);
 void verifier_set_result_fn(struct verifier *v, verify_result_fn fn, void *ctx);

@@ -89,8 +89,67 @@ static uint64_t word(const uint8_t *buf, uint32_t off)
 	return v;
 }
 
+/* verify_goroutine holds what the BPF program copies (goread_cont). */
+_Static_assert(sizeof(((struct verify_goroutine *)0)->ret) == 8 * GOREAD_CONT_FRAMES, "walk budget");
+_Static_assert(sizeof(((struct verify_goroutine *)0)->words) == 8 * GOREAD_CONT_WORDS, "words at sp");
+
 #define GR_STRUCT 512 /* bytes of g and m read: every field used is below (offsets_sane: 4096) */
 #define GR_STACK_MAX (1ULL << 30) /* a goroutine stack larger than this is not one */
+
+/* A word of the goroutine's stack: from the stop's copy, else read from the target. */
+static int gword(pid_t pid, const struct verify_goroutine *gr, uint64_t addr, uint64_t *v)
+{
+	if (addr >= gr->base && addr - gr->base < gr->len && gr->len - (addr - gr->base) >= 8) {
+		memcpy(v, gr->buf + (addr - gr->base), 8);
+		return 0;
+	}
+	return rd(pid, addr, v, 8);
+}
+
+/* The words at g.sched.sp and the frame-pointer walk from g.sched.bp, by the BPF program's
+ * rule (src/go/bpf/gobpf.bpf.c read_cont), so that the repaired chain is the one a sample
+ * at this moment gets: each frame record inside the goroutine's stack and above the one
+ * before, GOBPF_CONT_FRAMES in all; while newstack copies the stack (copying: status
+ * _Gcopystack), the rest of them in the old stack the walk left into, which holds the same
+ * frames until copystack frees it. */
+static void walk_goroutine(pid_t pid, int copying, struct verify_goroutine *gr)
+{
+	uint64_t bp = gr->bp, next = 0, jump = 0, pair[2];
+	size_t i, n = 0;
+
+	gr->cont = 0;
+	gr->nret = 0;
+	if (!gr->pc || gr->sp < gr->lo || gr->sp + sizeof(gr->words) > gr->hi)
+		return;
+	for (i = 0; i < GP_ARRAY_SIZE(gr->words); i++)
+		if (gword(pid, gr, gr->sp + 8 * i, &gr->words[i]))
+			return;
+	gr->cont = 1;
+	for (i = 0; i < GOBPF_CONT_FRAMES && i < GP_ARRAY_SIZE(gr->ret); i++) {
+		if (bp < gr->sp || bp + 16 > gr->hi || (bp & 7))
+			break;
+		if (gword(pid, gr, bp, &next) || gword(pid, gr, bp + 8, &gr->ret[i]))
+			break;
+		n = i + 1;
+		jump = next;
+		if (next <= bp)
+			break;
+		bp = next;
+	}
+	gr->nret = n;
+	if (!copying || !n || !jump || jump >= X86_64_USER_ADDR_END || (jump & 7) ||
+	    (jump >= gr->sp && jump + 16 <= gr->hi))
+		return;
+	bp = jump;
+	for (i = 0; i < GOBPF_CONT_FRAMES && gr->nret < GP_ARRAY_SIZE(gr->ret); i++) {
+		if (rd(pid, bp, pair, sizeof(pair)))
+			break;
+		gr->ret[gr->nret++] = pair[1];
+		if (pair[0] <= bp || (pair[0] & 7) || pair[0] + 16 > jump + (gr->hi - gr->lo))
+			break;
+		bp = pair[0];
+	}
+}
 
 /* Whether m (read into mb) is thread tid's m and g one of its goroutines (0: any). */
 static int m_of(const struct gort_offsets *o, const uint8_t *mb, pid_t tid, uint64_t g)
@@ -112,6 +171,7 @@ static void read_goroutine(pid_t pid, pid_t tid, const struct gort_offsets *o, u
 {
 	uint8_t gb[GR_STRUCT], mb[GR_STRUCT];
 	uint64_t m = 0, curg, base, top;
+	uint32_t status;
 	int in_sched, in_sys;
 
 	gr->have = 0;
@@ -166,6 +226,9 @@ static void read_goroutine(pid_t pid, pid_t tid, const struct gort_offsets *o, u
 	}
 	gr->base = base;
 	gr->have = 1;
+	/* _Gcopystack (8, go1.19 to go1.27 runtime/runtime2.go), the _Gscan bit cleared */
+	status = o->g_atomicstatus + 8 <= GR_STRUCT ? (uint32_t)word(gb, o->g_atomicstatus) : 0;
+	walk_goroutine(pid, (status & ~0x1000u) == 8, gr);
 }
 
 int verify_capture(pid_t pid, pid_t tid, size_t stack_max, struct verify_capture *cap)
@@ -813,33 +876,19 @@ static size_t cross_truth(struct verifier *v, const struct verify_capture *c, en
 }
 
 /* The repaired chain past the door, as gotop-perf record makes it from what the BPF
- * program copies at a sample (src/go/bpf/gobpf.bpf.c read_cont): g.sched's pc, sp and bp,
- * the words at sched.sp and the frame-pointer walk from sched.bp, each record inside the
- * goroutine's stack and above the one before; here all from the stop's copy. Returns 1
+ * program copies at a sample: g.sched's pc, sp and bp, the words at sched.sp and the
+ * frame-pointer walk from sched.bp, read during the stop (walk_goroutine). Returns 1
  * when the walk ended at its budget of GOREAD_CONT_FRAMES frames, which then limits the
  * depth the chain can have, as perf_event_max_stack does the kernel's. */
 static int cross_repaired(struct verifier *v, const struct verify_goroutine *gr, uint64_t *rep,
 			  size_t *nrep)
 {
-	uint64_t words[GOREAD_CONT_WORDS], ret[GOREAD_CONT_FRAMES], bp = gr->bp, next;
-	struct repair_switch sw;
-	size_t n = 0;
+	struct repair_switch sw = { gr->pc, gr->sp, gr->bp, gr->words, GP_ARRAY_SIZE(gr->words), gr->ret,
+				    gr->nret };
 
-	if (!gr->pc || gr->sp < gr->base || gr->sp + sizeof(words) > gr->hi ||
-	    gr->sp + sizeof(words) > gr->base + gr->len)
+	if (!gr->cont)
 		return 0;
-	memcpy(words, gr->buf + (gr->sp - gr->base), sizeof(words));
-	while (n < GOREAD_CONT_FRAMES) {
-		if (bp < gr->sp || bp + 16 > gr->hi || (bp & 7) || bp + 16 > gr->base + gr->len)
-			break;
-		memcpy(&next, gr->buf + (bp - gr->base), 8);
-		memcpy(&ret[n++], gr->buf + (bp - gr->base) + 8, 8);
-		if (next <= bp)
-			break;
-		bp = next;
-	}
-	sw = (struct repair_switch){ gr->pc, gr->sp, gr->bp, words, GOREAD_CONT_WORDS, ret, n };
-	return repair_cross(v->rep, &sw, rep, nrep, MAX_FRAMES) > 0 && n == GOREAD_CONT_FRAMES;
+	return repair_cross(v->rep, &sw, rep, nrep, MAX_FRAMES) > 0 && gr->nret == GOREAD_CONT_FRAMES;
 }
 
 /* A chain compared with a truth that crossed at frame at: Go's profile of a cgo call
@@ -920,7 +969,7 @@ static int compare_snapshot(struct verifier *v, const struct verify_capture *c)
 		bump(v, &v->tot.cross_budget);
 	if (v->result_fn) {
 		struct verify_result r = { c->ts.tid, truth, raw, rep, (size_t)nt, nraw, nrep, draw, drep,
-					   c->stopped_ns };
+					   c->stopped_ns, at };
 		v->result_fn(v->result_ctx, &r);
 	}
 	return 1;
