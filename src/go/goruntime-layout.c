@@ -33,7 +33,10 @@ struct table_row {
  * g.syscallbp (+8 from 128); 1.25 removed gobuf.ret (-8 after sched, and in m after
  * morebuf); 1.26 added g fields before labels (+8). g.syscallsp and g.syscallpc follow
  * g.sched in every release, then g.syscallbp from 1.23 (go1.19, go1.23 and go1.27
- * runtime/runtime2.go: "syscallbp = sched.bp to use in fpTraceback"); 0 before 1.23. */
+ * runtime/runtime2.go: "syscallbp = sched.bp to use in fpTraceback"); 0 before 1.23. Read
+ * from the DWARF of 1.19, 1.23, 1.24, 1.26 and 1.27; in the other rows they follow from
+ * that order (g.sched's end, then syscallsp, syscallpc, [syscallbp], stktopsp, param and
+ * atomicstatus, whose offset the row has). */
 static const struct table_row table[] = {
 	{ "table go1.19", { .go_minor = 19, .labels_kind = GORT_LABELS_MAP,
 		.g_stack_lo = 0, .g_stack_hi = 8, .g_m = 48, .g_sched_sp = 56, .g_sched_pc = 64,
