@@ -93,7 +93,7 @@ static uint64_t word(const uint8_t *buf, uint32_t off)
 _Static_assert(sizeof(((struct verify_goroutine *)0)->ret) == 8 * GOREAD_CONT_FRAMES, "walk budget");
 _Static_assert(sizeof(((struct verify_goroutine *)0)->words) == 8 * GOREAD_CONT_WORDS, "words at sp");
 
-#define GR_STRUCT 512 /* bytes of g and m read: every field used is below (offsets_sane: 4096) */
+#define GR_STRUCT 512 /* most bytes of a g or m read (the fields used are in the first 256) */
 #define GR_STACK_MAX (1ULL << 30) /* a goroutine stack larger than this is not one */
 
 /* A word of the goroutine's stack: from the stop's copy, else read from the target. */
@@ -171,27 +171,32 @@ static void read_goroutine(pid_t pid, pid_t tid, const struct gort_offsets *o, u
 {
 	uint8_t gb[GR_STRUCT], mb[GR_STRUCT];
 	uint64_t m = 0, curg, base, top;
-	uint32_t status;
+	uint32_t status, gsz, msz;
 	int in_sched, in_sys;
 
 	gr->have = 0;
 	gr->len = 0;
 	gr->m = 0;
 	gr->g = 0;
-	if (!o->g_m || o->m_curg + 8 > GR_STRUCT || o->m_procid + 8 > GR_STRUCT ||
-	    o->m_g0 + 8 > GR_STRUCT || o->m_gsignal + 8 > GR_STRUCT)
+	/* Only as many bytes as the fields read need (a g or m may end a mapping), and none
+	 * past the buffers: the offsets may come from the target's own DWARF. */
+	gsz = GP_MAX(GP_MAX(GP_MAX(o->g_stack_lo, o->g_stack_hi), GP_MAX(o->g_m, o->g_sched_pc)),
+		     GP_MAX(GP_MAX(o->g_sched_sp, o->g_sched_bp), GP_MAX(o->g_syscallpc, o->g_syscallsp)));
+	gsz = GP_MAX(GP_MAX(gsz, o->g_syscallbp), o->g_atomicstatus) + 8;
+	msz = GP_MAX(GP_MAX(o->m_curg, o->m_procid), GP_MAX(o->m_g0, o->m_gsignal)) + 8;
+	if (!o->g_m || gsz > GR_STRUCT || msz > GR_STRUCT)
 		return;
 	if (greg && !(greg & 7) && rd(pid, greg + o->g_m, &m, 8) == 0 && m && !(m & 7) &&
-	    rd(pid, m, mb, sizeof(mb)) == 0 && m_of(o, mb, tid, greg)) {
+	    rd(pid, m, mb, msz) == 0 && m_of(o, mb, tid, greg)) {
 		/* found through the g register */
-	} else if (hint && !(hint & 7) && rd(pid, hint, mb, sizeof(mb)) == 0 && m_of(o, mb, tid, 0)) {
+	} else if (hint && !(hint & 7) && rd(pid, hint, mb, msz) == 0 && m_of(o, mb, tid, 0)) {
 		m = hint;
 	} else {
 		return;
 	}
 	gr->m = m;
 	curg = word(mb, o->m_curg);
-	if (!curg || (curg & 7) || rd(pid, curg, gb, sizeof(gb)) != 0 || word(gb, o->g_m) != m)
+	if (!curg || (curg & 7) || rd(pid, curg, gb, gsz) != 0 || word(gb, o->g_m) != m)
 		return;
 	gr->g = curg;
 	gr->lo = word(gb, o->g_stack_lo);
@@ -227,7 +232,7 @@ static void read_goroutine(pid_t pid, pid_t tid, const struct gort_offsets *o, u
 	gr->base = base;
 	gr->have = 1;
 	/* _Gcopystack (8, go1.19 to go1.27 runtime/runtime2.go), the _Gscan bit cleared */
-	status = o->g_atomicstatus + 8 <= GR_STRUCT ? (uint32_t)word(gb, o->g_atomicstatus) : 0;
+	status = (uint32_t)word(gb, o->g_atomicstatus);
 	walk_goroutine(pid, (status & ~0x1000u) == 8, gr);
 }
 
