@@ -241,8 +241,9 @@ static void report_json(FILE *f, const struct verify_report *r, pid_t pid)
 		(double)r->ostop_p99_ns / 1e3);
 	fprintf(f, "\"crossing\":{\"comparisons\":%llu,\"raw_wrong\":%llu,\"raw_wrong_pct\":%.3f,"
 		"\"repaired_wrong\":%llu,\"repaired_wrong_pct\":%.3f,\"missed\":%llu,\"walk_budget\":%llu},",
-		(unsigned long long)r->cross, (unsigned long long)r->cross_raw_wrong, pct(r->cross_raw_wrong, r->cross),
-		(unsigned long long)r->cross_rep_wrong, pct(r->cross_rep_wrong, r->cross),
+		(unsigned long long)r->cross, (unsigned long long)r->cross_raw_wrong,
+		pct(r->cross_raw_wrong, r->cross), (unsigned long long)r->cross_rep_wrong,
+		pct(r->cross_rep_wrong, r->cross),
 		(unsigned long long)r->cross_missed, (unsigned long long)r->cross_budget);
 	fprintf(f, "\"idle_rounds\":%llu,\"threads_gone\":%llu,\"signals_passed_on\":%llu,\"unwind_failed\":%llu,",
 		(unsigned long long)r->idle_rounds, (unsigned long long)r->gone, (unsigned long long)r->signals,
@@ -291,16 +292,17 @@ static void report_text(FILE *f, const struct verify_report *r, pid_t pid)
 		pct(r->raw_wrong, r->comparisons), pct(r->rep_wrong, r->comparisons));
 	if (r->cross || r->cross_missed)
 		fprintf(f, "past a stack switch: %llu comparisons, wrong %.1f%% raw, %.1f%% after repair "
-			"(%llu more ended at a switch with no goroutine read; %llu repaired compared to the %d "
-			"frames the goroutine's walk keeps)\n",
+			"(%llu more ended at a switch with no goroutine read; %llu repaired compared to "
+			"the %d frames the goroutine's walk keeps)\n",
 			(unsigned long long)r->cross, pct(r->cross_raw_wrong, r->cross),
 			pct(r->cross_rep_wrong, r->cross), (unsigned long long)r->cross_missed,
 			(unsigned long long)r->cross_budget, GOREAD_CONT_FRAMES);
 	if (r->gstops)
 		fprintf(f, "stops that read a goroutine's stack: %llu, p50 %.0f us, p99 %.0f us; the others: "
 			"p50 %.0f us, p99 %.0f us\n",
-			(unsigned long long)r->gstops, (double)r->gstop_p50_ns / 1e3, (double)r->gstop_p99_ns / 1e3,
-			(double)r->ostop_p50_ns / 1e3, (double)r->ostop_p99_ns / 1e3);
+			(unsigned long long)r->gstops, (double)r->gstop_p50_ns / 1e3,
+			(double)r->gstop_p99_ns / 1e3, (double)r->ostop_p50_ns / 1e3,
+			(double)r->ostop_p99_ns / 1e3);
 	for (int k = 0; k < 2; k++) {
 		const uint64_t *cls = k ? r->rep_cls : r->raw_cls;
 

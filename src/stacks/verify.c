@@ -159,13 +159,14 @@ static int m_of(const struct gort_offsets *o, const uint8_t *mb, pid_t tid, uint
 	return !g || word(mb, o->m_g0) == g || word(mb, o->m_gsignal) == g || word(mb, o->m_curg) == g;
 }
 
-/* The goroutine thread tid's m serves (m.curg), while the thread is stopped: its m from the
- * g register (R14 in Go code, go1.17+ cmd/compile/abi-internal.md; C code called through
- * cgo keeps it, callee-saved, unless it uses R14 itself) when it is a g of this thread: m.procid is tid and the g is m.g0, m.gsignal or m.curg),
- * or else from hint; then curg.m must be that m, the stopped SP off curg's stack (on g0,
- * gsignal or in C code: a goroutine running on its own stack needs no crossing) and its
- * saved SP (g.sched.sp, or g.syscallsp of a cgo call) on it. The stack is copied from the
- * lower saved SP up, at most stack_max bytes and never past stack.hi. */
+/* The goroutine thread tid's m serves (m.curg), while the thread is stopped. Its m from the
+ * g register (R14 in Go code, go1.17+ cmd/compile/abi-internal.md; C code called through cgo
+ * keeps it, callee-saved, unless it uses R14 itself) when that is a g of this thread
+ * (m.procid is tid and the g is m.g0, m.gsignal or m.curg), or else from hint; then curg.m
+ * must be that m, the stopped SP off curg's stack (on g0, gsignal or in C code: a goroutine
+ * running on its own stack needs no crossing) and its saved SP (g.sched.sp, or g.syscallsp of
+ * a cgo call) on it. The stack is copied from the lower saved SP up, at most stack_max bytes
+ * and never past stack.hi. */
 static void read_goroutine(pid_t pid, pid_t tid, const struct gort_offsets *o, uint64_t greg,
 			   uint64_t sp, uint64_t hint, size_t stack_max, struct verify_goroutine *gr)
 {
@@ -1250,10 +1251,14 @@ void verifier_report(struct verifier *v, struct verify_report *r)
 	}
 	r->stop_p50_ns = percentile(v->hist, v->tot.stops, 0.50);
 	r->stop_p99_ns = percentile(v->hist, v->tot.stops, 0.99);
-	r->gstop_p50_ns = GP_MIN(percentile(v->ghist, v->tot.gstops, 0.50), v->tot.stop_max_ns);
-	r->gstop_p99_ns = GP_MIN(percentile(v->ghist, v->tot.gstops, 0.99), v->tot.stop_max_ns);
-	r->ostop_p50_ns = GP_MIN(percentile(v->ohist, v->tot.stops - v->tot.gstops, 0.50), v->tot.stop_max_ns);
-	r->ostop_p99_ns = GP_MIN(percentile(v->ohist, v->tot.stops - v->tot.gstops, 0.99), v->tot.stop_max_ns);
+	{
+		uint64_t others = v->tot.stops - v->tot.gstops, mx = v->tot.stop_max_ns;
+
+		r->gstop_p50_ns = GP_MIN(percentile(v->ghist, v->tot.gstops, 0.50), mx);
+		r->gstop_p99_ns = GP_MIN(percentile(v->ghist, v->tot.gstops, 0.99), mx);
+		r->ostop_p50_ns = GP_MIN(percentile(v->ohist, others, 0.50), mx);
+		r->ostop_p99_ns = GP_MIN(percentile(v->ohist, others, 0.99), mx);
+	}
 	/* bucket middles can pass the largest value seen */
 	r->stop_p50_ns = GP_MIN(r->stop_p50_ns, r->stop_max_ns);
 	r->stop_p99_ns = GP_MIN(r->stop_p99_ns, r->stop_max_ns);
