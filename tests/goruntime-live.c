@@ -371,7 +371,8 @@ static uint64_t map_binary(pid_t pid, const char *path, struct gort *g, const st
 /* ---------------------------------------------------------------- offsets */
 
 #define OFF_FIELDS(X) X(g_stack_lo) X(g_stack_hi) X(g_m) X(g_sched_sp) X(g_sched_pc) \
-	X(g_sched_bp) X(g_atomicstatus) X(g_goid) X(g_labels) X(m_g0) X(m_procid) X(m_gsignal) \
+	X(g_sched_bp) X(g_syscallsp) X(g_syscallpc) X(g_syscallbp) X(g_atomicstatus) X(g_goid) \
+	X(g_labels) X(m_g0) X(m_procid) X(m_gsignal) \
 	X(m_curg) X(m_alllink) X(mheap_sweepgen) X(labels_kind) X(hmap_count) X(hmap_flags) \
 	X(hmap_b) X(hmap_hash0) X(hmap_buckets) X(hmap_oldbuckets) X(bucket_keys) \
 	X(bucket_values) X(bucket_overflow) X(bucket_size) X(g_waitsince) X(g_waitreason) \

@@ -24,16 +24,23 @@ SRC=$TOP_SRCDIR/tests/workloads/go/leafduff.go
 # signal frame, another stack, garbage); those extra frames are not compared. A debugger goes
 # on correctly when the thread stopped where SP is still the goroutine's, by chance: a thread
 # stopped in runtime.clone while the demo started one failed CI once (49 of 51 stacks), one
-# stopped in runtime.nanotime1 once more (48 of 49, eu-stack 6 frames).
+# stopped in runtime.nanotime1 once more (48 of 49, eu-stack 6 frames). A truth that crossed
+# a stack switch onto the goroutine's stack (--dump's cross_at=K) is compared up to the switch,
+# its first K frames: the debuggers do not cross (tests/verify-switches.sh checks the rest).
 compare() {
 	awk -v go="$3" '
 	FNR == 1 { file++ }
 	file == 1 && /^cmp / {
-		tid = ""; tr = ""; fn = ""
+		tid = ""; tr = ""; fn = ""; cx = 0
 		for (i = 2; i <= NF; i++) {
 			if ($i ~ /^tid=/) tid = substr($i, 5)
 			if ($i ~ /^truth=/) tr = substr($i, 7)
 			if ($i ~ /^truth_fn=/) fn = substr($i, 10)
+			if ($i ~ /^cross_at=/) cx = substr($i, 10) + 0
+		}
+		if (cx > 0) {
+			n = split(tr, P, ","); tr = P[1]; for (i = 2; i <= cx && i <= n; i++) tr = tr "," P[i]
+			n = split(fn, P, ";"); fn = P[1]; for (i = 2; i <= cx && i <= n; i++) fn = fn ";" P[i]
 		}
 		ours[tid] = tr; names[tid] = fn
 		next

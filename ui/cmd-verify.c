@@ -16,6 +16,7 @@
 #include "gotop/target.h"
 #include "gotop/util.h"
 #include "gotop/repair.h"
+#include "gotop/goread.h"
 #include "gotop/verify.h"
 
 struct verify_cli {
@@ -181,6 +182,8 @@ static void on_result(void *ctx, const struct verify_result *r)
 
 	printf("cmp tid=%d raw=%s rep=%s stop_us=%llu", (int)r->tid, class_key(r->draw.cls),
 	       class_key(r->drep.cls), (unsigned long long)(r->stopped_ns / 1000));
+	if (r->cross_at)
+		printf(" cross_at=%zu", r->cross_at);
 	print_pcs(v, "truth", r->truth, r->nt);
 	print_pcs(v, "rawfp", r->raw, r->nraw);
 	print_pcs(v, "repaired", r->rep, r->nrep);
@@ -216,6 +219,17 @@ static void report_json(FILE *f, const struct verify_report *r, pid_t pid)
 		"\"stopped_share_pct\":%.4f},",
 		(unsigned long long)r->stops, (double)r->stop_p50_ns / 1e3, (double)r->stop_p99_ns / 1e3,
 		(double)r->stop_max_ns / 1e3, pct(r->stop_total_ns, r->wall_ns));
+	fprintf(f, "\"goroutine_stops\":{\"count\":%llu,\"p50_us\":%.1f,\"p99_us\":%.1f},"
+		"\"other_stops\":{\"count\":%llu,\"p50_us\":%.1f,\"p99_us\":%.1f},",
+		(unsigned long long)r->gstops, (double)r->gstop_p50_ns / 1e3, (double)r->gstop_p99_ns / 1e3,
+		(unsigned long long)(r->stops - r->gstops), (double)r->ostop_p50_ns / 1e3,
+		(double)r->ostop_p99_ns / 1e3);
+	fprintf(f, "\"crossing\":{\"comparisons\":%llu,\"raw_wrong\":%llu,\"raw_wrong_pct\":%.3f,"
+		"\"repaired_wrong\":%llu,\"repaired_wrong_pct\":%.3f,\"missed\":%llu,\"walk_budget\":%llu},",
+		(unsigned long long)r->cross, (unsigned long long)r->cross_raw_wrong,
+		pct(r->cross_raw_wrong, r->cross), (unsigned long long)r->cross_rep_wrong,
+		pct(r->cross_rep_wrong, r->cross),
+		(unsigned long long)r->cross_missed, (unsigned long long)r->cross_budget);
 	fprintf(f, "\"idle_rounds\":%llu,\"threads_gone\":%llu,\"signals_passed_on\":%llu,\"unwind_failed\":%llu,",
 		(unsigned long long)r->idle_rounds, (unsigned long long)r->gone, (unsigned long long)r->signals,
 		(unsigned long long)r->unwind_failed);
@@ -261,6 +275,19 @@ static void report_text(FILE *f, const struct verify_report *r, pid_t pid)
 		(double)r->stop_max_ns / 1e3, pct(r->stop_total_ns, r->wall_ns));
 	fprintf(f, "frame-pointer stacks wrong: %.1f%% raw (as perf shows them), %.1f%% after repair\n",
 		pct(r->raw_wrong, r->comparisons), pct(r->rep_wrong, r->comparisons));
+	if (r->cross || r->cross_missed)
+		fprintf(f, "past a stack switch: %llu comparisons, wrong %.1f%% raw, %.1f%% after repair "
+			"(%llu more ended at a switch with no goroutine read; %llu repaired compared to "
+			"the %d frames the goroutine's walk keeps)\n",
+			(unsigned long long)r->cross, pct(r->cross_raw_wrong, r->cross),
+			pct(r->cross_rep_wrong, r->cross), (unsigned long long)r->cross_missed,
+			(unsigned long long)r->cross_budget, GOREAD_CONT_FRAMES);
+	if (r->gstops)
+		fprintf(f, "stops that read a goroutine's stack: %llu, p50 %.0f us, p99 %.0f us; the others: "
+			"p50 %.0f us, p99 %.0f us\n",
+			(unsigned long long)r->gstops, (double)r->gstop_p50_ns / 1e3,
+			(double)r->gstop_p99_ns / 1e3, (double)r->ostop_p50_ns / 1e3,
+			(double)r->ostop_p99_ns / 1e3);
 	for (int k = 0; k < 2; k++) {
 		const uint64_t *cls = k ? r->rep_cls : r->raw_cls;
 

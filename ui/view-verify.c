@@ -137,6 +137,11 @@ static void verify_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 		tl_put(l, UA_NORMAL, ", ");
 		tl_printf(l, wrong_attr(r->rep_wrong, r->comparisons), "%.1f%% after repair",
 			  pct(r->rep_wrong, r->comparisons));
+		if (r->cross) {
+			tl_printf(l, UA_NORMAL, "; past a stack switch %llu: ", (unsigned long long)r->cross);
+			tl_printf(l, wrong_attr(r->cross_rep_wrong, r->cross), "%.1f%% after repair",
+				  pct(r->cross_rep_wrong, r->cross));
+		}
 		if (r->error)
 			tl_printf(l, UA_ERR, "  stopped: %s", r->why);
 		return;

@@ -32,7 +32,8 @@ struct gort_offsets {
 	/* runtime.hmap and the bucket of map[string]string (GORT_LABELS_MAP) */
 	uint32_t hmap_count, hmap_flags, hmap_b, hmap_hash0, hmap_buckets, hmap_oldbuckets;
 	uint32_t bucket_keys, bucket_values, bucket_overflow, bucket_size;
-	/* runtime.g, for the snapshot of all goroutines (include/gotop/gosnap.h); 0: unknown
+	/* runtime.g, for the snapshot of all goroutines (include/gotop/gosnap.h) and the
+	 * state a cgo call saved (entersyscall), which the verifier crosses; 0: unknown
 	 * (g_syscallbp before go1.23, g_parent_goid before go1.21) */
 	uint32_t g_waitsince, g_waitreason, g_gopc, g_startpc, g_parent_goid;
 	uint32_t g_syscallsp, g_syscallpc, g_syscallbp;

@@ -12,6 +12,28 @@
 
 /* --- one stop --- */
 
+struct gort_offsets;
+
+/* The goroutine a stopped thread's m serves while the thread runs on another stack (g0,
+ * gsignal, C code of a cgo call): read during the stop, since the goroutine moves on once
+ * the thread does. Everything in it came from the target and is untrusted. */
+struct verify_goroutine {
+	int have;                     /* 1: the fields below were read during the stop */
+	uint64_t g, m;                /* m.curg and its m */
+	uint64_t lo, hi;              /* its stack, [g.stack.lo, g.stack.hi) */
+	uint64_t pc, sp, bp;          /* g.sched: systemstack, asmcgocall, mcall, morestack */
+	uint64_t scpc, scsp, scbp;    /* g.syscallpc/sp/bp: a cgo call (0: none) */
+	/* what the BPF program copies at a sample (gobpf.bpf.c read_cont), read the same way:
+	 * cont 1 when words and the frame-pointer walk ret[0..nret) from g.sched.bp are set */
+	int cont;
+	uint64_t words[4];
+	uint64_t ret[40];
+	size_t nret;
+	uint8_t *buf;                 /* its stack from base, len bytes */
+	size_t cap, len;
+	uint64_t base;
+};
+
 struct verify_capture {
 	struct thread_snapshot ts; /* ts.stack points into buf */
 	uint8_t *buf;
@@ -20,10 +42,18 @@ struct verify_capture {
 			      * to the end of PTRACE_DETACH */
 	int signal;          /* a signal that arrived during the stop and was passed on */
 	int group_stop;      /* the thread was (and stays) in a group stop (SIGSTOP) */
+	/* Set by the caller: the runtime's layout of a Go target (NULL: the goroutine is not
+	 * read), and the thread's m when an earlier stop found it (0: none). */
+	const struct gort_offsets *go;
+	uint64_t m_hint;
+	struct verify_goroutine gr; /* gr.buf reused between calls (free it with free) */
 };
 
 /* Stops thread tid of process pid with PTRACE_SEIZE + PTRACE_INTERRUPT, copies its
- * registers and up to stack_max bytes of its stack, and lets it go with PTRACE_DETACH
+ * registers and up to stack_max bytes of its stack, with cap->go also the state of the
+ * goroutine its m serves when the thread is off that goroutine's stack (cap->gr: the m
+ * from the g register, R14, or from cap->m_hint; up to stack_max bytes of the goroutine's
+ * stack from its saved SP), and lets it go with PTRACE_DETACH
  * (re-injecting a signal that arrived meanwhile; a group-stopped thread stays stopped).
  * cap is reused between calls (free buf with free). Returns 0, or -errno: -ESRCH (the
  * thread exited), -EPERM (not permitted: see verify_explain_eperm), -EBUSY (another
@@ -95,6 +125,7 @@ struct verify_result {
 	size_t nt, nraw, nrep;
 	struct verify_diff draw, drep;
 	uint64_t stopped_ns;
+	size_t cross_at; /* truth[cross_at] is the first frame past a stack switch; 0: none */
 };
 typedef void (*verify_result_fn)(void *ctx, const struct verify_result *r);
 void verifier_set_result_fn(struct verifier *v, verify_result_fn fn, void *ctx);
@@ -148,6 +179,15 @@ struct verify_report {
 	uint64_t gone;              /* the thread exited before or during the stop */
 	uint64_t signals;           /* signals passed on after a stop */
 	uint64_t unwind_failed;     /* libunwind could not even start */
+	/* Comparisons whose truth crossed a stack switch (runtime.systemstack, asmcgocall,
+	 * mcall, morestack) onto the suspended goroutine's stack, and of them the wrong
+	 * chains; cross_missed: the truth ended at such a switch with no goroutine read;
+	 * cross_budget: repaired chains compared only as deep as they go, the goroutine's
+	 * frame-pointer walk having used its whole budget (GOREAD_CONT_FRAMES, as at a sample)
+	 * with the truth deeper. */
+	uint64_t cross, cross_raw_wrong, cross_rep_wrong, cross_missed, cross_budget;
+	/* Stops that also read a goroutine's state and stack, and the others, side by side. */
+	uint64_t gstops, gstop_p50_ns, gstop_p99_ns, ostop_p50_ns, ostop_p99_ns;
 	struct unwinder_stats unwind; /* where the ground truth's unwind info came from */
 	int error;                  /* -errno that stopped the verifier, 0 */
 	char why[256];              /* its explanation */

@@ -33,7 +33,10 @@ struct table_row {
  * g.syscallbp (+8 from 128); 1.25 removed gobuf.ret (-8 after sched, and in m after
  * morebuf); 1.26 added g fields before labels (+8). The g fields of the goroutine
  * snapshot (waitsince ... syscallbp) were read from the same DWARF for 1.19, 1.23, 1.24,
- * 1.26 and 1.27; 1.20-1.22 and 1.25 are inferred from those moves (1.21 parentGoid). */
+ * 1.26 and 1.27; 1.20-1.22 and 1.25 are inferred from those moves (1.21 parentGoid).
+ * g.syscallsp and g.syscallpc follow g.sched in every release, then g.syscallbp from 1.23
+ * (go1.19, go1.23 and go1.27 runtime/runtime2.go: "syscallbp = sched.bp to use in
+ * fpTraceback"); 0 before 1.23. */
 static const struct table_row table[] = {
 	{ "table go1.19", { .go_minor = 19, .labels_kind = GORT_LABELS_MAP,
 		.g_stack_lo = 0, .g_stack_hi = 8, .g_m = 48, .g_sched_sp = 56, .g_sched_pc = 64,
@@ -322,6 +325,13 @@ static int dw_offsets(Dwarf *dw, struct gort_offsets *o)
 
 		if (dw_field(m, "alllink", &v, 8) == 0)
 			o->m_alllink = v;
+		/* The cgo call's saved state, for the verifier's crossing (go1.19 runtime2.go);
+		 * syscallbp from go1.23. */
+		if (dw_field(g, "syscallsp", &v, 8) == 0)
+			o->g_syscallsp = v;
+		if (dw_field(g, "syscallpc", &v, 8) == 0)
+			o->g_syscallpc = v;
+		o->g_syscallbp = dw_field(g, "syscallbp", &v, 8) == 0 ? v : 0;
 		if (have[DW_MHEAP] && dw_field(&die[DW_MHEAP], "sweepgen", &v, 4) == 0)
 			o->mheap_sweepgen = v;
 		/* For the snapshot of all goroutines: the table's values when absent. */
@@ -335,12 +345,6 @@ static int dw_offsets(Dwarf *dw, struct gort_offsets *o)
 			o->g_startpc = v;
 		if (dw_field(g, "parentGoid", &v, 8) == 0)
 			o->g_parent_goid = v;
-		if (dw_field(g, "syscallsp", &v, 8) == 0)
-			o->g_syscallsp = v;
-		if (dw_field(g, "syscallpc", &v, 8) == 0)
-			o->g_syscallpc = v;
-		if (dw_field(g, "syscallbp", &v, 8) == 0)
-			o->g_syscallbp = v;
 	}
 	if (have[DW_LABELMAP]) {
 		Dwarf_Attribute a;

@@ -20,6 +20,8 @@
 #include <unistd.h>
 
 #include "gotop/arch.h"
+#include "gotop/goread.h"
+#include "gotop/goruntime.h"
 #include "gotop/perfrec.h"
 #include "gotop/procinfo.h"
 #include "gotop/repair.h"
@@ -32,6 +34,7 @@
 #define MAX_FRAMES 256
 #define STOP_HIST_US 10000 /* stop-time histogram: 1 us buckets up to 10 ms, then one */
 #define MAX_SHAPES 6
+#define MCACHE 64 /* threads whose m is remembered (a thread keeps its m for its life) */
 
 static uint64_t now_ns(void)
 {
@@ -68,6 +71,172 @@ static int boost(int on)
 
 static int capture(pid_t pid, pid_t tid, size_t stack_max, struct verify_capture *cap, int boosted);
 
+/* Reads len bytes of the target at addr; 0 only when all were read. */
+static int rd(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
+
+	if (!addr || addr >= X86_64_USER_ADDR_END)
+		return -EFAULT;
+	return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+static uint64_t word(const uint8_t *buf, uint32_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, buf + off, 8);
+	return v;
+}
+
+/* verify_goroutine holds what the BPF program copies (goread_cont). */
+_Static_assert(sizeof(((struct verify_goroutine *)0)->ret) == 8 * GOREAD_CONT_FRAMES, "walk budget");
+_Static_assert(sizeof(((struct verify_goroutine *)0)->words) == 8 * GOREAD_CONT_WORDS, "words at sp");
+
+#define GR_STRUCT 512 /* most bytes of a g or m read (the fields used are in the first 256) */
+#define GR_STACK_MAX (1ULL << 30) /* a goroutine stack larger than this is not one */
+
+/* A word of the goroutine's stack: from the stop's copy, else read from the target. */
+static int gword(pid_t pid, const struct verify_goroutine *gr, uint64_t addr, uint64_t *v)
+{
+	if (addr >= gr->base && addr - gr->base < gr->len && gr->len - (addr - gr->base) >= 8) {
+		memcpy(v, gr->buf + (addr - gr->base), 8);
+		return 0;
+	}
+	return rd(pid, addr, v, 8);
+}
+
+/* The words at g.sched.sp and the frame-pointer walk from g.sched.bp, by the BPF program's
+ * rule (src/go/bpf/gobpf.bpf.c read_cont), so that the repaired chain is the one a sample
+ * at this moment gets: each frame record inside the goroutine's stack and above the one
+ * before, GOBPF_CONT_FRAMES in all; while newstack copies the stack (copying: status
+ * _Gcopystack), the rest of them in the old stack the walk left into, which holds the same
+ * frames until copystack frees it. */
+static void walk_goroutine(pid_t pid, int copying, struct verify_goroutine *gr)
+{
+	uint64_t bp = gr->bp, next = 0, jump = 0, pair[2];
+	size_t i, n = 0;
+
+	gr->cont = 0;
+	gr->nret = 0;
+	if (!gr->pc || gr->sp < gr->lo || gr->sp + sizeof(gr->words) > gr->hi)
+		return;
+	for (i = 0; i < GP_ARRAY_SIZE(gr->words); i++)
+		if (gword(pid, gr, gr->sp + 8 * i, &gr->words[i]))
+			return;
+	gr->cont = 1;
+	for (i = 0; i < GOBPF_CONT_FRAMES && i < GP_ARRAY_SIZE(gr->ret); i++) {
+		if (bp < gr->sp || bp + 16 > gr->hi || (bp & 7))
+			break;
+		if (gword(pid, gr, bp, &next) || gword(pid, gr, bp + 8, &gr->ret[i]))
+			break;
+		n = i + 1;
+		jump = next;
+		if (next <= bp)
+			break;
+		bp = next;
+	}
+	gr->nret = n;
+	if (!copying || !n || !jump || jump >= X86_64_USER_ADDR_END || (jump & 7) ||
+	    (jump >= gr->sp && jump + 16 <= gr->hi))
+		return;
+	bp = jump;
+	for (i = 0; i < GOBPF_CONT_FRAMES && gr->nret < GP_ARRAY_SIZE(gr->ret); i++) {
+		if (rd(pid, bp, pair, sizeof(pair)))
+			break;
+		gr->ret[gr->nret++] = pair[1];
+		if (pair[0] <= bp || (pair[0] & 7) || pair[0] + 16 > jump + (gr->hi - gr->lo))
+			break;
+		bp = pair[0];
+	}
+}
+
+/* Whether m (read into mb) is thread tid's m and g one of its goroutines (0: any). */
+static int m_of(const struct gort_offsets *o, const uint8_t *mb, pid_t tid, uint64_t g)
+{
+	if (word(mb, o->m_procid) != (uint64_t)tid)
+		return 0;
+	return !g || word(mb, o->m_g0) == g || word(mb, o->m_gsignal) == g || word(mb, o->m_curg) == g;
+}
+
+/* The goroutine thread tid's m serves (m.curg), while the thread is stopped. Its m from the
+ * g register (R14 in Go code, go1.17+ cmd/compile/abi-internal.md; C code called through cgo
+ * keeps it, callee-saved, unless it uses R14 itself) when that is a g of this thread
+ * (m.procid is tid and the g is m.g0, m.gsignal or m.curg), or else from hint; then curg.m
+ * must be that m, the stopped SP off curg's stack (on g0, gsignal or in C code: a goroutine
+ * running on its own stack needs no crossing) and its saved SP (g.sched.sp, or g.syscallsp of
+ * a cgo call) on it. The stack is copied from the lower saved SP up, at most stack_max bytes
+ * and never past stack.hi. */
+static void read_goroutine(pid_t pid, pid_t tid, const struct gort_offsets *o, uint64_t greg,
+			   uint64_t sp, uint64_t hint, size_t stack_max, struct verify_goroutine *gr)
+{
+	uint8_t gb[GR_STRUCT], mb[GR_STRUCT];
+	uint64_t m = 0, curg, base, top;
+	uint32_t status, gsz, msz;
+	int in_sched, in_sys;
+
+	gr->have = 0;
+	gr->len = 0;
+	gr->m = 0;
+	gr->g = 0;
+	/* Only as many bytes as the fields read need (a g or m may end a mapping), and none
+	 * past the buffers: the offsets may come from the target's own DWARF. */
+	gsz = GP_MAX(GP_MAX(GP_MAX(o->g_stack_lo, o->g_stack_hi), GP_MAX(o->g_m, o->g_sched_pc)),
+		     GP_MAX(GP_MAX(o->g_sched_sp, o->g_sched_bp), GP_MAX(o->g_syscallpc, o->g_syscallsp)));
+	gsz = GP_MAX(GP_MAX(gsz, o->g_syscallbp), o->g_atomicstatus) + 8;
+	msz = GP_MAX(GP_MAX(o->m_curg, o->m_procid), GP_MAX(o->m_g0, o->m_gsignal)) + 8;
+	if (!o->g_m || gsz > GR_STRUCT || msz > GR_STRUCT)
+		return;
+	if (greg && !(greg & 7) && rd(pid, greg + o->g_m, &m, 8) == 0 && m && !(m & 7) &&
+	    rd(pid, m, mb, msz) == 0 && m_of(o, mb, tid, greg)) {
+		/* found through the g register */
+	} else if (hint && !(hint & 7) && rd(pid, hint, mb, msz) == 0 && m_of(o, mb, tid, 0)) {
+		m = hint;
+	} else {
+		return;
+	}
+	gr->m = m;
+	curg = word(mb, o->m_curg);
+	if (!curg || (curg & 7) || rd(pid, curg, gb, gsz) != 0 || word(gb, o->g_m) != m)
+		return;
+	gr->g = curg;
+	gr->lo = word(gb, o->g_stack_lo);
+	gr->hi = word(gb, o->g_stack_hi);
+	if (gr->lo >= gr->hi || gr->hi - gr->lo > GR_STACK_MAX || (sp >= gr->lo && sp < gr->hi))
+		return;
+	gr->pc = word(gb, o->g_sched_pc);
+	gr->sp = word(gb, o->g_sched_sp);
+	gr->bp = word(gb, o->g_sched_bp);
+	gr->scpc = o->g_syscallpc ? word(gb, o->g_syscallpc) : 0;
+	gr->scsp = o->g_syscallsp ? word(gb, o->g_syscallsp) : 0;
+	gr->scbp = o->g_syscallbp ? word(gb, o->g_syscallbp) : 0;
+	in_sched = gr->pc && gr->sp >= gr->lo && gr->sp < gr->hi;
+	in_sys = gr->scpc && gr->scsp >= gr->lo && gr->scsp < gr->hi;
+	if (!in_sched && !in_sys)
+		return;
+	base = in_sched && in_sys ? GP_MIN(gr->sp, gr->scsp) : in_sched ? gr->sp : gr->scsp;
+	top = GP_MIN(gr->hi, base + stack_max);
+	if (gr->cap < top - base) {
+		free(gr->buf);
+		gr->buf = xmalloc(top - base);
+		gr->cap = top - base;
+	}
+	{
+		/* A partial copy (a page unmapped since) keeps what was read. */
+		struct iovec l = { gr->buf, top - base }, r = { (void *)(uintptr_t)base, top - base };
+		ssize_t got = process_vm_readv(pid, &l, 1, &r, 1, 0);
+
+		if (got <= 0)
+			return;
+		gr->len = (size_t)got;
+	}
+	gr->base = base;
+	gr->have = 1;
+	/* _Gcopystack (8, go1.19 to go1.27 runtime/runtime2.go), the _Gscan bit cleared */
+	status = (uint32_t)word(gb, o->g_atomicstatus);
+	walk_goroutine(pid, (status & ~0x1000u) == 8, gr);
+}
+
 int verify_capture(pid_t pid, pid_t tid, size_t stack_max, struct verify_capture *cap)
 {
 	int boosted = boost(1), rc = capture(pid, tid, stack_max, cap, boosted);
@@ -86,6 +255,8 @@ static int capture(pid_t pid, pid_t tid, size_t stack_max, struct verify_capture
 	cap->signal = 0;
 	cap->group_stop = 0;
 	cap->stopped_ns = 0;
+	cap->gr.have = 0;
+	cap->gr.m = 0;
 	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0) {
 		int err = errno;
 		struct proc_stat st;
@@ -160,6 +331,8 @@ static int capture(pid_t pid, pid_t tid, size_t stack_max, struct verify_capture
 		}
 		ts->stack = cap->buf;
 		ts->stack_len = got > 0 ? (size_t)got : 0;
+		if (cap->go)
+			read_goroutine(pid, tid, cap->go, r.r14, r.rsp, cap->m_hint, stack_max, &cap->gr);
 	}
 	if (ptrace(PTRACE_DETACH, tid, NULL, (void *)(uintptr_t)sig) < 0 && errno == ESRCH) {
 		/* Killed while stopped (the process exited): nothing left to release, but as
@@ -333,6 +506,9 @@ struct verifier {
 	struct repair *rep;
 	struct unwinder *uw;
 	struct verify_capture cap;
+	struct gort *gort;     /* the Go runtime's layout of the main executable, or NULL */
+	struct symfile *go_file; /* the main executable gort was made for */
+	struct { pid_t tid; uint64_t m; } mcache[MCACHE]; /* threads' m, found before */
 	verify_result_fn result_fn;
 	void *result_ctx;
 	unsigned rnd;
@@ -343,6 +519,7 @@ struct verifier {
 	size_t nrows, caprows;
 	struct verify_report tot; /* rows unused here */
 	uint32_t hist[STOP_HIST_US + 1];
+	uint32_t ghist[STOP_HIST_US + 1], ohist[STOP_HIST_US + 1]; /* goroutine read, or not */
 
 	pthread_t thread;
 	int running;
@@ -393,6 +570,8 @@ void verifier_free(struct verifier *v)
 		return;
 	verifier_stop(v);
 	unwinder_free(v->uw);
+	gort_free(v->gort);
+	free(v->cap.gr.buf);
 	repair_free(v->rep);
 	symbolizer_free(v->sym);
 	free(v->cap.buf);
@@ -528,11 +707,10 @@ static void count_shape(struct shape *sh, const char *text)
 }
 
 static void account(struct verifier *v, const char *func, const struct verify_diff *draw,
-		    const struct verify_diff *drep, uint64_t stopped_ns)
+		    const struct verify_diff *drep, int crossed)
 {
 	char sraw[VERIFY_SHAPE_LEN] = "", srep[VERIFY_SHAPE_LEN] = "";
 	struct frow *row = NULL;
-	uint64_t us = stopped_ns / 1000;
 
 	if (draw->cls != VERIFY_AGREE)
 		shape_text(v, draw, sraw, sizeof(sraw));
@@ -559,6 +737,11 @@ static void account(struct verifier *v, const char *func, const struct verify_di
 	v->tot.comparisons++;
 	v->tot.raw_cls[draw->cls]++;
 	v->tot.rep_cls[drep->cls]++;
+	if (crossed) {
+		v->tot.cross++;
+		v->tot.cross_raw_wrong += draw->cls != VERIFY_AGREE;
+		v->tot.cross_rep_wrong += drep->cls != VERIFY_AGREE;
+	}
 	if (draw->cls != VERIFY_AGREE) {
 		row->r.raw_wrong++;
 		v->tot.raw_wrong++;
@@ -570,7 +753,6 @@ static void account(struct verifier *v, const char *func, const struct verify_di
 		count_shape(row->rep, srep);
 	}
 	pthread_mutex_unlock(&v->lock);
-	(void)us;
 }
 
 static void account_stop(struct verifier *v, const struct verify_capture *c)
@@ -583,6 +765,12 @@ static void account_stop(struct verifier *v, const struct verify_capture *c)
 	if (c->stopped_ns > v->tot.stop_max_ns)
 		v->tot.stop_max_ns = c->stopped_ns;
 	v->hist[us < STOP_HIST_US ? us : STOP_HIST_US]++;
+	if (c->gr.have) {
+		v->tot.gstops++;
+		v->ghist[us < STOP_HIST_US ? us : STOP_HIST_US]++;
+	} else {
+		v->ohist[us < STOP_HIST_US ? us : STOP_HIST_US]++;
+	}
 	if (c->signal)
 		v->tot.signals++;
 	pthread_mutex_unlock(&v->lock);
@@ -621,20 +809,140 @@ static void repaired_chain(struct verifier *v, const struct thread_snapshot *ts,
 	repair_chain(v->rep, &s, out, nout, MAX_FRAMES);
 }
 
+/* --- past a stack switch --- */
+
+enum door { DOOR_NONE, DOOR_SYSTEMSTACK, DOOR_ASMCGOCALL, DOOR_MCALL, DOOR_MORESTACK };
+
+/* The function pc is in (the outermost of its inlined frames), or "". */
+static const char *func_at(struct verifier *v, uint64_t pc, int is_return)
+{
+	const struct sym_module *mod = NULL;
+	struct sym_frame f[8];
+	int n = symbolizer_lookup(v->sym, pc, is_return, &mod, f, GP_ARRAY_SIZE(f));
+
+	return n > 0 && f[n - 1].func ? f[n - 1].func : "";
+}
+
+/* The four doors through which Go code runs on the thread's g0 stack, each saving the
+ * goroutine's registers in g.sched (go1.19 to go1.27 runtime/asm_amd64.s). */
+static enum door door_at(struct verifier *v, uint64_t pc, int is_return)
+{
+	const char *f = func_at(v, pc, is_return);
+
+	if (!strcmp(f, "runtime.systemstack"))
+		return DOOR_SYSTEMSTACK;
+	if (!strcmp(f, "runtime.asmcgocall"))
+		return DOOR_ASMCGOCALL;
+	if (!strcmp(f, "runtime.mcall"))
+		return DOOR_MCALL;
+	if (!strcmp(f, "runtime.morestack"))
+		return DOOR_MORESTACK;
+	return DOOR_NONE;
+}
+
+/* The ground truth past a door, into out: libunwind on the goroutine's stack copy from
+ * the state the door saved. Go's traceback follows systemstack and morestack to
+ * m.curg.sched (go1.23 runtime/traceback.go, unwinder.resolveInternal, unwindJumpStack),
+ * and profiles a cgo call from m.curg.syscallpc and syscallsp (go1.19 to go1.27
+ * runtime/proc.go sigprof), where cgocall entered the syscall state; mcall, which Go's
+ * traceback does not cross, from g.sched like the others. The pc a systemstack or
+ * asmcgocall door saves is runtime.systemstack_switch, which is no frame (Go's traceback
+ * continues systemstack at its caller; the repair drops it): it is left out. Returns the
+ * frames, 0 when the state is not in the copy or libunwind cannot start. */
+static size_t cross_truth(struct verifier *v, const struct verify_capture *c, enum door d, uint64_t *out,
+			  size_t max, enum unwind_end *end)
+{
+	const struct verify_goroutine *gr = &c->gr;
+	uint64_t pc = gr->pc, sp = gr->sp, bp = gr->bp;
+	struct thread_snapshot ts;
+	int n;
+
+	if (d == DOOR_ASMCGOCALL && gr->scpc && gr->scsp >= gr->lo && gr->scsp < gr->hi) {
+		pc = gr->scpc;
+		sp = gr->scsp;
+		bp = gr->scbp;
+	}
+	if (!pc || max < 2 || sp < gr->base || sp - gr->base >= gr->len)
+		return 0;
+	memset(&ts, 0, sizeof(ts));
+	ts.tid = c->ts.tid;
+	ts.regs[X86_64_DW_RIP] = pc;
+	ts.regs[X86_64_DW_RSP] = sp;
+	ts.regs[X86_64_DW_RBP] = bp;
+	ts.stack = gr->buf + (sp - gr->base);
+	ts.stack_len = gr->len - (sp - gr->base);
+	n = unwinder_unwind(v->uw, &ts, out, max, end);
+	if (n <= 0)
+		return 0;
+	if (!strcmp(func_at(v, out[0], 0), "runtime.systemstack_switch")) {
+		memmove(out, out + 1, (size_t)(n - 1) * sizeof(*out));
+		n--;
+	}
+	return (size_t)n;
+}
+
+/* The repaired chain past the door, as gotop-perf record makes it from what the BPF
+ * program copies at a sample: g.sched's pc, sp and bp, the words at sched.sp and the
+ * frame-pointer walk from sched.bp, read during the stop (walk_goroutine). Returns 1
+ * when the walk ended at its budget of GOREAD_CONT_FRAMES frames, which then limits the
+ * depth the chain can have, as perf_event_max_stack does the kernel's. */
+static int cross_repaired(struct verifier *v, const struct verify_goroutine *gr, uint64_t *rep,
+			  size_t *nrep)
+{
+	struct repair_switch sw = { gr->pc, gr->sp, gr->bp, gr->words, GP_ARRAY_SIZE(gr->words), gr->ret,
+				    gr->nret };
+
+	if (!gr->cont)
+		return 0;
+	return repair_cross(v->rep, &sw, rep, nrep, MAX_FRAMES) > 0 && gr->nret == GOREAD_CONT_FRAMES;
+}
+
+/* A chain compared with a truth that crossed at frame at: Go's profile of a cgo call
+ * starts at g.syscallpc, inside runtime.cgocall where it entered the syscall state, and
+ * the repaired chain at the return address of its call of asmcgocall, a few instructions
+ * on in the same function. The frame is the same; so is the function, which is what is
+ * compared there: the truth takes the chain's pc when both name one function. */
+static void same_frame(struct verifier *v, const uint64_t *truth, size_t nt, size_t at, const uint64_t *chain,
+		       size_t nc, uint64_t *out)
+{
+	memcpy(out, truth, nt * sizeof(*truth));
+	if (at < nt && at < nc && truth[at] != chain[at] &&
+	    !strcmp(func_at(v, truth[at], 1), func_at(v, chain[at], 1)) && func_at(v, truth[at], 1)[0])
+		out[at] = chain[at];
+}
+
 static int compare_snapshot(struct verifier *v, const struct verify_capture *c)
 {
-	uint64_t truth[MAX_FRAMES], raw[MAX_FRAMES], rep[MAX_FRAMES];
-	size_t nraw, nrep;
+	uint64_t truth[MAX_FRAMES], raw[MAX_FRAMES], rep[MAX_FRAMES], t2[MAX_FRAMES];
+	size_t nraw, nrep, at = 0, replimit = KERNEL_MAX_STACK;
 	enum unwind_end end;
-	int nt, open;
+	enum door d = DOOR_NONE;
+	int nt, open, crossed = 0, budget = 0;
 	size_t ncmp;
 	struct verify_diff draw, drep;
 	char func[128];
 
 	nt = unwinder_unwind(v->uw, &c->ts, truth, MAX_FRAMES, &end);
+	if (nt > 0 && end == UNWIND_END_SWITCH)
+		d = door_at(v, truth[nt - 1], nt > 1);
+	if (d != DOOR_NONE && c->gr.have) {
+		enum unwind_end e2;
+		size_t n2 = cross_truth(v, c, d, truth + nt, MAX_FRAMES - (size_t)nt, &e2);
+
+		if (n2 > 0) {
+			at = (size_t)nt;
+			nt += (int)n2;
+			end = e2;
+			crossed = 1;
+		}
+	}
 	/* the unwinder's counters, for reports taken from other threads */
 	pthread_mutex_lock(&v->lock);
 	unwinder_get_stats(v->uw, &v->tot.unwind);
+	/* An m with no goroutine (the scheduler, after dropg) has nothing to cross: Go's
+	 * traceback stops there too (m.curg nil). */
+	if (d != DOOR_NONE && !crossed && !(c->gr.m && !c->gr.g))
+		v->tot.cross_missed++;
 	pthread_mutex_unlock(&v->lock);
 	if (nt <= 0) {
 		bump(v, &v->tot.unwind_failed);
@@ -643,26 +951,67 @@ static int compare_snapshot(struct verifier *v, const struct verify_capture *c)
 	nraw = verify_fp_chain(v->pid, &c->ts, raw, KERNEL_MAX_STACK);
 	stack_bytes(v);
 	repaired_chain(v, &c->ts, raw, nraw, rep, &nrep);
+	if (c->gr.have)
+		budget = cross_repaired(v, &c->gr, rep, &nrep);
+	if (budget && nrep < replimit)
+		replimit = nrep;
 	/* Past a stack switch or an unwind error the truth is unknown, not ended. */
 	open = end != UNWIND_END_TOP && end != UNWIND_END_STOP;
 	ncmp = libc_entry_depth(v, truth, (size_t)nt);
 	if (ncmp < (size_t)nt)
 		open = 1;
-	verify_compare(truth, ncmp, open, raw, nraw, KERNEL_MAX_STACK, &draw);
-	verify_compare(truth, ncmp, open, rep, nrep, KERNEL_MAX_STACK, &drep);
+	if (crossed) {
+		same_frame(v, truth, ncmp, at, raw, nraw, t2);
+		verify_compare(t2, ncmp, open, raw, nraw, KERNEL_MAX_STACK, &draw);
+		same_frame(v, truth, ncmp, at, rep, nrep, t2);
+		verify_compare(t2, ncmp, open, rep, nrep, replimit, &drep);
+	} else {
+		verify_compare(truth, ncmp, open, raw, nraw, KERNEL_MAX_STACK, &draw);
+		verify_compare(truth, ncmp, open, rep, nrep, KERNEL_MAX_STACK, &drep);
+	}
 	pc_name(v, truth[0], 0, func, sizeof(func));
-	account(v, func, &draw, &drep, c->stopped_ns);
+	account(v, func, &draw, &drep, crossed);
+	if (crossed && budget && ncmp > nrep)
+		bump(v, &v->tot.cross_budget);
 	if (v->result_fn) {
 		struct verify_result r = { c->ts.tid, truth, raw, rep, (size_t)nt, nraw, nrep, draw, drep,
-					   c->stopped_ns };
+					   c->stopped_ns, at };
 		v->result_fn(v->result_ctx, &r);
 	}
 	return 1;
 }
 
+/* The Go runtime's layout for the program the target runs now (NULL when it is not Go):
+ * with it the stops read the goroutine a thread's m serves, for the crossing. */
+static void go_layout(struct verifier *v)
+{
+	struct symfile *mf = symbolizer_main_file(v->sym);
+	const char *ver;
+
+	if (mf == v->go_file)
+		return;
+	gort_free(v->gort);
+	v->gort = NULL;
+	v->go_file = mf;
+	memset(v->mcache, 0, sizeof(v->mcache));
+	ver = mf ? symfile_go_version(mf) : NULL;
+	if (ver && ver[0])
+		v->gort = gort_new(ver, symfile_dwarf(mf), GORT_ARCH_AMD64);
+}
+
 static int one(struct verifier *v, pid_t tid)
 {
-	int rc = verify_capture(v->pid, tid, v->o.stack_copy, &v->cap);
+	unsigned slot = (unsigned)tid % MCACHE;
+	int rc;
+
+	go_layout(v);
+	v->cap.go = v->gort ? gort_offsets(v->gort) : NULL;
+	v->cap.m_hint = v->mcache[slot].tid == tid ? v->mcache[slot].m : 0;
+	rc = verify_capture(v->pid, tid, v->o.stack_copy, &v->cap);
+	if (rc == 0 && v->cap.gr.m) {
+		v->mcache[slot].tid = tid;
+		v->mcache[slot].m = v->cap.gr.m;
+	}
 
 	if (rc == -ESRCH) {
 		bump(v, &v->tot.gone);
@@ -902,6 +1251,14 @@ void verifier_report(struct verifier *v, struct verify_report *r)
 	}
 	r->stop_p50_ns = percentile(v->hist, v->tot.stops, 0.50);
 	r->stop_p99_ns = percentile(v->hist, v->tot.stops, 0.99);
+	{
+		uint64_t others = v->tot.stops - v->tot.gstops, mx = v->tot.stop_max_ns;
+
+		r->gstop_p50_ns = GP_MIN(percentile(v->ghist, v->tot.gstops, 0.50), mx);
+		r->gstop_p99_ns = GP_MIN(percentile(v->ghist, v->tot.gstops, 0.99), mx);
+		r->ostop_p50_ns = GP_MIN(percentile(v->ohist, others, 0.50), mx);
+		r->ostop_p99_ns = GP_MIN(percentile(v->ohist, others, 0.99), mx);
+	}
 	/* bucket middles can pass the largest value seen */
 	r->stop_p50_ns = GP_MIN(r->stop_p50_ns, r->stop_max_ns);
 	r->stop_p99_ns = GP_MIN(r->stop_p99_ns, r->stop_max_ns);

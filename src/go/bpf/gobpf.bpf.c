@@ -239,6 +239,13 @@ static __always_inline void read_labels(struct gobpf_rec *r, __u64 L)
  * and its frame-pointer chain from sched.bp. Each frame ({saved BP, return address},
  * amd64) lies inside the goroutine's stack and above the one before, so the walk ends on
  * the stack's first frame (BP 0 at its start, runtime/proc.go newproc1) and cannot loop.
+ * While newstack copies the stack (status _Gcopystack: 8, go1.19 to go1.27
+ * runtime/runtime2.go), g.stack and g.sched already name the new stack but the frames
+ * adjustframe has not reached yet still link into the old one, which holds the same frames
+ * until copystack frees it (go1.19 to go1.27 runtime/stack.go copystack: gp.stack = new,
+ * adjustframe from the innermost frame out, stackfree(old)): the walk follows that link
+ * for the rest of the GOBPF_CONT_FRAMES, upward within the new stack's size (the old one
+ * is at most half of it), 16 bytes a read (the window is short and rare).
  * The stack is read in chunks of CONT_CHUNK bytes from a frame on (never past the stack's
  * end): a read costs about 300 ns whatever its size here, and Go frames are small, so a
  * chunk holds several. s is the scratch span (the g and m are read by then). */
@@ -246,8 +253,8 @@ static __always_inline void read_labels(struct gobpf_rec *r, __u64 L)
 static __always_inline void read_cont(struct gobpf_rec *r, struct span *s, const __u64 *f, __u64 sp)
 {
 	__u64 lo = f[GOBPF_G_STACK_LO], hi = f[GOBPF_G_STACK_HI], ssp = f[GOBPF_G_SCHED_SP];
-	__u64 bp = f[GOBPF_G_SCHED_BP], clo = 0, clen = 0, off, next, len;
-	__u32 i, n = 0;
+	__u64 bp = f[GOBPF_G_SCHED_BP], clo = 0, clen = 0, off, next, len, jump = 0, pair[2];
+	__u32 i, n = 0, idx;
 
 	if (!gobpf_cfg.cont || lo >= hi || ssp < lo || ssp + 8 * GOBPF_CONT_WORDS > hi ||
 	    (sp >= lo && sp < hi))
@@ -276,12 +283,29 @@ static __always_inline void read_cont(struct gobpf_rec *r, struct span *s, const
 		__builtin_memcpy(&next, s->b + off, 8);
 		__builtin_memcpy(&r->cont.ret[i], s->b + off + 8, 8);
 		n = i + 1;
+		jump = next;
 		if (next <= bp)
 			break;
 		bp = next;
 	}
 	r->cont.n = n;
 	r->flags |= GOBPF_REC_CONT;
+	/* The old stack, when the walk left the new one while newstack copies it (see above):
+	 * a loop of its own after the first, which keeps the first as cheap to verify. */
+	if ((f[GOBPF_G_STATUS] & ~0x1000ULL) != 8 || !n || !user_ptr(jump) || (jump & 7) ||
+	    (jump >= ssp && jump + 16 <= hi))
+		return;
+	bp = jump;
+	for (i = 0; i < GOBPF_CONT_FRAMES; i++) {
+		idx = n + i;
+		if (idx >= GOBPF_CONT_FRAMES || bpf_probe_read_user(pair, sizeof(pair), (const void *)bp))
+			break;
+		r->cont.ret[idx] = pair[1];
+		r->cont.n = idx + 1;
+		if (pair[0] <= bp || (pair[0] & 7) || pair[0] + 16 > jump + (hi - lo))
+			break;
+		bp = pair[0];
+	}
 }
 
 static __always_inline int sample(struct bpf_perf_event_data *ctx, int kregs)
