@@ -923,8 +923,10 @@ static void label_set(struct agg *a, struct evprof *e, const struct gort_labels 
 }
 
 /* The function the user part of chain c (innermost first) called from its frame in
- * function wrap, as Go's traceback names it: the outermost frame of the address before
- * wrap's. A string id, or 0 when the chain does not show wrap near its outer end. */
+ * function wrap, as Go's traceback names it: the function inlined into wrap at that frame
+ * when there is one (a func literal the wrapper inlined), else the outermost frame of the
+ * address before wrap's. A string id, or 0 when the chain does not show wrap near its
+ * outer end. */
 static uint32_t wrapped_fn(struct agg *a, struct evprof *e, const char *wrap, const uint64_t *user,
 			   size_t nu)
 {
@@ -938,6 +940,8 @@ static uint32_t wrapped_fn(struct agg *a, struct evprof *e, const char *wrap, co
 		n = symbolizer_lookup(a->sym, user[k], 1, &mod, fr, MAX_INLINE);
 		if (n <= 0 || !fr[n - 1].func || strcmp(fr[n - 1].func, wrap))
 			continue;
+		if (n > 1)
+			return fr[n - 2].func ? prof_str(e->prof, fr[n - 2].func) : 0;
 		n = symbolizer_lookup(a->sym, user[k - 1], k - 1 > 0, &mod, fr, MAX_INLINE);
 		if (n <= 0 || !fr[n - 1].func || fr[n - 1].wrapper)
 			return 0;
