@@ -133,10 +133,13 @@ void view_labels_set_key(struct view *v, const char *key, size_t len)
 	set_key(facet_of(v), key, len);
 }
 
+/* Keys the Threads and Goroutines views show (goroutine_fn: gotop-perf's own label, the
+ * Goroutines view's groups), not among the Labels view's pprof label keys. */
 static int own_view_key(const struct model_key *k)
 {
 	return (k->len == 6 && !memcmp(k->key, "thread", 6)) ||
-	       (k->len == 9 && !memcmp(k->key, "goroutine", 9));
+	       (k->len == 9 && !memcmp(k->key, "goroutine", 9)) ||
+	       (k->len == 12 && !memcmp(k->key, "goroutine_fn", 12));
 }
 
 static uint64_t value_key(const struct model_value *v)
