@@ -9,19 +9,20 @@
 # function of every goroutine alive at the end that both name (the workers) is the one in
 # Go's own goroutine dump (the last frame before "created by"), read from the saved profile's
 # goroutine_fn and goroutine labels with go tool pprof -raw. For each Go release of
-# GO_VERSIONS, plain builds.
+# GO_VERSIONS, plain builds; then once with --no-bpf, where the reader takes g.startpc from
+# its own read of the g after the sample (the same goroutine: same g, goid and stack).
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
 need_perf
 need_pprof
-plan_per_version 4
+plan_per_version 4 1
 SRC=$TOP_SRCDIR/tests/workloads/go/gostart.go
 
 for v in $GO_VERSIONS; do
 	bin=$T/gostart-$v
 	go_build_or_skip 4 "$v" plain "$SRC" "$bin" || continue
 	rm -f "$T/info" "$T/dump"
-	"$GOTOP_PERF" --batch -n 5 --rows 0 --view top,goroutines --sort total \
+	"$GOTOP_PERF" --batch -n 8 --rows 0 --view top,goroutines --sort total \
 		--save "$T/p-$v.pb.gz" -- "$bin" -d 4s -info "$T/info" -dump "$T/dump" \
 		>"$T/out" 2>"$T/err"
 	rc=$?
@@ -68,5 +69,22 @@ for v in $GO_VERSIONS; do
 		diag_file "$T/both"
 		diag_file "$T/theirs"
 	fi
+	last=$bin
+	lastv=$v
 done
+
+if [ -z "${last:-}" ]; then
+	skip "--no-bpf: no Go toolchain"
+else
+	rm -f "$T/info"
+	"$GOTOP_PERF" --batch -n 8 --rows 0 --no-bpf --view goroutines -- "$last" -d 4s \
+		-info "$T/info" >"$T/out" 2>"$T/err"
+	started=$(cat "$T/info" 2>/dev/null)
+	top=$(awk '/^=== iteration/ { n = NR } { l[NR] = $0 } END { for (i = n; i <= NR; i++) print l[i] }' \
+		"$T/out" | awk '/^== Goroutines ==/ { getline; getline; print; exit }')
+	set -- $top
+	count=${3#[+-]}
+	check "go$lastv --no-bpf: the top row is main.handle, $count goroutines of the $started started" \
+		sh -c "[ '$4' = main.handle ] && [ -n '$started' ] && [ '$count' -ge \$(($started / 2)) ] 2>/dev/null && [ '$count' -le '$started' ]"
+fi
 finish
