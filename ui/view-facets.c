@@ -573,19 +573,19 @@ static void group_row(struct ui *ui, struct facet *f, const struct ggroup *g, st
 	const struct gview_state *gs = &f->gs;
 	const uint64_t *e = hashmap_get(&gs->expanded, g->key);
 	char pct[16], buf[1300], name[1100];
+	int64_t x[PROF_MAX_VALUES] = { 0 }; /* the members' totals: sums over its ids */
 	size_t k, j;
 
 	tl_reset(l);
 	ui_pct(pct, sizeof(pct), g->value, f->tot.value);
 	tl_field(l, ui_pct_attr(g->value, f->tot.value), pct, 7, TL_RIGHT);
 	tl_printf(l, UA_NORMAL, "%10llu", (unsigned long long)g->n);
+	for (k = 0; k < ui->nxmodel && k < PROF_MAX_VALUES; k++)
+		for (j = 0; j < g->nmem; j++)
+			x[k] += f->xv[g->mem[j] * ui->nxmodel + k];
 	for (k = 0; k < ui->nxmodel; k++) {
-		int64_t x[PROF_MAX_VALUES] = { 0 };
 		char num[32];
 
-		for (size_t kk = 0; kk < ui->nxmodel && kk < PROF_MAX_VALUES; kk++)
-			for (j = 0; j < g->nmem; j++)
-				x[kk] += f->xv[g->mem[j] * ui->nxmodel + kk];
 		snprintf(num, sizeof(num), "%lld", (long long)x[k]);
 		tl_put(l, UA_NORMAL, " ");
 		tl_field(l, UA_NORMAL, num, MEMBER_W, TL_RIGHT);
@@ -731,7 +731,8 @@ static int facet_action(struct ui *ui, struct view *v, enum ui_action a)
 		groups_build(ui, f);
 		return R_REDRAW;
 	}
-	if (f->kind == F_GOROUTINES && (a == ACT_COLLAPSE || a == ACT_TOGGLE) && grow_val(f, v->sel)) {
+	if (f->kind == F_GOROUTINES && (a == ACT_COLLAPSE || a == ACT_TOGGLE) &&
+	    grow_val(f, v->sel)) {
 		/* On an id: hide its group's ids and select the group. */
 		size_t g = f->gs.rows[v->sel].g;
 
@@ -797,7 +798,8 @@ static int facet_action(struct ui *ui, struct view *v, enum ui_action a)
 			const struct model_value *jv = any_val(f, j);
 			const struct ggroup *jg = f->kind == F_GOROUTINES ? grow_group(f, j) : NULL;
 			long top = jv ? jv->top_fn : jg ? jg->top_fn : -1;
-			const struct model_fn *fn = top >= 0 ? model_fn(ui->model, (uint32_t)top) : NULL;
+			const struct model_fn *fn =
+				top >= 0 ? model_fn(ui->model, (uint32_t)top) : NULL;
 
 			if (fn && memmem(fn->name, fn->name_len, ui->search, strlen(ui->search))) {
 				v->sel = j;
