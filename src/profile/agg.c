@@ -36,6 +36,8 @@
  * kernel symbols instead. Sized so that a high rate on many CPUs stays below it for the
  * time kallsyms takes to load. */
 #define MAX_HELD_BYTES (16u << 20)
+/* Goroutine start pcs whose names are kept (start_fn). */
+#define START_FNS_MAX 65536
 
 /* Label sets converted to prof labels, by the goruntime's interned pointer. */
 struct labelset {
@@ -964,15 +966,20 @@ static uint32_t start_fn(struct agg *a, struct evprof *e, uint64_t startpc, cons
 {
 	struct sym_frame fr[MAX_INLINE];
 	const struct sym_module *mod = NULL;
-	uint64_t *slot = hashmap_put(&e->startfns, startpc, NULL);
+	uint64_t *slot = hashmap_get(&e->startfns, startpc);
 	uint32_t id;
 	int n;
 
-	if (*slot)
+	if (slot && *slot)
 		return (uint32_t)*slot;
 	n = symbolizer_lookup(a->sym, startpc, 0, &mod, fr, MAX_INLINE);
 	if (n <= 0 || !fr[n - 1].func)
 		return 0; /* not kept: the maps may come later */
+	/* A program has as many start pcs as functions it starts goroutines with; a g.startpc
+	 * the target scribbled on must not grow the map without end. */
+	if (hashmap_count(&e->startfns) >= START_FNS_MAX)
+		return prof_str(e->prof, fr[n - 1].func);
+	slot = hashmap_put(&e->startfns, startpc, NULL);
 	if (!fr[n - 1].wrapper) {
 		*slot = prof_str(e->prof, fr[n - 1].func);
 		return (uint32_t)*slot;
