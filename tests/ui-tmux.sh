@@ -9,7 +9,7 @@ command -v tmux >/dev/null 2>&1 || skip_all "tmux is not installed"
 need_perf
 [ -e /lib/terminfo/s/screen ] || [ -e /usr/share/terminfo/s/screen ] ||
 	skip_all "no terminfo entry for TERM=screen"
-plan 51
+plan 52
 
 W=$TOP_BUILDDIR/tests/workloads/cchains
 SOCK=gotop-ui-test-$$
@@ -280,10 +280,15 @@ if go_build "$GO_VERSION" plain "$TOP_SRCDIR/tests/workloads/go/goroutines.go" "
 		"grep -q ' main.recvForever  goroutines.go:[0-9]' '$T/pane.txt' &&
 		 grep -Eq 'ids: [0-9]+ [0-9]+ [0-9]+\$' '$T/pane.txt'"
 	keys m
-	check "... m again: on-CPU shares per goroutine" wait_for 'GOROUTINE +LABELS / HOT FUNCTION'
+	check "... m again: on-CPU shares by start function" wait_for 'GOROUTINES +START FUNCTION +LABELS +HOT FUNCTION'
+	keys Home
+	keys Enter
+	check "... Enter on a start function's row lists its goroutine ids under it" wait_cmd sh -c \
+		"grep -Eq '^ +[0-9.]+% +[0-9]+ +-[0-9]+ +[a-z]' '$T/pane.txt' &&
+		 grep -Eq '^ +[0-9.]+% +[0-9]+ +[0-9]+ ' '$T/pane.txt'"
 	keys q
 	wait_for 'ui-test\$ *$' >/dev/null
 else
-	skip_n 3 "Go $GO_VERSION toolchain unavailable"
+	skip_n 4 "Go $GO_VERSION toolchain unavailable"
 fi
 finish

@@ -49,7 +49,7 @@ static const struct ui_key keys[] = {
 	{ '2', ACT_VIEW_TREE, "2", "Tree: top-down call tree", VB_ALL, NULL },
 	{ '3', ACT_VIEW_CALLERS, "3", "Callers: who calls the selected function (bottom-up)", VB_ALL, NULL },
 	{ '4', ACT_VIEW_LABELS, "4", "Labels: shares by pprof label value", VB_ALL, NULL },
-	{ '5', ACT_VIEW_GOROUTINES, "5", "Goroutines: shares by goroutine (Go targets)", VB_ALL, NULL },
+	{ '5', ACT_VIEW_GOROUTINES, "5", "Goroutines: shares by start function and labels (Go targets)", VB_ALL, NULL },
 	{ '6', ACT_VIEW_THREADS, "6", "Threads: shares by thread", VB_ALL, NULL },
 	{ '7', ACT_VIEW_FLAME, "7", "Flame: icicle graph, each frame as wide as its total share", VB_ALL, NULL },
 	{ 'm', ACT_GOROUTINE_MODE, "m", "Goroutines: on-CPU shares / all goroutines now (stack, wait)",
@@ -112,7 +112,7 @@ static const struct ui_key keys[] = {
 	{ 'i', ACT_IGNORE, "i", "ignore the selected function (like pprof -ignore)", V_FUNCS, NULL },
 
 	/* Labels, goroutines, threads. */
-	{ '\n', ACT_ENTER, "Enter f", "focus Top and Tree on the selected value", V_FACETS, "Focus" },
+	{ '\n', ACT_ENTER, "Enter f", "focus Top and Tree on the selected value (a goroutine group: list its ids)", V_FACETS, "Focus" },
 	{ '\r', ACT_ENTER, NULL, NULL, V_FACETS, NULL },
 	{ KEY_ENTER, ACT_ENTER, NULL, NULL, V_FACETS, NULL },
 	{ 'f', ACT_ENTER, NULL, NULL, V_FACETS, NULL },

@@ -1,6 +1,9 @@
 /* view-facets.c: the views that split samples by one dimension: Labels (a pprof label
  * key chosen among those seen), Goroutines and Threads; Enter focuses the other views on
- * the selected value (like go tool pprof -tagfocus). */
+ * the selected value (like go tool pprof -tagfocus). Goroutines are grouped by their start
+ * function (the goroutine_fn label, src/profile/agg.c) and pprof labels, each group with
+ * the number of goroutines it stands for; Enter on a group lists their ids, Enter on an id
+ * focuses on it. */
 #include "config.h"
 #include "ui.h"
 
@@ -12,6 +15,35 @@
 #include "gotop/util.h"
 
 enum facet_kind { F_LABELS, F_GOROUTINES, F_THREADS };
+
+/* Goroutines: a group of goroutine ids sharing a start function and label set. */
+struct ggroup {
+	uint64_t key;            /* hash of the start function and label text */
+	const char *fn;          /* start function (borrowed from the model), NULL unknown */
+	size_t fnlen;
+	size_t rep;              /* a sample of its biggest goroutine: its labels */
+	int64_t value;
+	uint64_t n;
+	size_t *mem;             /* indexes into vals, by value descending */
+	size_t nmem;
+	long top_fn;             /* hot function of its biggest goroutine */
+};
+
+/* A row of the Goroutines view: a group (v < 0), one of its ids (v: index into vals),
+ * or the samples without an id (g == GROW_REST). */
+#define GROW_REST ((size_t)-1)
+struct grow {
+	size_t g;
+	long v;
+};
+
+struct gview_state {
+	struct ggroup *grp;
+	size_t ngrp;
+	struct grow *rows;
+	size_t nrows, caprows;
+	struct hashmap expanded; /* group key -> 1 */
+};
 
 struct facet {
 	enum facet_kind kind;
@@ -37,6 +69,7 @@ struct facet {
 	struct model_totals btot;
 	int64_t brest;           /* the baseline's samples without the key */
 	struct hashmap bidx;     /* hash of a value (+ probe) -> index + 1 in bvals */
+	struct gview_state gs;   /* Goroutines */
 };
 
 #define MEMBER_W 12
@@ -47,6 +80,21 @@ static const struct model_value *row_val(const struct facet *f, size_t i)
 	if (f->has_rest && i >= f->rest_at)
 		return i == f->rest_at ? NULL : i - 1 < f->n ? &f->vals[i - 1] : NULL;
 	return i < f->n ? &f->vals[i] : NULL;
+}
+
+/* The value of a goroutine row: its id's, or NULL for a group or the samples without one. */
+static const struct model_value *grow_val(const struct facet *f, size_t i)
+{
+	const struct grow *r = i < f->gs.nrows ? &f->gs.rows[i] : NULL;
+
+	return r && r->g != GROW_REST && r->v >= 0 ? &f->vals[r->v] : NULL;
+}
+
+static const struct ggroup *grow_group(const struct facet *f, size_t i)
+{
+	const struct grow *r = i < f->gs.nrows ? &f->gs.rows[i] : NULL;
+
+	return r && r->g != GROW_REST && r->v < 0 ? &f->gs.grp[r->g] : NULL;
 }
 
 static void set_key(struct facet *f, const char *key, size_t len)
@@ -85,10 +133,13 @@ void view_labels_set_key(struct view *v, const char *key, size_t len)
 	set_key(facet_of(v), key, len);
 }
 
+/* Keys the Threads and Goroutines views show (goroutine_fn: gotop-perf's own label, the
+ * Goroutines view's groups), not among the Labels view's pprof label keys. */
 static int own_view_key(const struct model_key *k)
 {
 	return (k->len == 6 && !memcmp(k->key, "thread", 6)) ||
-	       (k->len == 9 && !memcmp(k->key, "goroutine", 9));
+	       (k->len == 9 && !memcmp(k->key, "goroutine", 9)) ||
+	       (k->len == 12 && !memcmp(k->key, "goroutine_fn", 12));
 }
 
 static uint64_t value_key(const struct model_value *v)
@@ -128,6 +179,8 @@ static void members_update(struct ui *ui, struct facet *f)
 		free(xv);
 	}
 }
+
+static void groups_build(struct ui *ui, struct facet *f);
 
 static void facet_update(struct ui *ui, struct view *v)
 {
@@ -201,6 +254,8 @@ static void facet_update(struct ui *ui, struct view *v)
 		for (f->rest_at = 0; f->rest_at < f->n && f->vals[f->rest_at].value >= f->rest_value;)
 			f->rest_at++;
 	}
+	if (f->kind == F_GOROUTINES)
+		groups_build(ui, f);
 }
 
 /* The baseline's value of val (NULL: the samples without the key); 0, or -1 when the
@@ -231,15 +286,26 @@ static size_t facet_nrows(struct ui *ui, struct view *v)
 {
 	struct facet *f = facet_of(v);
 
+	if (f->kind == F_GOROUTINES)
+		return f->gs.nrows;
 	return f->n + (size_t)f->has_rest;
+}
+
+/* The value at row i of any facet view (NULL: a group, or the samples without the key). */
+static const struct model_value *any_val(const struct facet *f, size_t i)
+{
+	return f->kind == F_GOROUTINES ? grow_val(f, i) : row_val(f, i);
 }
 
 static uint64_t facet_row_id(struct ui *ui, struct view *v, size_t i)
 {
 	struct facet *f = facet_of(v);
 	uint64_t h = util_hash(f->key, f->key_len, 1);
+	const struct model_value *val;
 
-	const struct model_value *val = row_val(f, i);
+	if (f->kind == F_GOROUTINES && grow_group(f, i))
+		return util_mix64(h ^ grow_group(f, i)->key ^ 0x67727570ULL);
+	val = any_val(f, i);
 
 	if (!val)
 		return util_mix64(h ^ 0x6e6f6e65ULL);
@@ -302,8 +368,8 @@ static void facet_title(struct ui *ui, struct view *v, struct tline *l)
 		tl_field(l, UA_HEAD, "TID      NAME", vw, ui->batch ? TL_NOCUT : 0);
 		tl_put(l, UA_HEAD, " HOT FUNCTION");
 	} else if (f->kind == F_GOROUTINES) {
-		tl_field(l, UA_HEAD, "GOROUTINE", vw, ui->batch ? TL_NOCUT : 0);
-		tl_put(l, UA_HEAD, " LABELS / HOT FUNCTION");
+		tl_field(l, UA_HEAD, "GOROUTINES", vw, ui->batch ? TL_NOCUT : 0);
+		tl_put(l, UA_HEAD, " START FUNCTION  LABELS  HOT FUNCTION");
 	} else {
 		char k[300];
 
@@ -376,6 +442,8 @@ static void labels_text(struct ui *ui, size_t sidx, char *buf, size_t n)
 		if (!s.labels[i].str)
 			continue;
 		ks = prof_string(p, s.labels[i].key, &kl);
+		if (kl == 12 && !memcmp(ks, "goroutine_fn", 12))
+			continue; /* the Goroutines view's own column */
 		vs = prof_string(p, s.labels[i].str, &vl);
 		ui_esc(ui, key, sizeof(key), ks, kl);
 		ui_esc(ui, val, sizeof(val), vs, vl);
@@ -385,16 +453,183 @@ static void labels_text(struct ui *ui, size_t sidx, char *buf, size_t n)
 		buf[n - 1] = 0;
 }
 
+/* The goroutine_fn label of a sample (src/profile/agg.c): its goroutine's start function. */
+static const char *sample_start_fn(const struct prof *p, size_t sidx, size_t *len)
+{
+	struct prof_sample s;
+	uint32_t i;
+
+	if (prof_sample_at(p, sidx, &s))
+		return NULL;
+	for (i = 0; i < s.nlabels; i++) {
+		size_t kl;
+		const char *ks;
+
+		if (!s.labels[i].str)
+			continue;
+		ks = prof_string(p, s.labels[i].key, &kl);
+		if (ks && kl == 12 && !memcmp(ks, "goroutine_fn", 12))
+			return prof_string(p, s.labels[i].str, len);
+	}
+	return NULL;
+}
+
+static int group_cmp(const void *a, const void *b)
+{
+	const struct ggroup *x = a, *y = b;
+
+	if (x->value != y->value)
+		return x->value > y->value ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static void groups_free(struct gview_state *gs)
+{
+	size_t i;
+
+	for (i = 0; i < gs->ngrp; i++)
+		free(gs->grp[i].mem);
+	free(gs->grp);
+	gs->grp = NULL;
+	gs->ngrp = 0;
+	gs->nrows = 0;
+}
+
+static void grow_add(struct gview_state *gs, size_t g, long v)
+{
+	xgrow((void **)&gs->rows, &gs->caprows, gs->nrows + 1, sizeof(*gs->rows));
+	gs->rows[gs->nrows].g = g;
+	gs->rows[gs->nrows++].v = v;
+}
+
+/* Groups the goroutine ids (vals, by value descending) by start function and the label
+ * set their representative sample carries (the set each spent most under), then lays out
+ * the rows: groups by value, the samples without an id among them, the ids of expanded
+ * groups under theirs. */
+static void groups_build(struct ui *ui, struct facet *f)
+{
+	struct gview_state *gs = &f->gs;
+	const struct prof *p = model_prof(ui->model);
+	struct hashmap idx = { 0 };
+	char lt[1200];
+	size_t i, j, cap = 0;
+	int rest_done = !f->has_rest;
+
+	groups_free(gs);
+	for (i = 0; i < f->n; i++) {
+		const struct model_value *val = &f->vals[i];
+		struct ggroup *g;
+		size_t fl = 0;
+		const char *fn = sample_start_fn(p, val->rep, &fl);
+		uint64_t key, *slot;
+		int created;
+
+		labels_text(ui, val->rep, lt, sizeof(lt));
+		key = util_hash(lt, strlen(lt), fn ? util_hash(fn, fl, 3) : 4) | 1;
+		slot = hashmap_put(&idx, key, &created);
+		if (created) {
+			xgrow((void **)&gs->grp, &cap, gs->ngrp + 1, sizeof(*gs->grp));
+			g = &gs->grp[gs->ngrp];
+			memset(g, 0, sizeof(*g));
+			g->key = key;
+			g->fn = fn;
+			g->fnlen = fl;
+			g->rep = val->rep;
+			g->top_fn = val->top_fn; /* vals come by value: the first is the biggest */
+			*slot = ++gs->ngrp;
+		}
+		g = &gs->grp[*slot - 1];
+		g->value += val->value;
+		g->n += val->n;
+		g->mem = xrealloc(g->mem, (g->nmem + 1) * sizeof(*g->mem));
+		g->mem[g->nmem++] = i;
+	}
+	hashmap_free(&idx);
+	if (gs->ngrp > 1)
+		qsort(gs->grp, gs->ngrp, sizeof(*gs->grp), group_cmp);
+	for (i = 0; i < gs->ngrp; i++) {
+		const struct ggroup *g = &gs->grp[i];
+		const uint64_t *e;
+
+		if (!rest_done && g->value < f->rest_value) {
+			grow_add(gs, GROW_REST, -1);
+			rest_done = 1;
+		}
+		grow_add(gs, i, -1);
+		e = hashmap_get(&gs->expanded, g->key);
+		if (e && *e)
+			for (j = 0; j < g->nmem; j++)
+				grow_add(gs, i, (long)g->mem[j]);
+	}
+	if (!rest_done)
+		grow_add(gs, GROW_REST, -1);
+}
+
+/* A group's row: share, samples, the members' columns, its goroutines, start function,
+ * labels, hot function. */
+static void group_row(struct ui *ui, struct facet *f, const struct ggroup *g, struct tline *l)
+{
+	int flags = ui->batch ? TL_NOCUT : 0;
+	const struct gview_state *gs = &f->gs;
+	const uint64_t *e = hashmap_get(&gs->expanded, g->key);
+	char pct[16], buf[1300], name[1100];
+	int64_t x[PROF_MAX_VALUES] = { 0 }; /* the members' totals: sums over its ids */
+	size_t k, j;
+
+	tl_reset(l);
+	ui_pct(pct, sizeof(pct), g->value, f->tot.value);
+	tl_field(l, ui_pct_attr(g->value, f->tot.value), pct, 7, TL_RIGHT);
+	tl_printf(l, UA_NORMAL, "%10llu", (unsigned long long)g->n);
+	for (k = 0; k < ui->nxmodel && k < PROF_MAX_VALUES; k++)
+		for (j = 0; j < g->nmem; j++)
+			x[k] += f->xv[g->mem[j] * ui->nxmodel + k];
+	for (k = 0; k < ui->nxmodel; k++) {
+		char num[32];
+
+		snprintf(num, sizeof(num), "%lld", (long long)x[k]);
+		tl_put(l, UA_NORMAL, " ");
+		tl_field(l, UA_NORMAL, num, MEMBER_W, TL_RIGHT);
+		ui_member_ratio(ui, k, g->value, x, num, sizeof(num));
+		tl_put(l, UA_NORMAL, " ");
+		tl_field(l, UA_NORMAL, num, MEMBER_W, TL_RIGHT);
+	}
+	tl_put(l, UA_NORMAL, "  ");
+	snprintf(buf, sizeof(buf), "%c%zu", e && *e ? '-' : '+', g->nmem);
+	tl_field(l, UA_NORMAL, buf, value_width(ui, f), flags);
+	tl_put(l, UA_NORMAL, " ");
+	if (g->fn)
+		ui_esc(ui, name, sizeof(name), g->fn, g->fnlen);
+	else
+		snprintf(name, sizeof(name), "(start unknown)");
+	tl_put(l, g->fn ? UA_NORMAL : UA_DIM, name);
+	tl_put(l, UA_NORMAL, "  ");
+	labels_text(ui, g->rep, buf, sizeof(buf));
+	if (buf[0]) {
+		tl_put(l, UA_DIM, buf);
+		tl_put(l, UA_NORMAL, "  ");
+	}
+	if (g->top_fn >= 0) {
+		const struct model_fn *fn = model_fn(ui->model, (uint32_t)g->top_fn);
+
+		tl_field(l, UA_NORMAL, ui_fn_name(ui, fn, name, sizeof(name)),
+			 ui->batch ? 0 : GP_MAX(ui->width - l->cols, 0), flags);
+	}
+}
+
 static void facet_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 {
 	struct facet *f = facet_of(v);
 	int vw = value_width(ui, f), flags = ui->batch ? TL_NOCUT : 0;
 	char pct[16], buf[1200];
-	const struct model_value *val = row_val(f, i);
+	const struct model_value *val = any_val(f, i);
 	int64_t value = val ? val->value : f->rest_value;
 	uint64_t cnt = val ? val->n : f->rest_n;
 	int marked = 0;
 
+	if (f->kind == F_GOROUTINES && grow_group(f, i)) {
+		group_row(ui, f, grow_group(f, i), l);
+		return;
+	}
 	tl_reset(l);
 	ui_pct(pct, sizeof(pct), value, f->tot.value);
 	tl_field(l, ui_pct_attr(value, f->tot.value), pct, 7, TL_RIGHT);
@@ -447,7 +682,9 @@ static void facet_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 		snprintf(buf, sizeof(buf), "%s%s", marked ? "*" : "", e);
 		tl_field(l, marked ? UA_MARK : UA_NORMAL, buf, vw, flags);
 	} else {
-		snprintf(buf, sizeof(buf), "%s%lld", marked ? "*" : "", (long long)val->num);
+		/* A goroutine id, under its group. */
+		snprintf(buf, sizeof(buf), "%s%s%lld", f->kind == F_GOROUTINES ? "  " : "",
+			 marked ? "*" : "", (long long)val->num);
 		tl_field(l, marked ? UA_MARK : UA_NORMAL, buf, vw, flags);
 	}
 	tl_put(l, UA_NORMAL, " ");
@@ -485,9 +722,30 @@ static int facet_action(struct ui *ui, struct view *v, enum ui_action a)
 	size_t i, cur = 0;
 	char kb[300];
 
+	if (f->kind == F_GOROUTINES && grow_group(f, v->sel) &&
+	    (a == ACT_ENTER || a == ACT_TOGGLE || a == ACT_EXPAND || a == ACT_COLLAPSE)) {
+		/* Enter on a group lists its goroutine ids under it (or hides them). */
+		uint64_t *slot = hashmap_put(&f->gs.expanded, grow_group(f, v->sel)->key, NULL);
+
+		*slot = a == ACT_EXPAND ? 1 : a == ACT_COLLAPSE ? 0 : !*slot;
+		groups_build(ui, f);
+		return R_REDRAW;
+	}
+	if (f->kind == F_GOROUTINES && (a == ACT_COLLAPSE || a == ACT_TOGGLE) &&
+	    grow_val(f, v->sel)) {
+		/* On an id: hide its group's ids and select the group. */
+		size_t g = f->gs.rows[v->sel].g;
+
+		*hashmap_put(&f->gs.expanded, f->gs.grp[g].key, NULL) = 0;
+		groups_build(ui, f);
+		for (i = 0; i < f->gs.nrows; i++)
+			if (f->gs.rows[i].g == g && f->gs.rows[i].v < 0)
+				v->sel = i;
+		return R_REDRAW;
+	}
 	switch (a) {
 	case ACT_ENTER:
-		val = row_val(f, v->sel);
+		val = any_val(f, v->sel);
 		if (!val) {
 			if (f->has_rest)
 				ui_set_status(ui, UA_ERR, "samples without the label cannot be focused");
@@ -537,9 +795,11 @@ static int facet_action(struct ui *ui, struct view *v, enum ui_action a)
 		/* Search is for functions; here it finds the value whose hot function matches. */
 		for (size_t k = 1, rows = facet_nrows(ui, v); k <= rows && ui->search[0]; k++) {
 			size_t j = a == ACT_FIND_NEXT ? (v->sel + k) % rows : (v->sel + rows - k % rows) % rows;
-			const struct model_value *jv = row_val(f, j);
-			const struct model_fn *fn = jv && jv->top_fn >= 0
-				? model_fn(ui->model, (uint32_t)jv->top_fn) : NULL;
+			const struct model_value *jv = any_val(f, j);
+			const struct ggroup *jg = f->kind == F_GOROUTINES ? grow_group(f, j) : NULL;
+			long top = jv ? jv->top_fn : jg ? jg->top_fn : -1;
+			const struct model_fn *fn =
+				top >= 0 ? model_fn(ui->model, (uint32_t)top) : NULL;
 
 			if (fn && memmem(fn->name, fn->name_len, ui->search, strlen(ui->search))) {
 				v->sel = j;
@@ -580,9 +840,10 @@ static const char *facet_empty(struct ui *ui, struct view *v)
 static long facet_selected_fn(struct ui *ui, struct view *v)
 {
 	struct facet *f = facet_of(v);
+	const struct model_value *val = any_val(f, v->sel);
 
-	const struct model_value *val = row_val(f, v->sel);
-
+	if (f->kind == F_GOROUTINES && grow_group(f, v->sel))
+		return grow_group(f, v->sel)->top_fn;
 	return val ? val->top_fn : -1;
 }
 
@@ -597,6 +858,9 @@ static void facet_free(struct view *v)
 		free(f->key);
 		free(f->bvals);
 		hashmap_free(&f->bidx);
+		groups_free(&f->gs);
+		free(f->gs.rows);
+		hashmap_free(&f->gs.expanded);
 	}
 	free(f);
 	v->priv = NULL;

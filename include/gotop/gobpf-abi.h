@@ -20,7 +20,8 @@
 
 /* Field order of gobpf_rec.g / .curg and of gobpf_cfg.goff. */
 enum { GOBPF_G_STACK_LO, GOBPF_G_STACK_HI, GOBPF_G_M, GOBPF_G_GOID, GOBPF_G_LABELS,
-       GOBPF_G_STATUS, GOBPF_G_SCHED_PC, GOBPF_G_SCHED_SP, GOBPF_G_SCHED_BP, GOBPF_G_NFIELDS };
+       GOBPF_G_STATUS, GOBPF_G_SCHED_PC, GOBPF_G_SCHED_SP, GOBPF_G_SCHED_BP, GOBPF_G_STARTPC,
+       GOBPF_G_NFIELDS };
 /* Field order of gobpf_rec.m and of gobpf_cfg.moff. */
 enum { GOBPF_M_G0, GOBPF_M_PROCID, GOBPF_M_GSIGNAL, GOBPF_M_CURG, GOBPF_M_NFIELDS };
 

@@ -18,6 +18,7 @@ struct goread_extra {
 	int32_t rc;                       /* gort_read's result: 0 found */
 	uint32_t flags;                   /* GORT_* */
 	uint64_t delay_ns;                /* from the sample's time to the read */
+	uint64_t startpc;                 /* gort_result.startpc: the start function's entry */
 };
 
 /* The state of the sample's goroutine when it was suspended at a stack switch (systemstack,

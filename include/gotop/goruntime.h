@@ -76,6 +76,8 @@ struct gort_result {
 	uint64_t goid;
 	const struct gort_labels *labels; /* NULL: none. Borrowed, valid until gort_free */
 	int flags;                        /* GORT_* above */
+	uint64_t startpc;                 /* g.startpc (runtime2.go): the entry of the function
+					   * the goroutine was started with; 0 unknown */
 };
 
 struct gort_stats {

@@ -71,6 +71,7 @@ static int cfg_from(const struct gort_offsets *o, struct gobpf_cfg *c)
 	c->goff[GOBPF_G_SCHED_PC] = o->g_sched_pc;
 	c->goff[GOBPF_G_SCHED_SP] = o->g_sched_sp;
 	c->goff[GOBPF_G_SCHED_BP] = o->g_sched_bp;
+	c->goff[GOBPF_G_STARTPC] = o->g_startpc; /* 0 when unknown: the reader ignores it */
 	c->moff[GOBPF_M_G0] = o->m_g0;
 	c->moff[GOBPF_M_PROCID] = o->m_procid;
 	c->moff[GOBPF_M_GSIGNAL] = o->m_gsignal;

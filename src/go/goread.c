@@ -483,6 +483,7 @@ static size_t flush(struct goread_slot *slot, struct goread *gr)
 		if (x->rc == 0) {
 			x->goid = r->goid;
 			x->labels = r->labels;
+			x->startpc = r->startpc;
 			slot->st.found++;
 			if (x->labels && x->labels->n)
 				slot->st.labelled++;

@@ -37,6 +37,7 @@ static bool snap_g(const struct gort *gr, uint64_t addr, struct gview *v)
 	v->labels = f[GOBPF_G_LABELS];
 	v->status = (uint32_t)f[GOBPF_G_STATUS];
 	v->sched_sp = f[GOBPF_G_SCHED_SP];
+	v->startpc = gr->off.g_startpc ? f[GOBPF_G_STARTPC] : 0;
 	v->early = false; /* older than any read of this batch: no sweep-generation proof */
 	v->snap = true;
 	return true;
@@ -65,6 +66,7 @@ static int read_g(struct gort *gr, const struct gp_mem *mem, uint64_t addr, stru
 	v->labels = ld64(gr->gbuf, o->g_labels);
 	v->status = ld32(gr->gbuf, o->g_atomicstatus);
 	v->sched_sp = o->g_sched_sp ? ld64(gr->gbuf, o->g_sched_sp) : 0;
+	v->startpc = o->g_startpc ? ld64(gr->gbuf, o->g_startpc) : 0;
 	return 0;
 }
 

@@ -249,6 +249,7 @@ struct gort {
 struct gview {
 	uint64_t addr, stack_lo, stack_hi, m, goid, labels;
 	uint64_t sched_sp; /* g.sched.sp: non-zero while suspended at a stack switch */
+	uint64_t startpc;  /* g.startpc: the entry of the goroutine's start function, 0 unknown */
 	uint32_t status;
 	bool early; /* read by gort_read_batch's first read, before its sweep generation */
 	bool snap;  /* from the sample's snapshot (gort_sample.snap): as of the sample */

@@ -29,7 +29,7 @@ struct gort *gort_new(const char *go_version, Dwarf *dwarf, int arch)
 	g->arch = arch;
 	{
 		uint32_t gf[] = { o.g_stack_lo, o.g_stack_hi, o.g_m, o.g_sched_sp, o.g_sched_pc,
-				  o.g_sched_bp, o.g_goid, o.g_labels };
+				  o.g_sched_bp, o.g_goid, o.g_labels, o.g_startpc };
 		uint32_t mf[] = { o.m_g0, o.m_procid, o.m_gsignal, o.m_curg };
 
 		g->gsz = GP_MAX(max_u32(gf, GP_ARRAY_SIZE(gf)) + 8, o.g_atomicstatus + 4);
@@ -158,6 +158,7 @@ int gort_finish(struct gort *gr, const struct gp_mem *mem, int rc, const struct 
 		return rc;
 	}
 	out->goid = cur->goid;
+	out->startpc = cur->startpc;
 	if ((cur->status & ~(uint32_t)G_SCAN) == G_SYSCALL)
 		flags |= GORT_SYSCALL;
 	if (cur->labels) {

@@ -21,8 +21,8 @@
 
 #define MAX_FRAMES 256
 #define MAX_INLINE 32
-/* Labels of one sample: thread, goroutine and up to 64 pprof labels. */
-#define MAX_LABELS (64 + 2)
+/* Labels of one sample: thread, goroutine, its start function and up to 64 pprof labels. */
+#define MAX_LABELS (64 + 3)
 /* The stack memo: raw chains (after repair) of up to MEMO_FRAMES frames -> location ids,
  * direct-mapped. Most samples repeat a chain seen before, and one hash and compare is
  * cheaper than a map lookup per frame (BENCHMARKS.md, "Ingest rate"). */
@@ -36,6 +36,8 @@
  * kernel symbols instead. Sized so that a high rate on many CPUs stays below it for the
  * time kallsyms takes to load. */
 #define MAX_HELD_BYTES (16u << 20)
+/* Goroutine start pcs whose names are kept (start_fn). */
+#define START_FNS_MAX 65536
 
 /* Label sets converted to prof labels, by the goruntime's interned pointer. */
 struct labelset {
@@ -57,6 +59,7 @@ struct smemo {
 	const uint32_t *stack; /* NULL: empty */
 	const void *lset;      /* goread_extra.labels when labelled */
 	uint64_t goid;
+	uint32_t startfn;      /* sample_labels.startfn */
 	uint32_t tid, flags, idx;
 	uint8_t dropped;       /* the ids the entry lacks (see "Threads and memory") */
 };
@@ -78,7 +81,8 @@ struct evprof {
 	struct labelset *lsets;
 	size_t nlsets, caplsets;
 	struct hashmap lsidx; /* interned label set pointer -> index + 1 into lsets */
-	uint32_t k_thread, k_goroutine;
+	uint32_t k_thread, k_goroutine, k_goroutine_fn;
+	struct hashmap startfns; /* g.startpc -> string id of its function's name (start_fn) */
 	int main_mapped; /* the main executable's mapping is mapping 1 (pprof's "File:") */
 };
 
@@ -187,6 +191,7 @@ static void evprof_free_maps(struct evprof *e)
 	size_t j;
 
 	hashmap_free(&e->locs);
+	hashmap_free(&e->startfns);
 	hashmap_free(&e->unmapped);
 	hashmap_free(&e->mappings);
 	for (j = 0; j < e->nlsets; j++)
@@ -266,6 +271,7 @@ static struct evprof *evprof_get(struct agg *a, const struct event_spec *ev)
 	prof_set_default_sample_type(e->prof, vt[1].type);
 	e->k_thread = prof_str(e->prof, "thread");
 	e->k_goroutine = prof_str(e->prof, "goroutine");
+	e->k_goroutine_fn = prof_str(e->prof, "goroutine_fn");
 	a->evs = xrealloc(a->evs, (a->nevs + 1) * sizeof(*a->evs));
 	a->evs[a->nevs++] = e;
 	return e;
@@ -887,6 +893,7 @@ struct sample_labels {
 	size_t n;
 	unsigned flags;   /* as held.flags */
 	uint64_t goid;    /* 0: no goroutine label */
+	uint32_t startfn; /* the goroutine_fn label's string id, 0: none */
 	const void *lset; /* the goroutine's label set when its labels are in labels[] */
 };
 
@@ -917,16 +924,84 @@ static void label_set(struct agg *a, struct evprof *e, const struct gort_labels 
 		sl->labels[sl->n++] = pl[k];
 }
 
+/* The function the user part of chain c (innermost first) called from its frame in
+ * function wrap, as Go's traceback names it: the function inlined into wrap at that frame
+ * when there is one (a func literal the wrapper inlined), else the outermost frame of the
+ * address before wrap's. A string id, or 0 when the chain does not show wrap near its
+ * outer end. */
+static uint32_t wrapped_fn(struct agg *a, struct evprof *e, const char *wrap, const uint64_t *user,
+			   size_t nu)
+{
+	struct sym_frame fr[MAX_INLINE];
+	const struct sym_module *mod;
+	size_t k, stop = nu > 4 ? nu - 4 : 1;
+	int n;
+
+	/* Outermost first: runtime.goexit's return address, the wrapper's, its callee's. */
+	for (k = nu; k-- > stop;) {
+		n = symbolizer_lookup(a->sym, user[k], 1, &mod, fr, MAX_INLINE);
+		if (n <= 0 || !fr[n - 1].func || strcmp(fr[n - 1].func, wrap))
+			continue;
+		if (n > 1)
+			return fr[n - 2].func ? prof_str(e->prof, fr[n - 2].func) : 0;
+		n = symbolizer_lookup(a->sym, user[k - 1], k - 1 > 0, &mod, fr, MAX_INLINE);
+		if (n <= 0 || !fr[n - 1].func || fr[n - 1].wrapper)
+			return 0;
+		return prof_str(e->prof, fr[n - 1].func);
+	}
+	return 0;
+}
+
+/* The name of the goroutine's start function as Go's traceback shows it (the last frame
+ * before "created by"), a string id of e's profile (0: not found). Go's start pcs are
+ * function entries (go1.23 runtime/proc.go newproc1 stores fn.fn, a funcval's code
+ * pointer), so the address itself is looked up, not the one before it; the outermost
+ * frame is the function that holds it. A go statement with arguments starts a wrapper
+ * (FuncIDWrapper, "F.gowrapN" from Go 1.22), which Go's traceback leaves out (see
+ * location_for): its callee is named instead, found in the sample's own chain (user,
+ * nu). Once per address; a wrapper whose callee no chain showed yet keeps its own name
+ * until one does. */
+static uint32_t start_fn(struct agg *a, struct evprof *e, uint64_t startpc, const uint64_t *user,
+			 size_t nu)
+{
+	struct sym_frame fr[MAX_INLINE];
+	const struct sym_module *mod = NULL;
+	uint64_t *slot = hashmap_get(&e->startfns, startpc);
+	uint32_t id;
+	int n;
+
+	if (slot && *slot)
+		return (uint32_t)*slot;
+	n = symbolizer_lookup(a->sym, startpc, 0, &mod, fr, MAX_INLINE);
+	if (n <= 0 || !fr[n - 1].func)
+		return 0; /* not kept: the maps may come later */
+	/* A program has as many start pcs as functions it starts goroutines with; a g.startpc
+	 * the target scribbled on must not grow the map without end. */
+	if (hashmap_count(&e->startfns) >= START_FNS_MAX)
+		return prof_str(e->prof, fr[n - 1].func);
+	slot = hashmap_put(&e->startfns, startpc, NULL);
+	if (!fr[n - 1].wrapper) {
+		*slot = prof_str(e->prof, fr[n - 1].func);
+		return (uint32_t)*slot;
+	}
+	id = wrapped_fn(a, e, fr[n - 1].func, user, nu);
+	if (id)
+		*slot = id;
+	return id ? id : prof_str(e->prof, fr[n - 1].func);
+}
+
 /* The sample's labels: its thread, and for a Go sample its goroutine (when goid_keep keeps
  * the id: see "Goroutine ids and memory") and the goroutine's label set. The goroutine
  * and its labels were read right after the sample, on the sampling thread (goread.c):
  * reading them now would see later labels. */
 static void sample_labels(struct agg *a, struct evprof *e, const struct perf_sample *s,
-			  const struct goread_extra *gx, struct sample_labels *sl)
+			  const struct goread_extra *gx, const struct chain *c,
+			  struct sample_labels *sl)
 {
 	sl->n = 0;
 	sl->flags = 0;
 	sl->goid = 0;
+	sl->startfn = 0;
 	sl->lset = NULL;
 	label_num(sl, e->k_thread, s->tid);
 	if (!gx)
@@ -942,6 +1017,15 @@ static void sample_labels(struct agg *a, struct evprof *e, const struct perf_sam
 		label_num(sl, e->k_goroutine, (int64_t)gx->goid);
 	} else {
 		a->st.goid_young++;
+	}
+	/* gotop-perf's own string label goroutine_fn: the goroutine's start function, read
+	 * at the sample (the goroutine may be gone by any later read); kept without the
+	 * id too, so that the share of a function's goroutines counts young ones. */
+	if (gx->startpc && (sl->startfn = start_fn(a, e, gx->startpc, c->user, c->nu)) != 0) {
+		sl->labels[sl->n].key = e->k_goroutine_fn;
+		sl->labels[sl->n].str = sl->startfn;
+		sl->labels[sl->n].num = 0;
+		sl->labels[sl->n++].num_unit = 0;
 	}
 	if (gx->labels && gx->labels->n)
 		label_set(a, e, gx->labels, sl);
@@ -961,9 +1045,9 @@ static void add_located(struct agg *a, struct evprof *e, struct memo *ms, const 
 	long idx;
 
 	if (ms && ms->stack) {
-		sm = smemo_slot(e, ms->stack, tid, sl->goid, sl->lset, sl->flags);
+		sm = smemo_slot(e, ms->stack, tid, sl->goid ^ sl->startfn, sl->lset, sl->flags);
 		if (sm->stack == ms->stack && sm->tid == tid && sm->goid == sl->goid &&
-		    sm->lset == sl->lset && sm->flags == sl->flags &&
+		    sm->startfn == sl->startfn && sm->lset == sl->lset && sm->flags == sl->flags &&
 		    prof_sample_add(e->prof, sm->idx, ms->stack, nl, values, e->nv) == 0) {
 			count_sample(a, sl->flags, sm->dropped);
 			return;
@@ -976,10 +1060,11 @@ static void add_located(struct agg *a, struct evprof *e, struct memo *ms, const 
 		ms->stack = ps.locs;
 	if (ms->stack != ps.locs)
 		return;
-	sm = smemo_slot(e, ms->stack, tid, sl->goid, sl->lset, sl->flags);
+	sm = smemo_slot(e, ms->stack, tid, sl->goid ^ sl->startfn, sl->lset, sl->flags);
 	sm->stack = ps.locs;
 	sm->tid = tid;
 	sm->goid = sl->goid;
+	sm->startfn = sl->startfn;
 	sm->lset = sl->lset;
 	sm->flags = sl->flags;
 	sm->idx = (uint32_t)idx;
@@ -1008,7 +1093,7 @@ static void fold_sample(struct agg *a, struct evprof *e, const struct perf_sampl
 		nl = locate(a, e, &c, defer, locs);
 	if (nl < c.nk + c.nu)
 		a->st.chain_cut++;
-	sample_labels(a, e, s, gx, &sl);
+	sample_labels(a, e, s, gx, &c, &sl);
 	values[0] = 1;
 	values[1] = (int64_t)s->period;
 	/* A group: the members' counts after the leader's (perfrec: read_vals[0] is the

@@ -94,6 +94,7 @@ static __always_inline int read_g(struct span *s, __u64 addr, __u64 *f)
 	f[GOBPF_G_SCHED_PC] = ld64(s, gobpf_cfg.goff[GOBPF_G_SCHED_PC]);
 	f[GOBPF_G_SCHED_SP] = ld64(s, gobpf_cfg.goff[GOBPF_G_SCHED_SP]);
 	f[GOBPF_G_SCHED_BP] = ld64(s, gobpf_cfg.goff[GOBPF_G_SCHED_BP]);
+	f[GOBPF_G_STARTPC] = ld64(s, gobpf_cfg.goff[GOBPF_G_STARTPC]);
 	return 0;
 }
 
