@@ -196,6 +196,7 @@ static uint32_t stack_leaf_fn(const struct model *m, size_t s)
 	}
 	return UINT32_MAX;
 }
+
 /* Sample k's value (the view's column, vcol) and count (column 0), in the profile. They
  * are read in place, not copied into arrays of the model at every refresh (a pass over
  * all samples, and memory that grew with the profile). */
