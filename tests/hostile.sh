@@ -167,7 +167,8 @@ if [ $have_go = 1 ]; then
 	# -raw prints each sample's labels as key:[value]; NUL bytes become @ for the shell.
 	pprof -raw "$T/hl.pb.gz" 2>/dev/null | tr '\0' '@' >"$T/hl.raw"
 	pprof -raw "$T/go.pb.gz" 2>/dev/null | tr '\0' '@' >"$T/go.raw"
-	big_ours=$(awk 'i = index($0, "big:[") { s = substr($0, i + 5); print substr(s, 1, index(s, "] handler:") - 1); exit }' "$T/hl.raw")
+	# The value ends where the next label (in key order) begins.
+	big_ours=$(awk 'i = index($0, "big:[") { s = substr($0, i + 5); match(s, /\] [A-Za-z_]+:\[/); print substr(s, 1, RSTART - 1); exit }' "$T/hl.raw")
 	big_go=$(awk 'i = index($0, "big:[") { print substr($0, i + 5, 256); exit }' "$T/go.raw")
 	check "... the big value is cut to its first 256 bytes plus \"…\" (${#big_ours} bytes)" \
 		test "x$big_go" != x -a "x$big_ours" = "x$big_go…"
