@@ -263,7 +263,7 @@ static int open_binary(const char *path, struct binary *b)
 	b->fd = open(path, O_RDONLY);
 	if (b->fd < 0)
 		return -1;
-	b->elf = elf_begin(b->fd, ELF_C_READ, NULL);
+	b->elf = elf_begin(b->fd, ELF_C_READ_MMAP, NULL);
 	if (!b->elf || !gelf_getehdr(b->elf, &eh))
 		return -1;
 	b->pie = eh.e_type == ET_DYN;
