@@ -93,7 +93,13 @@ for sig in TERM INT; do
 	"$GOTOP_PERF" record -p $wpid -o "$T/sig$sig.pb.gz" >"$out" 2>&1 &
 	gpid=$!
 	track $gpid
-	sleep 1.5
+	# Signalled once it records (it says so): under valgrind its start takes many seconds.
+	i=0
+	while ! grep -q 'recording PID' "$out" 2>/dev/null && [ $i -lt 600 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	sleep 1
 	kill -$sig $gpid
 	wait $gpid
 	rc=$?
