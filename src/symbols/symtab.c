@@ -1463,7 +1463,6 @@ static int dwarf_frames(struct symfile *sf, uint64_t vaddr, struct sym_frame *ou
 		out[k].func = name ? name : "??";
 		out[k].wrapper = 0;
 		out[k].start_line = decl_line(&chain[i]);
-		out[k].wrapper = 0;
 		if (i == n - 1) {
 			out[k].file = *line_file;
 			out[k].line = *line_no;
@@ -1543,7 +1542,6 @@ static int lookup_uncached(struct symfile *sf, uint64_t vaddr, struct sym_frame 
 		out[0].file = lfile;
 		out[0].line = lline;
 		out[0].start_line = 0;
-		out[0].wrapper = 0;
 		sf->st.symtab_hits++;
 		return 1;
 	}
