@@ -207,3 +207,30 @@ void ui_member_ratio(struct ui *ui, size_t k, int64_t lead, const int64_t *x, ch
 	else
 		snprintf(buf, n, "%.3g", num / den);
 }
+
+void ui_member_title_cells(struct ui *ui, struct tline *l)
+{
+	for (size_t k = 0; k < ui->nxmodel; k++) {
+		char head[EVENT_NAME_MAX + 16], ratio[EVENT_NAME_MAX + 16];
+
+		ui_member_heads(ui, k, head, sizeof(head), ratio, sizeof(ratio));
+		tl_put(l, UA_HEAD, " ");
+		tl_field(l, UA_HEAD, head, UI_MEMBER_W, TL_RIGHT);
+		tl_put(l, UA_HEAD, " ");
+		tl_field(l, UA_HEAD, ratio, UI_MEMBER_W, TL_RIGHT);
+	}
+}
+
+void ui_member_cells(struct ui *ui, struct tline *l, int64_t lead, const int64_t *x)
+{
+	for (size_t k = 0; k < ui->nxmodel; k++) {
+		char num[32];
+
+		snprintf(num, sizeof(num), "%lld", (long long)x[k]);
+		tl_put(l, UA_NORMAL, " ");
+		tl_field(l, UA_NORMAL, num, UI_MEMBER_W, TL_RIGHT);
+		ui_member_ratio(ui, k, lead, x, num, sizeof(num));
+		tl_put(l, UA_NORMAL, " ");
+		tl_field(l, UA_NORMAL, num, UI_MEMBER_W, TL_RIGHT);
+	}
+}

@@ -334,5 +334,10 @@ void ui_member_heads(struct ui *ui, size_t k, char *head, size_t hn, char *ratio
  * per ms of CPU (a clock leader), IPC (cycles and instructions), per 1000 instructions
  * (an instructions leader or member), else per event. "-" when the divisor is 0. */
 void ui_member_ratio(struct ui *ui, size_t k, int64_t lead, const int64_t *x, char *buf, size_t n);
+/* The members' columns as views show them, UI_MEMBER_W wide each: in a title line the
+ * headers, in a row each member's value x[k] and its ratio (ui_member_ratio). */
+#define UI_MEMBER_W 12
+void ui_member_title_cells(struct ui *ui, struct tline *l);
+void ui_member_cells(struct ui *ui, struct tline *l, int64_t lead, const int64_t *x);
 
 #endif

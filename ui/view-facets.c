@@ -72,7 +72,6 @@ struct facet {
 	struct gview_state gs;   /* Goroutines */
 };
 
-#define MEMBER_W 12
 
 /* The value shown at row i, or NULL for the row of samples without the key. */
 static const struct model_value *row_val(const struct facet *f, size_t i)
@@ -352,15 +351,7 @@ static void facet_title(struct ui *ui, struct view *v, struct tline *l)
 	tl_reset(l);
 	tl_field(l, UA_HEAD, "SHARE%", 7, TL_RIGHT);
 	tl_field(l, UA_HEAD, "SAMPLES", 10, TL_RIGHT);
-	for (i = 0; i < ui->nxmodel; i++) {
-		char head[EVENT_NAME_MAX + 16], ratio[EVENT_NAME_MAX + 16];
-
-		ui_member_heads(ui, i, head, sizeof(head), ratio, sizeof(ratio));
-		tl_put(l, UA_HEAD, " ");
-		tl_field(l, UA_HEAD, head, MEMBER_W, TL_RIGHT);
-		tl_put(l, UA_HEAD, " ");
-		tl_field(l, UA_HEAD, ratio, MEMBER_W, TL_RIGHT);
-	}
+	ui_member_title_cells(ui, l);
 	if (f->bvals)
 		tl_field(l, UA_HEAD, " THEN%  DELTA", 15, TL_RIGHT); /* of SHARE%, in points */
 	tl_put(l, UA_HEAD, "  ");
@@ -583,16 +574,7 @@ static void group_row(struct ui *ui, struct facet *f, const struct ggroup *g, st
 	for (k = 0; k < ui->nxmodel && k < PROF_MAX_VALUES; k++)
 		for (j = 0; j < g->nmem; j++)
 			x[k] += f->xv[g->mem[j] * ui->nxmodel + k];
-	for (k = 0; k < ui->nxmodel; k++) {
-		char num[32];
-
-		snprintf(num, sizeof(num), "%lld", (long long)x[k]);
-		tl_put(l, UA_NORMAL, " ");
-		tl_field(l, UA_NORMAL, num, MEMBER_W, TL_RIGHT);
-		ui_member_ratio(ui, k, g->value, x, num, sizeof(num));
-		tl_put(l, UA_NORMAL, " ");
-		tl_field(l, UA_NORMAL, num, MEMBER_W, TL_RIGHT);
-	}
+	ui_member_cells(ui, l, g->value, x);
 	tl_put(l, UA_NORMAL, "  ");
 	snprintf(buf, sizeof(buf), "%c%zu", e && *e ? '-' : '+', g->nmem);
 	tl_field(l, UA_NORMAL, buf, value_width(ui, f), flags);
@@ -637,16 +619,7 @@ static void facet_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 	if (ui->nxmodel) {
 		const int64_t *x = val ? &f->xv[(size_t)(val - f->vals) * ui->nxmodel] : f->xrest;
 
-		for (size_t k = 0; k < ui->nxmodel; k++) {
-			char num[32];
-
-			snprintf(num, sizeof(num), "%lld", (long long)x[k]);
-			tl_put(l, UA_NORMAL, " ");
-			tl_field(l, UA_NORMAL, num, MEMBER_W, TL_RIGHT);
-			ui_member_ratio(ui, k, value, x, num, sizeof(num));
-			tl_put(l, UA_NORMAL, " ");
-			tl_field(l, UA_NORMAL, num, MEMBER_W, TL_RIGHT);
-		}
+		ui_member_cells(ui, l, value, x);
 	}
 	if (f->bvals) {
 		int64_t bv;

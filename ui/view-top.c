@@ -27,7 +27,6 @@ struct top {
 };
 
 /* Column width of a member's value and of its ratio. */
-#define MEMBER_W 12
 
 static struct top *top_of(struct view *v)
 {
@@ -209,7 +208,7 @@ static void widths(struct ui *ui, int *namew, int *locw)
 	}
 	*locw = GP_MIN(30, ui->width / 4);
 	*namew = ui->width - 24 - 1 - *locw - 1 - (ui->base_model ? 15 : 0) -
-		 (int)ui->nxmodel * 2 * (MEMBER_W + 1);
+		 (int)ui->nxmodel * 2 * (UI_MEMBER_W + 1);
 	if (*namew < 10)
 		*namew = 10;
 }
@@ -226,15 +225,7 @@ static void top_title(struct ui *ui, struct view *v, struct tline *l)
 	if (ui->base_model)
 		tl_field(l, UA_HEAD, " THEN%  DELTA", 15, TL_RIGHT); /* of SELF%, in points */
 	tl_field(l, UA_HEAD, "SAMPLES", 9, TL_RIGHT);
-	for (size_t k = 0; k < ui->nxmodel; k++) {
-		char head[EVENT_NAME_MAX + 16], ratio[EVENT_NAME_MAX + 16];
-
-		ui_member_heads(ui, k, head, sizeof(head), ratio, sizeof(ratio));
-		tl_put(l, UA_HEAD, " ");
-		tl_field(l, UA_HEAD, head, MEMBER_W, TL_RIGHT);
-		tl_put(l, UA_HEAD, " ");
-		tl_field(l, UA_HEAD, ratio, MEMBER_W, TL_RIGHT);
-	}
+	ui_member_title_cells(ui, l);
 	tl_put(l, UA_HEAD, " ");
 	tl_field(l, t->sort == SORT_NAME ? UA_MARK : UA_HEAD, ui->by_line ? "FUNCTION:LINE" : "FUNCTION",
 		 namew, ui->batch ? TL_NOCUT : 0);
@@ -305,16 +296,7 @@ static void top_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 	if (ui->nxmodel && i < t->norder) {
 		const int64_t *x = &t->xtot[(size_t)t->order[i] * ui->nxmodel];
 
-		for (size_t k = 0; k < ui->nxmodel; k++) {
-			char num[32];
-
-			snprintf(num, sizeof(num), "%lld", (long long)x[k]);
-			tl_put(l, UA_NORMAL, " ");
-			tl_field(l, UA_NORMAL, num, MEMBER_W, TL_RIGHT);
-			ui_member_ratio(ui, k, r->total, x, num, sizeof(num));
-			tl_put(l, UA_NORMAL, " ");
-			tl_field(l, UA_NORMAL, num, MEMBER_W, TL_RIGHT);
-		}
+		ui_member_cells(ui, l, r->total, x);
 	}
 	tl_put(l, UA_NORMAL, " ");
 	ui_fn_name(ui, f, name, sizeof(name) - 32);

@@ -109,7 +109,6 @@ struct tree {
 	size_t capxtot;
 };
 
-#define MEMBER_W 12
 
 static struct tree *tree_of(struct view *v)
 {
@@ -253,15 +252,7 @@ static void tree_title(struct ui *ui, struct view *v, struct tline *l)
 	if (ui->base_model && !t->callers)
 		tl_field(l, UA_HEAD, " THEN%  DELTA", 15, TL_RIGHT); /* of TOTAL%, in points */
 	tl_field(l, UA_HEAD, "SAMPLES", 9, TL_RIGHT);
-	for (size_t k = 0; k < ui->nxmodel; k++) {
-		char head[EVENT_NAME_MAX + 16], ratio[EVENT_NAME_MAX + 16];
-
-		ui_member_heads(ui, k, head, sizeof(head), ratio, sizeof(ratio));
-		tl_put(l, UA_HEAD, " ");
-		tl_field(l, UA_HEAD, head, MEMBER_W, TL_RIGHT);
-		tl_put(l, UA_HEAD, " ");
-		tl_field(l, UA_HEAD, ratio, MEMBER_W, TL_RIGHT);
-	}
+	ui_member_title_cells(ui, l);
 	tl_put(l, UA_HEAD, " ");
 	if (t->callers) {
 		char name[600];
@@ -286,7 +277,7 @@ static void tree_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 	const struct model_fn *f = model_fn(ui->model, n->fn);
 	int64_t total = t->t->nodes[0].total;
 	unsigned depth = t->callers ? n->depth : n->depth - 1;
-	int members_w = (int)ui->nxmodel * 2 * (MEMBER_W + 1);
+	int members_w = (int)ui->nxmodel * 2 * (UI_MEMBER_W + 1);
 	unsigned maxind = ui->batch ? 200 : (unsigned)GP_MAX(ui->width - 26 - 20 - members_w, 0) / 2 / 2;
 	char pct[16], name[1100];
 	const char *glyph;
@@ -313,16 +304,7 @@ static void tree_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 	if (ui->nxmodel) {
 		const int64_t *x = &t->xtot[(size_t)t->vis[i] * ui->nxmodel];
 
-		for (size_t k = 0; k < ui->nxmodel; k++) {
-			char num[32];
-
-			snprintf(num, sizeof(num), "%lld", (long long)x[k]);
-			tl_put(l, UA_NORMAL, " ");
-			tl_field(l, UA_NORMAL, num, MEMBER_W, TL_RIGHT);
-			ui_member_ratio(ui, k, n->total, x, num, sizeof(num));
-			tl_put(l, UA_NORMAL, " ");
-			tl_field(l, UA_NORMAL, num, MEMBER_W, TL_RIGHT);
-		}
+		ui_member_cells(ui, l, n->total, x);
 	}
 	tl_put(l, UA_NORMAL, " ");
 	if (depth > maxind) {
