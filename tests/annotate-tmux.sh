@@ -14,25 +14,7 @@ plan 11
 W=$TOP_BUILDDIR/tests/workloads/hotloop
 SRC=$TOP_SRCDIR/tests/workloads/hotloop.c
 SOCK=gotop-ann-test-$$
-tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
-trap 'tm kill-server 2>/dev/null; cleanup' EXIT
-
-pane() { tm capture-pane -p -t ui; }
-# wait_for PATTERN: polls the screen (extended regex) for up to about 30 s.
-wait_for() {
-	i=0
-	while [ $i -lt 150 ]; do
-		pane >"$T/pane.txt" 2>/dev/null
-		grep -Eq -- "$1" "$T/pane.txt" && return 0
-		sleep 0.2
-		i=$((i + 1))
-	done
-	diag "waited in vain for: $1"
-	diag_file "$T/pane.txt"
-	return 1
-}
-keys() { tm send-keys -t ui "$@"; }
-run() { tm send-keys -t ui -l "$*"; tm send-keys -t ui Enter; }
+. "$TOP_SRCDIR/tests/helpers/tmux.sh"
 
 tm new-session -d -s ui -x 160 -y 40 \
 	"env -i PATH='$PATH' HOME='$T' TERM=screen LANG=C.UTF-8 PS1='ui-test\$ ' \

@@ -69,22 +69,7 @@ if ! command -v tmux >/dev/null 2>&1 ||
 	finish
 fi
 SOCK=gotop-flame-test-$$
-tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
-trap 'tm kill-server 2>/dev/null; cleanup' EXIT
-pane() { tm capture-pane -p -t ui; }
-wait_for() {
-	i=0
-	while [ $i -lt 150 ]; do
-		pane >"$T/pane.txt" 2>/dev/null
-		grep -Eq -- "$1" "$T/pane.txt" && return 0
-		sleep 0.2
-		i=$((i + 1))
-	done
-	diag "waited in vain for: $1"
-	diag_file "$T/pane.txt"
-	return 1
-}
-keys() { tm send-keys -t ui "$@"; }
+. "$TOP_SRCDIR/tests/helpers/tmux.sh"
 tm new-session -d -s ui -x 80 -y 24 \
 	"env -i PATH='$PATH' HOME='$T' TERM=screen LANG=C.UTF-8 PS1='ui-test\$ ' \
 		ASAN_OPTIONS='${ASAN_OPTIONS:-}' UBSAN_OPTIONS='${UBSAN_OPTIONS:-}' sh" ||
