@@ -336,17 +336,6 @@ static struct prof *type_view(const struct prof *p, size_t t)
 	return q;
 }
 
-static struct live_event *new_event(const char *name, struct prof *p)
-{
-	struct live_event *e = xcalloc(1, sizeof(*e));
-
-	e->refs = 1;
-	snprintf(e->name, sizeof(e->name), "%s", name);
-	e->prof = p;
-	e->samples = (uint64_t)prof_total(p, 0);
-	return e;
-}
-
 /* A snapshot holding one event per sample type of p (which it takes). *first gets the
  * index of the type to show first. NULL when sample_index names no type. */
 static struct live_snapshot *files_snapshot(struct prof *p, const struct view_cli *o, size_t *first)
@@ -373,7 +362,7 @@ static struct live_snapshot *files_snapshot(struct prof *p, const struct view_cl
 	*first = nt ? nt - 1 : 0;
 	if (nt < 1) {
 		s->events = xcalloc(1, sizeof(*s->events));
-		s->events[s->nevents++] = new_event("samples", p);
+		s->events[s->nevents++] = live_event_new("samples", p);
 		snprintf(s->event, sizeof(s->event), "samples");
 		*first = 0;
 		return s;
@@ -382,7 +371,7 @@ static struct live_snapshot *files_snapshot(struct prof *p, const struct view_cl
 	for (i = 0; i < nt; i++) {
 		if (def && *def && !strcmp(def, type_name(p, i)))
 			*first = i;
-		s->events[s->nevents++] = new_event(type_name(p, i), type_view(p, i));
+		s->events[s->nevents++] = live_event_new(type_name(p, i), type_view(p, i));
 	}
 	if (o->sample_index) {
 		for (i = 0; i < nt && strcmp(o->sample_index, type_name(p, i)); i++)

@@ -46,6 +46,10 @@ struct live_event {
 	uint64_t samples;        /* sum of value column 0 (sample count) in prof */
 };
 
+/* An event's data holding p (taken, freed with the snapshot that holds it): for snapshots
+ * made outside a session too, e.g. of pprof files. Never fails. */
+struct live_event *live_event_new(const char *name, struct prof *p);
+
 /* A thread of the target seen while the session ran (name from /proc, escaped). */
 struct live_thread {
 	pid_t tid;

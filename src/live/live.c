@@ -453,7 +453,7 @@ static void shed(struct live *l)
 		malloc_trim(0);
 }
 
-static struct live_event *event_new(const char *name, struct prof *p)
+struct live_event *live_event_new(const char *name, struct prof *p)
 {
 	struct live_event *e = xcalloc(1, sizeof(*e));
 
@@ -492,7 +492,7 @@ static void rebuild_events(struct live *l, uint64_t now)
 			if (!e->dirty && e->pub && !l->rebuild_all)
 				continue;
 			event_put(e->pub);
-			e->pub = event_new(e->name, prof_snapshot(e->p));
+			e->pub = live_event_new(e->name, prof_snapshot(e->p));
 			set_times(l, e->pub->prof, now);
 		}
 		return;
@@ -539,7 +539,7 @@ static void rebuild_events(struct live *l, uint64_t now)
 		}
 		free(sum);
 		event_put(e->pub);
-		e->pub = event_new(e->name, c);
+		e->pub = live_event_new(e->name, c);
 		set_times(l, c, now);
 	}
 }
