@@ -187,6 +187,7 @@ else
 		good=$(awk '{ n = split($2, f, ";"); for (i = 2; i <= n; i++) if (f[i] == "write_null") break
 			if (i <= n && f[i - 1] ~ /write/) g += $1 } END { print g + 0 }' "$T/stacks")
 		diag "sys_enter_write: $good of $tot in a write of write_null"
+		[ "$good" -eq "$tot" ] || diag_file "$T/stacks"
 		check "syscalls:sys_enter_write: every stack ends in write_null's write ($good of $tot)" \
 			sh -c "[ $rc -eq 0 ] && [ $tot -gt 100 ] && [ $good -eq $tot ]"
 		pprof -raw "$T/tp.pb.gz" >"$T/raw" 2>&1

@@ -1,14 +1,20 @@
 /* test-repair.c: frame-pointer repair on synthetic stacks: amd64 (Go <=1.20 and >=1.21
- * prologues, frameless leaf, epilogue, duff fake frame, clobbered BP) and arm64. */
+ * prologues, frameless leaf, epilogue, duff fake frame, clobbered BP) and arm64; the live
+ * layouts of this process's own code. */
 #include "config.h"
 
+#include <fcntl.h>
+#include <link.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "gotop/repair.h"
+#include "gotop/symbolizer.h"
 
 /* A tiny program: functions [lo, hi) with a pcsp per pc range. */
 struct fn {
@@ -357,6 +363,76 @@ static void test_cross_switch(void **state)
 	assert_int_equal(repair_cross_core(&sw, sw_frame, NULL, out, 8), 0);
 }
 
+/* The executable's PT_LOAD holding text_pc: its file offset range (first callback only:
+ * dl_iterate_phdr reports the executable first). */
+struct seg {
+	uintptr_t pc;
+	off_t off, pc_off;
+	size_t len;
+	int done;
+};
+
+static int find_seg(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct seg *sg = data;
+	uintptr_t v = sg->pc - info->dlpi_addr;
+
+	(void)size;
+	if (sg->done++)
+		return 1;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && v >= ph->p_vaddr && v < ph->p_vaddr + ph->p_filesz) {
+			long pg = sysconf(_SC_PAGESIZE);
+
+			sg->off = (off_t)(ph->p_offset & ~(uint64_t)(pg - 1));
+			sg->pc_off = (off_t)(v - ph->p_vaddr + ph->p_offset);
+			sg->len = (size_t)(ph->p_offset + ph->p_filesz - (uint64_t)sg->off);
+		}
+	}
+	return 1;
+}
+
+/* A pc looked up before its mapping was read (its mmap record still in another CPU's
+ * ring) must not stay unknown once the maps are read again. */
+static void test_live_late_mapping(void **state)
+{
+	struct symbolizer *sym = symbolizer_new(getpid());
+	struct repair *r = repair_new(sym);
+	struct repair_frame f;
+	struct seg sg = { .pc = (uintptr_t)&test_cross_switch };
+	uint64_t pc2;
+	void *m;
+	int fd;
+
+	(void)state;
+	/* The control: this function's own entry, whose CFI gives the return address at SP. */
+	repair_frame_at(r, (uint64_t)sg.pc, 1, &f);
+	assert_true(f.known);
+	assert_false(f.go);
+	assert_int_equal(f.sp_delta, 0);
+	/* The same code mapped again from the file, at a new address. */
+	dl_iterate_phdr(find_seg, &sg);
+	assert_true(sg.len > 0);
+	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	m = mmap(NULL, sg.len, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, sg.off);
+	close(fd);
+	assert_true(m != MAP_FAILED);
+	pc2 = (uint64_t)(uintptr_t)m + (uint64_t)(sg.pc_off - sg.off);
+	/* Looked up before the maps are read again (unknown, unless the symbolizer's reload
+	 * interval has passed already), then after the mmap is seen. */
+	repair_frame_at(r, pc2, 1, &f);
+	symbolizer_invalidate_maps(sym);
+	repair_frame_at(r, pc2, 1, &f);
+	assert_true(f.known);
+	assert_int_equal(f.sp_delta, 0);
+	munmap(m, sg.len);
+	repair_free(r);
+	symbolizer_free(sym);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -369,6 +445,7 @@ int main(void)
 		cmocka_unit_test(test_arm64),
 		cmocka_unit_test(test_c_frameless_leaf),
 		cmocka_unit_test(test_cross_switch),
+		cmocka_unit_test(test_live_late_mapping),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

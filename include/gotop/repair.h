@@ -80,6 +80,10 @@ struct repair_frame {
  * address, for which the call instruction is meant). */
 typedef void (*repair_frame_fn)(void *ctx, uint64_t pc, int innermost, struct repair_frame *out);
 
+/* The layout repair_chain uses at pc of r's process: from the file mapped there, cached
+ * per pc once a mapping was found. */
+void repair_frame_at(struct repair *r, uint64_t pc, int innermost, struct repair_frame *out);
+
 /* The goroutine's frames after a switch (see repair_cross), into out (room for max): the
  * saved pc unless it is the fake one, its caller from the stack when its frame is not set
  * up (sp_delta 0: morestack's caller in its stack check, systemstack_switch), then the

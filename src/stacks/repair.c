@@ -366,9 +366,13 @@ static void live_frame(void *ctx, uint64_t pc, int innermost, struct repair_fram
 		*out = e[1].f;
 		return;
 	}
-	e[1] = e[0];
 	memset(out, 0, sizeof(*out));
 	symbolizer_lookup(r->sym, look, 0, &mod, NULL, 0);
+	/* A pc in no mapping yet is not remembered: its mmap may still be unread in
+	 * another CPU's ring, and one miss kept would leave every later sample at that pc
+	 * unrepaired. */
+	if (mod == NULL)
+		return;
 	if (mod && mod->sf && symfile_file_vaddr(mod->sf, mod->start, mod->pgoff, look, &vaddr) == 0) {
 		struct gopcln *g = symfile_gopcln(mod->sf);
 		int mcall = 0;
@@ -414,8 +418,14 @@ static void live_frame(void *ctx, uint64_t pc, int innermost, struct repair_fram
 		if (mcall)
 			out->top = 1;
 	}
+	e[1] = e[0];
 	e->key = key;
 	e->f = *out;
+}
+
+void repair_frame_at(struct repair *r, uint64_t pc, int innermost, struct repair_frame *out)
+{
+	live_frame(r, pc, innermost, out);
 }
 
 /* How many frames of chain pc[0..n) to keep: the outermost Go frames (runtime.goexit,
