@@ -395,6 +395,7 @@ static void live_frame(void *ctx, uint64_t pc, int innermost, struct repair_fram
 					  !strcmp(fn.name, "runtime.asmcgocall") ||
 					  !strcmp(fn.name, "runtime.morestack");
 				out->fake = !strcmp(fn.name, "runtime.systemstack_switch");
+				out->cgocb = !strcmp(fn.name, "runtime.cgocallback");
 			}
 		}
 		if (!out->known) {
@@ -544,16 +545,29 @@ int repair_cross(struct repair *r, const struct repair_switch *sw, uint64_t *cha
 
 	for (i = 0; i < *n; i++) {
 		live_frame(r, chain[i], i == 0, &f);
-		if (f.sw)
+		if (sw->cb ? f.cgocb : f.sw)
 			break;
 	}
 	if (i >= *n || i + 1 >= max)
 		return 0;
+	/* cgocallback pushed the goroutine's sched.pc of the cgo call (go1.19 to go1.27
+	 * runtime/asm_amd64.s): the fake systemstack_switch, whose entry (go1.19) or entry + 8
+	 * (go1.23 on) is looked up as a pc, not as a return address: entry - 1 is the end of
+	 * the function before it (runtime.mcall). Anything else is not a cgo call's state. */
+	if (sw->cb) {
+		live_frame(r, sw->pc, 1, &f);
+		if (!f.fake)
+			return 0;
+	}
 	nc = repair_cross_core(sw, live_frame, r, cont, GP_MIN(max - i - 1, GP_ARRAY_SIZE(cont)));
 	if (nc == 0)
 		return 0;
 	/* The goroutine's stack ends where Go's do (goexit: top_cut). */
 	live_frame(r, cont[0], 1, &leaf);
+	/* Below a callback's C code the first frame is Go's asmcgocall wrapper: a frame
+	 * record at another place than the one looked for gave no Go pc there. */
+	if (sw->cb && !leaf.go)
+		return 0;
 	keep = top_cut(r, &leaf, cont, nc);
 	memcpy(chain + i + 1, cont, keep * sizeof(*chain));
 	*n = i + 1 + keep;

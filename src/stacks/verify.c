@@ -890,7 +890,7 @@ static int cross_repaired(struct verifier *v, const struct verify_goroutine *gr,
 			  size_t *nrep)
 {
 	struct repair_switch sw = { gr->pc, gr->sp, gr->bp, gr->words, GP_ARRAY_SIZE(gr->words), gr->ret,
-				    gr->nret };
+				    gr->nret, 0 };
 
 	if (!gr->cont)
 		return 0;
