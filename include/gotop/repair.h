@@ -81,6 +81,7 @@ struct repair_frame {
 	int sw;            /* a stack switch: systemstack, asmcgocall, mcall, morestack */
 	int fake;          /* runtime.systemstack_switch: the pc a switch saves, no frame */
 	int cgocb;         /* runtime.cgocallback: a cgo callback's Go frames end here */
+	int cgocall;       /* runtime.cgocall: the first frame below a callback's C code */
 };
 
 

@@ -396,6 +396,7 @@ static void live_frame(void *ctx, uint64_t pc, int innermost, struct repair_fram
 					  !strcmp(fn.name, "runtime.morestack");
 				out->fake = !strcmp(fn.name, "runtime.systemstack_switch");
 				out->cgocb = !strcmp(fn.name, "runtime.cgocallback");
+				out->cgocall = !strcmp(fn.name, "runtime.cgocall");
 			}
 		}
 		if (!out->known) {
@@ -564,10 +565,19 @@ int repair_cross(struct repair *r, const struct repair_switch *sw, uint64_t *cha
 		return 0;
 	/* The goroutine's stack ends where Go's do (goexit: top_cut). */
 	live_frame(r, cont[0], 1, &leaf);
-	/* Below a callback's C code the first frame is Go's asmcgocall wrapper: a frame
-	 * record at another place than the one looked for gave no Go pc there. */
-	if (sw->cb && !leaf.go)
-		return 0;
+	/* Below a callback's C code the first frame is runtime.cgocall, which called
+	 * asmcgocall; a frame record elsewhere than where it was looked for (gobpf.c
+	 * cfg_from) gives no Go caller after it, and the stack then ends at cgocall. */
+	if (sw->cb) {
+		live_frame(r, cont[0], 0, &f);
+		if (!f.cgocall)
+			return 0;
+		if (nc > 1) {
+			live_frame(r, cont[1], 0, &f);
+			if (!f.go)
+				nc = 1;
+		}
+	}
 	keep = top_cut(r, &leaf, cont, nc);
 	memcpy(chain + i + 1, cont, keep * sizeof(*chain));
 	*n = i + 1 + keep;
