@@ -96,7 +96,8 @@ void repair_frame_at(struct repair *r, uint64_t pc, int innermost, struct repair
 /* The goroutine's frames after a switch (see repair_cross), into out (room for max): the
  * saved pc unless it is the fake one, its caller from the stack when its frame is not set
  * up (sp_delta 0: morestack's caller in its stack check, systemstack_switch), then the
- * frame-pointer walk. Returns how many. */
+ * frame-pointer walk. A callback's (sw->cb) must have the fake pc and start at
+ * runtime.cgocall (else 0), and ends there unless a Go frame follows. Returns how many. */
 size_t repair_cross_core(const struct repair_switch *sw, repair_frame_fn frame, void *ctx,
 			 uint64_t *out, size_t max);
 

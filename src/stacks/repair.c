@@ -516,6 +516,13 @@ size_t repair_cross_core(const struct repair_switch *sw, repair_frame_fn frame, 
 	if (!sw->pc || max == 0)
 		return 0;
 	frame(ctx, sw->pc, 1, &f);
+	/* A callback's state starts with the pc cgocallback pushed, the goroutine's sched.pc of
+	 * the cgo call (go1.19 to go1.27 runtime/asm_amd64.s): the fake systemstack_switch,
+	 * whose entry (go1.19) or entry + 8 (go1.23 on) is looked up as a pc, not as a return
+	 * address (entry - 1 is the end of the function before it, runtime.mcall). Anything
+	 * else is not a cgo call's state. */
+	if (sw->cb && !f.fake)
+		return 0;
 	if (!f.fake)
 		out[n++] = sw->pc;
 	/* The frame at pc not set up: the switching function's return address is at sp, or
@@ -534,6 +541,19 @@ size_t repair_cross_core(const struct repair_switch *sw, repair_frame_fn frame, 
 	}
 	for (i = 0; i < sw->n && n < max && sw->ret[i]; i++)
 		out[n++] = sw->ret[i];
+	/* Below a callback's C code the first frame is runtime.cgocall, which called
+	 * asmcgocall; a frame record elsewhere than where it was looked for (gobpf.c
+	 * cfg_from) gives no Go caller after it, and the stack then ends at cgocall. */
+	if (sw->cb && n > 0) {
+		frame(ctx, out[0], 0, &f);
+		if (!f.cgocall)
+			return 0;
+		if (n > 1) {
+			frame(ctx, out[1], 0, &f);
+			if (!f.go)
+				n = 1;
+		}
+	}
 	return n;
 }
 
@@ -551,33 +571,11 @@ int repair_cross(struct repair *r, const struct repair_switch *sw, uint64_t *cha
 	}
 	if (i >= *n || i + 1 >= max)
 		return 0;
-	/* cgocallback pushed the goroutine's sched.pc of the cgo call (go1.19 to go1.27
-	 * runtime/asm_amd64.s): the fake systemstack_switch, whose entry (go1.19) or entry + 8
-	 * (go1.23 on) is looked up as a pc, not as a return address: entry - 1 is the end of
-	 * the function before it (runtime.mcall). Anything else is not a cgo call's state. */
-	if (sw->cb) {
-		live_frame(r, sw->pc, 1, &f);
-		if (!f.fake)
-			return 0;
-	}
 	nc = repair_cross_core(sw, live_frame, r, cont, GP_MIN(max - i - 1, GP_ARRAY_SIZE(cont)));
 	if (nc == 0)
 		return 0;
 	/* The goroutine's stack ends where Go's do (goexit: top_cut). */
 	live_frame(r, cont[0], 1, &leaf);
-	/* Below a callback's C code the first frame is runtime.cgocall, which called
-	 * asmcgocall; a frame record elsewhere than where it was looked for (gobpf.c
-	 * cfg_from) gives no Go caller after it, and the stack then ends at cgocall. */
-	if (sw->cb) {
-		live_frame(r, cont[0], 0, &f);
-		if (!f.cgocall)
-			return 0;
-		if (nc > 1) {
-			live_frame(r, cont[1], 0, &f);
-			if (!f.go)
-				nc = 1;
-		}
-	}
 	keep = top_cut(r, &leaf, cont, nc);
 	memcpy(chain + i + 1, cont, keep * sizeof(*chain));
 	*n = i + 1 + keep;
