@@ -86,23 +86,15 @@ static int cfg_from(const struct gort_offsets *o, struct gobpf_cfg *c)
 	c->msz = maxm;
 	/* The saved state of a goroutine suspended at a stack switch (gobpf_cont). */
 	c->cont = o->g_sched_sp && o->g_sched_pc && o->g_sched_bp;
-	/* cgo callbacks (GOBPF_CONT_CB): asmcgocall's frame on g0, SP aligned down to 16 after
-	 * SUBQ $64 with depth at 40(SP) and g at 48(SP) in go1.19, after SUBQ $16 with them at
-	 * 0 and 8 from go1.23 to go1.27 (runtime/asm_amd64.s asmcgocall). The first frame
-	 * record above asmcgocall's SP on the goroutine's stack: from go1.23 the assembler
-	 * gives asmcgocall one there; go1.19's has none, and its caller runtime.cgocall
-	 * (runtime/cgocall.go, calling asmcgocall's ABI0 body directly) keeps its own 0x28
-	 * above its SP in the 0x30-byte frame the go1.19 compiler gives it, 0x30 above
-	 * asmcgocall's SP. repair_cross checks that the walk starts at runtime.cgocall. The
-	 * releases between are not read. */
-	if (o->go_minor == 19) {
-		c->cb_frame = 64;
-		c->cb_off = 40;
-		c->cb_bp = 0x30;
-	} else if (o->go_minor >= 23 && o->go_minor <= 27) {
-		c->cb_frame = 16;
-		c->cb_off = 0;
-		c->cb_bp = 0;
+	/* cgo callbacks (GOBPF_CONT_CB): not copied for a release whose layout is not known. */
+	{
+		struct gort_cgocb l;
+
+		if (gort_cgocb_layout(o, &l) == 0) {
+			c->cb_frame = l.frame;
+			c->cb_off = l.off;
+			c->cb_bp = l.bp;
+		}
 	}
 	/* Label sets (gobpf-abi.h): copied when their layout fits the record, else read
 	 * by the reader as before. */
