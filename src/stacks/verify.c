@@ -194,8 +194,8 @@ static int m_of(const struct gort_offsets *o, const uint8_t *mb, pid_t tid, uint
  * keeps it, callee-saved, unless it uses R14 itself) when that is a g of this thread
  * (m.procid is tid and the g is m.g0, m.gsignal or m.curg), or else from hint; then curg.m
  * must be that m, the stopped SP off curg's stack (on g0, gsignal or in C code: a goroutine
- * running on its own stack needs no crossing) and its saved SP (g.sched.sp, or g.syscallsp of
- * a cgo call) on it. The stack is copied from the lower saved SP up, at most stack_max bytes
+ * running on its own stack needs no crossing, unless it runs a cgo callback: read_callback)
+ * and its saved SP (g.sched.sp, or g.syscallsp of a cgo call) on it. The stack is copied from the lower saved SP up, at most stack_max bytes
  * and never past stack.hi. */
 static void read_goroutine(pid_t pid, pid_t tid, const struct gort_offsets *o, uint64_t greg,
 			   uint64_t sp, uint64_t hint, size_t stack_max, struct verify_goroutine *gr)
