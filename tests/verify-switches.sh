@@ -23,14 +23,14 @@ SRC=$TOP_SRCDIR/tests/workloads/go/switches.go
 
 json() { jq -r "$2" "$1" 2>/dev/null; }
 
-# crossings DUMP: "N CGO CGOOK GROW GROWOK TOP CB CBOK CBREP" over the comparisons whose truth crossed a
-# switch (cross_at=): all; with c_inner; of those with the Go caller of the cgo call right
-# after runtime.cgocall (main._Cfunc_c_outer and main.cgoLoop, or c_callback's
-# main._Cfunc_c_callback and main.callbackLoop); through runtime.morestack; of those with
-# main.growDeep right after it; ending at runtime.goexit or at the verifier's 256 frames (a
-# recursion 2000 deep); then "CB CBOK CBREP": through a callback's runtime.cgocallback; of
-# those with runtime.cgocall, main._Cfunc_c_callback and main.callbackLoop right after it; of
-# those whose repaired chain disagrees.
+# crossings DUMP: "N CGO CGOOK GROW GROWOK TOP CB CBOK CBREP" over the comparisons whose
+# truth crossed a switch (cross_at=): all; with c_inner; of those with the Go caller of the
+# cgo call right after runtime.cgocall (main._Cfunc_c_outer and main.cgoLoop, or
+# c_callback's main._Cfunc_c_callback and main.callbackLoop); through runtime.morestack; of
+# those with main.growDeep right after it; ending at runtime.goexit or at the verifier's 256
+# frames (a recursion 2000 deep); through a callback's runtime.cgocallback; of those with
+# runtime.cgocall, main._Cfunc_c_callback and main.callbackLoop right after it; of those
+# whose repaired chain disagrees.
 crossings() {
 	awk '/^cmp / && / cross_at=/ {
 		fn = ""

@@ -156,8 +156,8 @@ static void walk_goroutine(pid_t pid, int copying, struct verify_goroutine *gr)
  * (gobpf-abi.h GOBPF_CONT_CB, gort_cgocb_layout): from g0.sched.sp, the word there, and
  * asmcgocall's g0 frame, whose g must be g. Sets gr->pc, sp and bp (gr->sp and bp hold
  * g.sched's on entry) and returns 1; 0 when the thread is not in a callback of g. */
-static int read_callback(pid_t pid, const struct gort_offsets *o, const uint8_t *mb, uint64_t g, uint64_t sp,
-			 struct verify_goroutine *gr)
+static int read_callback(pid_t pid, const struct gort_offsets *o, const uint8_t *mb, uint64_t g,
+			 uint64_t sp, struct verify_goroutine *gr)
 {
 	struct gort_cgocb l;
 	uint64_t g0 = word(mb, o->m_g0), s0, s1, a, pair[2], pc;
@@ -195,8 +195,8 @@ static int m_of(const struct gort_offsets *o, const uint8_t *mb, pid_t tid, uint
  * (m.procid is tid and the g is m.g0, m.gsignal or m.curg), or else from hint; then curg.m
  * must be that m, the stopped SP off curg's stack (on g0, gsignal or in C code: a goroutine
  * running on its own stack needs no crossing, unless it runs a cgo callback: read_callback)
- * and its saved SP (g.sched.sp, or g.syscallsp of a cgo call) on it. The stack is copied from the lower saved SP up, at most stack_max bytes
- * and never past stack.hi. */
+ * and its saved SP (g.sched.sp, or g.syscallsp of a cgo call) on it. The stack is copied
+ * from the lower saved SP up, at most stack_max bytes and never past stack.hi. */
 static void read_goroutine(pid_t pid, pid_t tid, const struct gort_offsets *o, uint64_t greg,
 			   uint64_t sp, uint64_t hint, size_t stack_max, struct verify_goroutine *gr)
 {
@@ -848,7 +848,8 @@ static void repaired_chain(struct verifier *v, const struct thread_snapshot *ts,
 
 /* --- past a stack switch --- */
 
-enum door { DOOR_NONE, DOOR_SYSTEMSTACK, DOOR_ASMCGOCALL, DOOR_MCALL, DOOR_MORESTACK, DOOR_CGOCALLBACK };
+enum door { DOOR_NONE, DOOR_SYSTEMSTACK, DOOR_ASMCGOCALL, DOOR_MCALL, DOOR_MORESTACK,
+	    DOOR_CGOCALLBACK };
 
 /* The function pc is in (the outermost of its inlined frames), or "". */
 static const char *func_at(struct verifier *v, uint64_t pc, int is_return)

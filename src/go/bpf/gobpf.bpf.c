@@ -257,8 +257,8 @@ static __always_inline void read_labels(struct gobpf_rec *r, __u64 L)
  * goroutine's stack from g0 (f: the goroutine's fields, gaddr its address) and copies the
  * pushed pc and the words at that SP into r->cont. Returns that SP, or 0 when the sample is
  * not in a callback of this goroutine. Four reads, each checked against the stacks. */
-static __always_inline __u64 cb_state(struct gobpf_rec *r, const __u64 *f, __u64 sp,
-				      __u64 gaddr, __u64 g0)
+static __always_inline __u64 cb_state(struct gobpf_rec *r, const __u64 *f, __u64 sp, __u64 gaddr,
+				      __u64 g0)
 {
 	__u64 lo = f[GOBPF_G_STACK_LO], hi = f[GOBPF_G_STACK_HI], s0, s1, a, pair[2], w[5];
 
@@ -268,8 +268,8 @@ static __always_inline __u64 cb_state(struct gobpf_rec *r, const __u64 *f, __u64
 	    s1 <= s0 || s1 < gobpf_cfg.cb_frame)
 		return 0;
 	a = ((s1 - gobpf_cfg.cb_frame) & ~15ULL) + gobpf_cfg.cb_off;
-	if (a < s0 || bpf_probe_read_user(pair, sizeof(pair), (const void *)a) || pair[1] != gaddr ||
-	    pair[0] == 0 || pair[0] > hi - lo || (pair[0] & 7))
+	if (a < s0 || bpf_probe_read_user(pair, sizeof(pair), (const void *)a) ||
+	    pair[1] != gaddr || pair[0] == 0 || pair[0] > hi - lo || (pair[0] & 7))
 		return 0;
 	a = hi - pair[0];
 	if (a <= sp || a - 8 < lo || a + 8 * GOBPF_CONT_WORDS > hi ||
