@@ -114,7 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * switch (repair.h, struct repair_switch): at most max frames, all from the input. */
 	{
 		struct repair_switch sw = { in.pc, in.sp, in.fp, (const uint64_t *)chain, in.n,
-					    chain, in.n };
+					    chain, in.n, (int)(in.pc & 1) };
 		size_t k, nc = repair_cross_core(&sw, frame_fn, &p, out, max);
 
 		if (nc > max)

@@ -6,7 +6,9 @@
 # window does: at most 0.5% of the samples with a goroutine end at a switch, >= 99% of the
 # C-side samples have the Go caller of the cgo call, the stack-copy samples carry
 # main.growDeep at least as often as in Go's profile (less 2 points), and samples taken on g0
-# carry the suspended goroutine's labels and id. --no-repair keeps the old chains. Every Go
+# carry the suspended goroutine's labels and id; >= 99% of the samples in the callback's Go
+# code (main.spinGo, C -> Go) have, below runtime.cgocallback, the cgo call's Go frames down
+# to main.callbackLoop, as in Go's profile. --no-repair keeps the old chains. Every Go
 # release of GO_VERSIONS.
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
@@ -15,7 +17,7 @@ need_pprof
 grep -q '^#define HAVE_GOBPF 1' "$TOP_BUILDDIR/config.h" ||
 	skip_all "built without BPF support: the goroutine's state is copied at the sample by it"
 command -v gcc >/dev/null 2>&1 || skip_all "no gcc: the workload calls C through cgo"
-plan_per_version 8
+plan_per_version 9
 SRC=$TOP_SRCDIR/tests/workloads/go/switches.go
 
 # traces FILE: one line per trace of go tool pprof -traces, "WEIGHT ROLE GOID leaf;...;root"
@@ -43,7 +45,9 @@ traces() {
 # with a goroutine that end at a switch; C-side ms and percent with their Go caller;
 # stack-copy ms (copystack called by newstack: growth, not the GC's shrinking) and percent
 # under main.growDeep; percent of the stack-copy samples labelled
-# role=grow with a goroutine id; percent of the C samples of main.cgoLoop labelled role=cgo.
+# role=grow with a goroutine id; percent of the C samples of main.cgoLoop labelled role=cgo;
+# ms in the callback's Go code (main.spinGo) and percent of them whose stack goes on below
+# runtime.cgocallback through runtime.cgocall and the _Cfunc_ wrapper to main.callbackLoop.
 shares() {
 	awk '
 		{ n = split($4, f, ";"); w = $1
@@ -54,10 +58,12 @@ shares() {
 		  if (c) { cs += w; if ($4 ~ /;main\.(cgoLoop|callbackLoop);/) cg += w
 		           if ($4 ~ /c_outer/) { co += w; if ($2 == "cgo" && $3 != "-") col += w } }
 		  if ($4 ~ /runtime\.copystack;runtime\.newstack;/) { cp += w; if ($4 ~ /main\.growDeep/) cpg += w
-		           if ($2 == "grow" && $3 != "-") cpl += w } }
+		           if ($2 == "grow" && $3 != "-") cpl += w }
+		  if (f[1] == "main.spinGo") { cb += w
+		           if ($4 ~ /;runtime\.cgocallback;(runtime\.[a-z_]+;)*runtime\.cgocall;main\._Cfunc_c_callback;main\.callbackLoop(;|$)/) cbg += w } }
 		function pc(a, b) { return b ? 100 * a / b : 0 }
-		END { printf "%.2f %d %.2f %d %.2f %.2f %.2f\n", pc(ends, withg), cs / 1e6, pc(cg, cs),
-			cp / 1e6, pc(cpg, cp), pc(cpl, cp), pc(col, co) }' "$1"
+		END { printf "%.2f %d %.2f %d %.2f %.2f %.2f %d %.2f\n", pc(ends, withg), cs / 1e6, pc(cg, cs),
+			cp / 1e6, pc(cpg, cp), pc(cpl, cp), pc(col, co), cb / 1e6, pc(cbg, cb) }' "$1"
 }
 
 # record_window V SECS: runs the workload of release V; its own profile (SIGUSR1 to SIGUSR2)
@@ -82,7 +88,7 @@ record_window() {
 
 for v in $GO_VERSIONS; do
 	bin=$T/switches-$v
-	go_build_or_skip 8 "$v" cgo "$SRC" "$bin" || continue
+	go_build_or_skip 9 "$v" cgo "$SRC" "$bin" || continue
 	# 4 s give about 100 ms of stack copying and 300 ms of C on a quiet machine; a busy
 	# one (or valgrind, GOTOP_WRAP) gets longer windows, up to 4 times, until the checks
 	# have 30 and 50 ms.
@@ -99,20 +105,21 @@ for v in $GO_VERSIONS; do
 	check "go$v: both recordings exit 0 ($reprc, $rawrc)" [ $((reprc + rawrc)) -eq 0 ]
 	on=$(sed -n 's/.*go at the sample (BPF): \([^;]*\);.*/\1/p' "$T/rep-$v.out")
 	if [ "$on" != on ]; then
-		skip_n 7 "go$v: the BPF program did not run: ${on:-no Go reader}"
+		skip_n 8 "go$v: the BPF program did not run: ${on:-no Go reader}"
 		continue
 	fi
 	traces "$T/raw-$v.pb.gz" >"$T/raw-$v.tr"
 	traces "$T/go-$v.pprof" >"$T/go-$v.tr"
 	set -- $(shares "$T/rep-$v.tr")
-	ends=$1 cms=$2 cgood=$3 cpms=$4 cpgrow=$5 cplab=$6 colab=$7
+	ends=$1 cms=$2 cgood=$3 cpms=$4 cpgrow=$5 cplab=$6 colab=$7 cbms=$8 cbgood=$9
 	set -- $(shares "$T/raw-$v.tr")
-	rawends=$1 rawcgood=$3 rawcpgrow=$5
+	rawends=$1 rawcgood=$3 rawcpgrow=$5 rawcbgood=$9
 	set -- $(shares "$T/go-$v.tr")
-	gocpms=$4 gocpgrow=$5
+	gocpms=$4 gocpgrow=$5 gocbms=$8 gocbgood=$9
 	diag "go$v ours: end at a switch $ends%, C side ${cms} ms with Go caller $cgood%, stack copy ${cpms} ms under growDeep $cpgrow% (labelled $cplab%), c_outer labelled cgo $colab%"
 	diag "go$v --no-repair: end at a switch $rawends%, C side with Go caller $rawcgood%, stack copy under growDeep $rawcpgrow%"
 	diag "go$v Go's profile: stack copy ${gocpms} ms under growDeep $gocpgrow%"
+	diag "go$v callback's Go code: ours ${cbms} ms, $cbgood% down to the cgo call's caller; --no-repair $rawcbgood%; Go's ${gocbms} ms, $gocbgood%"
 	diag "go$v: $(grep -o '[0-9]* continued past a stack switch' "$T/rep-$v.out"); $(grep -o '[0-9]* with a suspended goroutine.s state' "$T/rep-$v.out")"
 	check "go$v: <= 0.5% of the samples with a goroutine end at a switch ($ends%)" \
 		awk -v p="$ends" 'BEGIN { exit !(p <= 0.5) }'
@@ -125,6 +132,9 @@ for v in $GO_VERSIONS; do
 		awk -v x="${rawx:-none}" -v p="$rawends" -v m=$minends 'BEGIN { exit !(x == "0" && p >= m) }'
 	check "go$v: >= 99% of the C-side samples have the Go caller of the cgo call ($cgood% of $cms ms, need >= 50 ms)" \
 		awk -v p="$cgood" -v n="$cms" 'BEGIN { exit !(p >= 99 && n >= 50) }'
+	check "go$v: >= 99% of the callback's Go samples go on below cgocallback to main.callbackLoop, as in Go's profile ($cbgood% of $cbms ms; Go's $gocbgood% of $gocbms ms)" \
+		awk -v p="$cbgood" -v g="$gocbgood" -v n="$cbms" -v gn="$gocbms" \
+			'BEGIN { exit !(p >= 99 && g >= 99 && n >= 50 && gn >= 50) }'
 	check "go$v: stack-copy samples under main.growDeep as in Go's profile ($cpgrow% of $cpms ms; Go's $gocpgrow% of $gocpms ms)" \
 		awk -v p="$cpgrow" -v g="$gocpgrow" -v n="$cpms" -v gn="$gocpms" \
 			'BEGIN { exit !(p >= g - 2 && n >= 30 && gn >= 30) }'

@@ -304,6 +304,15 @@ static void sw_frame(void *ctx, uint64_t pc, int innermost, struct repair_frame 
 	} else if (pc >= 0x7000 && pc < 0x7100) {
 		out->known = 1;
 		out->sp_delta = 0x20;
+	} else if (pc >= 0x8000 && pc < 0x8100) {
+		out->known = 1;
+		out->go = 1;
+		out->cgocall = 1;
+		out->sp_delta = 0x30;
+	} else if (pc >= 0x8100 && pc < 0x8200) {
+		out->known = 1;
+		out->go = 1;
+		out->sp_delta = 0x18;
 	}
 }
 
@@ -361,6 +370,45 @@ static void test_cross_switch(void **state)
 	assert_int_equal(repair_cross_core(&sw, sw_frame, NULL, out, 1), 1);
 	sw.pc = 0;
 	assert_int_equal(repair_cross_core(&sw, sw_frame, NULL, out, 8), 0);
+}
+
+/* A cgo callback's state (repair_switch.cb): runtime.cgocall at 0x8000, its Go callers at
+ * 0x8100. */
+static void test_cross_callback(void **state)
+{
+	uint64_t out[8], ret[3] = { 0x8110, 0x8120, 0 };
+	uint64_t stack[4] = { 0x8010, 0x4000, 0xc000100100, 0 };
+	struct repair_switch sw = { 0x5000, 0xc000100000, 0xc000100030, stack, 4, ret, 3, 1 };
+
+	(void)state;
+	/* go1.19: no record at asmcgocall's SP; cgocall's return address is there, the walk
+	 * from cgocall's record gives the _Cfunc_ wrapper and its caller. */
+	assert_int_equal(repair_cross_core(&sw, sw_frame, NULL, out, 8), 3);
+	assert_int_equal(out[0], 0x8010);
+	assert_int_equal(out[1], 0x8110);
+	assert_int_equal(out[2], 0x8120);
+	/* go1.23 on: the record at asmcgocall's SP, the walk starts at cgocall. */
+	ret[0] = 0x8010;
+	ret[1] = 0x8110;
+	ret[2] = 0x8120;
+	sw.bp = sw.sp;
+	assert_int_equal(repair_cross_core(&sw, sw_frame, NULL, out, 8), 3);
+	assert_int_equal(out[0], 0x8010);
+	assert_int_equal(out[2], 0x8120);
+	/* A record read at the wrong place: no Go caller after cgocall, which ends it. */
+	ret[1] = 0xc000100200;
+	assert_int_equal(repair_cross_core(&sw, sw_frame, NULL, out, 8), 1);
+	assert_int_equal(out[0], 0x8010);
+	/* Not cgocall first, or a pushed pc that is not the fake one: not a cgo call's
+	 * state, nothing (the same state as an ordinary switch's gives frames). */
+	ret[0] = 0x1010;
+	assert_int_equal(repair_cross_core(&sw, sw_frame, NULL, out, 8), 0);
+	ret[0] = 0x8010;
+	ret[1] = 0x8110;
+	sw.pc = 0x7010;
+	assert_int_equal(repair_cross_core(&sw, sw_frame, NULL, out, 8), 0);
+	sw.cb = 0;
+	assert_int_equal(repair_cross_core(&sw, sw_frame, NULL, out, 8), 4);
 }
 
 /* The executable's PT_LOAD holding text_pc: its file offset range (first callback only:
@@ -445,6 +493,7 @@ int main(void)
 		cmocka_unit_test(test_arm64),
 		cmocka_unit_test(test_c_frameless_leaf),
 		cmocka_unit_test(test_cross_switch),
+		cmocka_unit_test(test_cross_callback),
 		cmocka_unit_test(test_live_late_mapping),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,30 +1,36 @@
 #!/bin/sh
 # verify-switches.sh: the verifier past stack switches. On the switches workload (stack growth:
 # runtime.morestack; large allocations: runtime.systemstack; cgo calls into C built without
-# frame pointers: runtime.asmcgocall), `gotop-perf verify` continues its ground truth, libunwind,
-# on the suspended goroutine's stack from the state the switch saved, as Go's traceback does.
+# frame pointers: runtime.asmcgocall; a C -> Go callback: runtime.cgocallback), `gotop-perf
+# verify` continues its ground truth, libunwind, on the suspended goroutine's stack from the
+# state the switch saved (through cgocallback's frame: the state of the cgo call below the C
+# code), as Go's traceback does.
 # Checked per Go release of GO_VERSIONS: comparisons that cross a switch are counted; at most 1%
 # of the repaired crossing stacks disagree with the truth; the crossing truths themselves follow
 # Go's rule (a cgo call's C frames have, after runtime.cgocall, the Go caller of the call, as in
 # Go's own profile; a stack growth's runtime.morestack is followed by main.growDeep, the
-# function whose stack grows; the truth ends at runtime.goexit); the target is left running,
-# untraced, and stopped at most --max-stopped of the time.
+# function whose stack grows; a callback's runtime.cgocallback by runtime.cgocall, the
+# _Cfunc_ wrapper and main.callbackLoop; the truth ends at runtime.goexit); at most 1% of the
+# repaired callback stacks disagree; the target is left running, untraced, and stopped at
+# most --max-stopped of the time.
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
 command -v jq >/dev/null || skip_all "jq is not installed (setup.sh installs it)"
 command -v gcc >/dev/null 2>&1 || skip_all "no gcc: the workload calls C through cgo"
 [ "$(uname -m)" = x86_64 ] || skip_all "the verifier unwinds amd64 threads"
-plan_per_version 6
+plan_per_version 7
 SRC=$TOP_SRCDIR/tests/workloads/go/switches.go
 
 json() { jq -r "$2" "$1" 2>/dev/null; }
 
-# crossings DUMP: "N CGO CGOOK GROW GROWOK TOP" over the comparisons whose truth crossed a
-# switch (cross_at=): all; with c_inner; of those with the Go caller of the cgo call right
-# after runtime.cgocall (main._Cfunc_c_outer and main.cgoLoop, or c_callback's
-# main._Cfunc_c_callback and main.callbackLoop); through runtime.morestack; of those with
-# main.growDeep right after it; ending at runtime.goexit or at the verifier's 256 frames (a
-# recursion 2000 deep).
+# crossings DUMP: "N CGO CGOOK GROW GROWOK TOP CB CBOK CBREP" over the comparisons whose
+# truth crossed a switch (cross_at=): all; with c_inner; of those with the Go caller of the
+# cgo call right after runtime.cgocall (main._Cfunc_c_outer and main.cgoLoop, or
+# c_callback's main._Cfunc_c_callback and main.callbackLoop); through runtime.morestack; of
+# those with main.growDeep right after it; ending at runtime.goexit or at the verifier's 256
+# frames (a recursion 2000 deep); through a callback's runtime.cgocallback; of those with
+# runtime.cgocall, main._Cfunc_c_callback and main.callbackLoop right after it; of those
+# whose repaired chain disagrees.
 crossings() {
 	awk '/^cmp / && / cross_at=/ {
 		fn = ""
@@ -37,12 +43,15 @@ crossings() {
 			if (fn ~ /;runtime\.cgocall;main\._Cfunc_c_(outer;main\.cgoLoop|callback;main\.callbackLoop);/) cok++ }
 		if (fn ~ /;runtime\.morestack;/) { g++; if (fn ~ /;runtime\.morestack;main\.growDeep;/) gok++ }
 		if (fn ~ /;runtime\.goexit$/ || nt >= 256) top++
-	} END { printf "%d %d %d %d %d %d\n", n, c, cok, g, gok, top }' "$1"
+		if (fn ~ /;runtime\.cgocallback;/) { cb++
+			if (fn ~ /;runtime\.cgocallback;runtime\.cgocall;main\._Cfunc_c_callback;main\.callbackLoop;/) cbok++
+			if ($0 !~ / rep=agrees/) cbrep++ }
+	} END { printf "%d %d %d %d %d %d %d %d %d\n", n, c, cok, g, gok, top, cb, cbok, cbrep }' "$1"
 }
 
 for v in $GO_VERSIONS; do
 	bin=$T/switches-$v
-	go_build_or_skip 6 "$v" cgo "$SRC" "$bin" || continue
+	go_build_or_skip 7 "$v" cgo "$SRC" "$bin" || continue
 	# 100 crossing comparisons make 1% one odd stack: about 10 s at 100 per second on a quiet
 	# machine (40% of the threads running are past a switch); a busy one gets longer runs.
 	secs=$((10 * gp_slow))
@@ -89,6 +98,9 @@ for v in $GO_VERSIONS; do
 	# frame without unwind information).
 	check "go$v: >= 90% of the crossing truths end at runtime.goexit or 256 frames (${6:-0} of ${1:-0})" \
 		awk -v a="${6:-0}" -v b="${1:-0}" 'BEGIN { exit !(b > 0 && a >= 0.9 * b) }'
+	diag "go$v: callback truths crossing runtime.cgocallback: $7; with cgocall, _Cfunc_c_callback, callbackLoop after it $8; repaired disagreeing $9"
+	check "go$v: callback truths cross cgocallback to main.callbackLoop ($8 of $7) and <= 1% of their repaired stacks disagree ($9)" \
+		awk -v n="${7:-0}" -v ok="${8:-0}" -v bad="${9:-0}" 'BEGIN { exit !(n >= 20 && ok == n && bad <= 0.01 * n) }'
 	check "go$v: the target keeps running, untraced, stopped $share% of the time (<= 1%)" \
 		sh -c "$run && awk -v s='$share' 'BEGIN { exit !(s <= 1) }'"
 done

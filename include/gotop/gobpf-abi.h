@@ -78,10 +78,24 @@ static inline int gobpf_piece_ok(const struct gobpf_piece *pc)
  * it was taken from. */
 #define GOBPF_CONT_WORDS 4
 #define GOBPF_CONT_FRAMES 40
+/* A sample in Go code of a cgo callback (C -> Go: crosscall2, cgocallback), on its
+ * goroutine's own stack: the goroutine's frames below the C code are those it left when
+ * it entered asmcgocall. cgocallback pushed the goroutine's sched.pc of that moment just
+ * below asmcgocall's SP and ran the callback below it (go1.19 to go1.27
+ * runtime/asm_amd64.s cgocallback); asmcgocall had saved, on g0, the depth of that SP
+ * below stack.hi and the g (its 'save depth in stack' words); g0.sched.sp is
+ * cgocallback's SP on g0, whose first word is g0's sched.sp before the callback, where
+ * asmcgocall had set up that frame. When the g there is the sample's goroutine, the
+ * program fills cont with kind GOBPF_CONT_CB: pc is the pushed pc (runtime.
+ * systemstack_switch), sp asmcgocall's SP on the goroutine's stack, bp sched.bp when
+ * sched.sp still is that SP, else the frame record cb_bp bytes above it (gobpf_cfg).
+ * cb_frame and cb_off are asmcgocall's g0 frame: its size below the aligned SP and where
+ * depth and g are in it (cb_frame 0: not copied for this version). */
+enum { GOBPF_CONT_SWITCH, GOBPF_CONT_CB };
 struct gobpf_cont {
 	__u64 goid, pc, sp, bp;
 	__u64 stack[GOBPF_CONT_WORDS];
-	__u32 n, pad;
+	__u32 n, kind;
 	__u64 ret[GOBPF_CONT_FRAMES];
 };
 
@@ -118,6 +132,7 @@ static inline __u32 gobpf_lbl_used(const struct gobpf_rec *r)
 struct gobpf_cfg {
 	__u32 gsz, msz; /* bytes copied from a g and an m: every field offset + 8 fits */
 	__u32 cont;     /* 1: copy the suspended goroutine's state (gobpf_cont) */
+	__u32 cb_frame, cb_off, cb_bp; /* cgo callbacks (gobpf_cont, GOBPF_CONT_CB) */
 	__u32 goff[GOBPF_G_NFIELDS];
 	__u32 moff[GOBPF_M_NFIELDS];
 	/* Label sets (GOBPF_LBL_*): hsz bytes of an hmap, where B, buckets and oldbuckets

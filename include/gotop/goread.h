@@ -27,6 +27,8 @@ struct goread_extra {
  * When the BPF program runs, the extra record holds one right after its goread_extra;
  * valid is 1 when it was copied, at the sample, from the goroutine the reader found for it
  * (same goid). ret[0..n) is the frame-pointer walk from bp; stack holds the words at sp.
+ * A sample in Go code of a cgo callback gets, with cb set, the state its goroutine left
+ * when it entered the cgo call the callback came through (asmcgocall's SP).
  * Without BPF nothing is copied: a goroutine's saved state read after the sample could
  * belong to a later switch. */
 #define GOREAD_CONT_WORDS 4
@@ -35,6 +37,7 @@ struct goread_cont {
 	uint64_t pc, sp, bp;
 	uint64_t stack[GOREAD_CONT_WORDS];
 	uint32_t n, valid;
+	uint32_t cb, pad; /* cb: a cgo callback's goroutine below its C code (GOBPF_CONT_CB) */
 	uint64_t ret[GOREAD_CONT_FRAMES];
 };
 

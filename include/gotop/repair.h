@@ -41,12 +41,19 @@ struct repair_switch {
 	size_t nstack;
 	const uint64_t *ret;
 	size_t n;
+	/* A cgo callback's goroutine (goread_cont.cb): pc is the one cgocallback pushed (the
+	 * fake systemstack_switch), sp and the words at it asmcgocall's, where the goroutine
+	 * entered the cgo call the callback came through. */
+	int cb;
 };
 
 /* Continues a chain (after repair_chain) that reaches a stack switch (runtime.systemstack,
  * asmcgocall, mcall or morestack) on the suspended goroutine's stack, as Go's traceback
- * does: the chain is cut after the switch's frame and the goroutine's frames follow.
- * Returns 1 when it did, 0 when the chain has no switch (or the state no frame). */
+ * does: the chain is cut after the switch's frame and the goroutine's frames follow. With
+ * sw->cb the chain of a cgo callback is cut after runtime.cgocallback instead, and the
+ * goroutine's frames below the cgo call follow (the C frames between are on g0, out of
+ * the sample's stack copy). Returns 1 when it did, 0 when the chain has no switch (or
+ * the state no frame). */
 int repair_cross(struct repair *r, const struct repair_switch *sw, uint64_t *chain, size_t *n,
 		 size_t max);
 
@@ -73,6 +80,8 @@ struct repair_frame {
 	int go;            /* the layout came from Go's pcsp table */
 	int sw;            /* a stack switch: systemstack, asmcgocall, mcall, morestack */
 	int fake;          /* runtime.systemstack_switch: the pc a switch saves, no frame */
+	int cgocb;         /* runtime.cgocallback: a cgo callback's Go frames end here */
+	int cgocall;       /* runtime.cgocall: the first frame below a callback's C code */
 };
 
 
@@ -87,7 +96,8 @@ void repair_frame_at(struct repair *r, uint64_t pc, int innermost, struct repair
 /* The goroutine's frames after a switch (see repair_cross), into out (room for max): the
  * saved pc unless it is the fake one, its caller from the stack when its frame is not set
  * up (sp_delta 0: morestack's caller in its stack check, systemstack_switch), then the
- * frame-pointer walk. Returns how many. */
+ * frame-pointer walk. A callback's (sw->cb) must have the fake pc and start at
+ * runtime.cgocall (else 0), and ends there unless a Go frame follows. Returns how many. */
 size_t repair_cross_core(const struct repair_switch *sw, repair_frame_fn frame, void *ctx,
 			 uint64_t *out, size_t max);
 

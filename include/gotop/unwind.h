@@ -51,6 +51,12 @@ enum unwind_end {
 int unwinder_unwind(struct unwinder *u, const struct thread_snapshot *ts, uint64_t *pcs, size_t max,
 		    enum unwind_end *end);
 
+/* After an unwind that ended at runtime.cgocallback as a caller (UNWIND_END_SWITCH): the
+ * registers of the frame its frame returns to by its CFI, the goroutine's state at the cgo
+ * call below the C code (pc: the fake runtime.systemstack_switch, a pc rather than a
+ * return address). Returns 1 with them, 0 when the last unwind did not get there. */
+int unwinder_beyond(const struct unwinder *u, uint64_t *ip, uint64_t *sp, uint64_t *bp);
+
 struct unwinder_stats {
 	uint64_t unwinds;
 	uint64_t go_debug_frame; /* Go frames unwound from .debug_frame */

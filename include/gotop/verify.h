@@ -26,6 +26,7 @@ struct verify_goroutine {
 	/* what the BPF program copies at a sample (gobpf.bpf.c read_cont), read the same way:
 	 * cont 1 when words and the frame-pointer walk ret[0..nret) from g.sched.bp are set */
 	int cont;
+	int cb;                       /* pc, sp, bp: a cgo callback's goroutine below its C code */
 	uint64_t words[4];
 	uint64_t ret[40];
 	size_t nret;

@@ -86,6 +86,16 @@ static int cfg_from(const struct gort_offsets *o, struct gobpf_cfg *c)
 	c->msz = maxm;
 	/* The saved state of a goroutine suspended at a stack switch (gobpf_cont). */
 	c->cont = o->g_sched_sp && o->g_sched_pc && o->g_sched_bp;
+	/* cgo callbacks (GOBPF_CONT_CB): not copied for a release whose layout is not known. */
+	{
+		struct gort_cgocb l;
+
+		if (gort_cgocb_layout(o, &l) == 0) {
+			c->cb_frame = l.frame;
+			c->cb_off = l.off;
+			c->cb_bp = l.bp;
+		}
+	}
 	/* Label sets (gobpf-abi.h): copied when their layout fits the record, else read
 	 * by the reader as before. */
 	if (o->labels_kind == GORT_LABELS_SLICE) {

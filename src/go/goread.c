@@ -438,6 +438,7 @@ static void cont_fill(struct goread_slot *slot, struct goread_cont *c, const str
 	memcpy(c->ret, r->cont.ret, n * sizeof(c->ret[0]));
 	c->n = n;
 	c->valid = 1;
+	c->cb = r->cont.kind == GOBPF_CONT_CB;
 	slot->st.conts++;
 }
 

@@ -769,7 +769,8 @@ static void chain_read(struct agg *a, const struct perf_sample *s, const struct 
 		/* Past a stack switch, the suspended goroutine's frames (repair_cross). */
 		if (gc && gc->valid) {
 			struct repair_switch sw = { gc->pc, gc->sp, gc->bp, gc->stack, GOREAD_CONT_WORDS,
-						    gc->ret, GP_MIN(gc->n, GOREAD_CONT_FRAMES) };
+						    gc->ret, GP_MIN(gc->n, GOREAD_CONT_FRAMES),
+						    gc->cb != 0 };
 
 			if (repair_cross(a->repair, &sw, c->user, &c->nu, MAX_FRAMES) > 0)
 				a->st.crossed++;

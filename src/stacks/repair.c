@@ -395,6 +395,8 @@ static void live_frame(void *ctx, uint64_t pc, int innermost, struct repair_fram
 					  !strcmp(fn.name, "runtime.asmcgocall") ||
 					  !strcmp(fn.name, "runtime.morestack");
 				out->fake = !strcmp(fn.name, "runtime.systemstack_switch");
+				out->cgocb = !strcmp(fn.name, "runtime.cgocallback");
+				out->cgocall = !strcmp(fn.name, "runtime.cgocall");
 			}
 		}
 		if (!out->known) {
@@ -514,6 +516,13 @@ size_t repair_cross_core(const struct repair_switch *sw, repair_frame_fn frame, 
 	if (!sw->pc || max == 0)
 		return 0;
 	frame(ctx, sw->pc, 1, &f);
+	/* A callback's state starts with the pc cgocallback pushed, the goroutine's sched.pc of
+	 * the cgo call (go1.19 to go1.27 runtime/asm_amd64.s): the fake systemstack_switch,
+	 * whose entry (go1.19) or entry + 8 (go1.23 on) is looked up as a pc, not as a return
+	 * address (entry - 1 is the end of the function before it, runtime.mcall). Anything
+	 * else is not a cgo call's state. */
+	if (sw->cb && !f.fake)
+		return 0;
 	if (!f.fake)
 		out[n++] = sw->pc;
 	/* The frame at pc not set up: the switching function's return address is at sp, or
@@ -532,6 +541,19 @@ size_t repair_cross_core(const struct repair_switch *sw, repair_frame_fn frame, 
 	}
 	for (i = 0; i < sw->n && n < max && sw->ret[i]; i++)
 		out[n++] = sw->ret[i];
+	/* Below a callback's C code the first frame is runtime.cgocall, which called
+	 * asmcgocall; a frame record elsewhere than where it was looked for (gobpf.c
+	 * cfg_from) gives no Go caller after it, and the stack then ends at cgocall. */
+	if (sw->cb && n > 0) {
+		frame(ctx, out[0], 0, &f);
+		if (!f.cgocall)
+			return 0;
+		if (n > 1) {
+			frame(ctx, out[1], 0, &f);
+			if (!f.go)
+				n = 1;
+		}
+	}
 	return n;
 }
 
@@ -544,7 +566,7 @@ int repair_cross(struct repair *r, const struct repair_switch *sw, uint64_t *cha
 
 	for (i = 0; i < *n; i++) {
 		live_frame(r, chain[i], i == 0, &f);
-		if (f.sw)
+		if (sw->cb ? f.cgocb : f.sw)
 			break;
 	}
 	if (i >= *n || i + 1 >= max)

@@ -62,6 +62,9 @@ struct unwinder {
 	size_t slot_len[SYNTH_SLOTS];
 	unsigned next_slot;
 	int noinfo; /* a lookup found no unwind information during this step */
+	/* the last unwind ended at runtime.cgocallback and stepped past it (unwinder_beyond) */
+	int beyond;
+	uint64_t beyond_ip, beyond_sp, beyond_bp;
 	struct unwinder_stats st;
 };
 
@@ -545,7 +548,7 @@ void unwinder_free(struct unwinder *u)
  * runtime.goexit, runtime.mstart), and at functions that write SP (SPWrite: mcall,
  * systemstack, morestack, gogo), past which "we might not even be on the stack we think
  * we are" (go1.24 internal/abi/symtab.go, runtime/traceback.go unwinder.resolveInternal). */
-static int go_end(struct unwinder *u, uint64_t pc)
+static int go_end(struct unwinder *u, uint64_t pc, int *cgocb)
 {
 	const struct sym_module *mod = NULL;
 	uint64_t vaddr;
@@ -566,8 +569,10 @@ static int go_end(struct unwinder *u, uint64_t pc)
 		return UNWIND_END_SWITCH;
 	if (fn.flag & GOPCLN_FLAG_TOPFRAME)
 		return UNWIND_END_TOP;
-	if (fn.flag & GOPCLN_FLAG_SPWRITE)
+	if (fn.flag & GOPCLN_FLAG_SPWRITE) {
+		*cgocb = !strcmp(fn.name, "runtime.cgocallback");
 		return UNWIND_END_SWITCH;
+	}
 	return -1;
 }
 
@@ -582,6 +587,7 @@ int unwinder_unwind(struct unwinder *u, const struct thread_snapshot *ts, uint64
 		max = MAX_FRAMES_HARD;
 	cur = u;
 	u->ts = ts;
+	u->beyond = 0;
 	u->st.unwinds++;
 	unw_flush_cache(u->as, 0, 0);
 	rc = unw_init_remote(&c, u->as, u);
@@ -598,10 +604,26 @@ int unwinder_unwind(struct unwinder *u, const struct thread_snapshot *ts, uint64
 			break;
 		}
 		pcs[n++] = ip;
-		int e = go_end(u, n == 1 ? ip : ip - 1);
+		int cgocb = 0, e = go_end(u, n == 1 ? ip : ip - 1, &cgocb);
 
 		if (e >= 0) {
 			*end = (enum unwind_end)e;
+			/* A callback's frame on the goroutine's stack returns to the pc it pushed
+			 * there, the goroutine's sched.pc at the cgo call, as Go's traceback
+			 * takes it (go1.19 to go1.27 runtime/traceback.go, cgocallback's SPWrite
+			 * flag cleared): one step by its CFI gives that frame's pc and SP. */
+			if (cgocb && n > 1 && unw_step(&c) > 0 && !u->noinfo) {
+				unw_word_t r[3];
+
+				if (unw_get_reg(&c, UNW_REG_IP, &r[0]) == 0 &&
+				    unw_get_reg(&c, UNW_REG_SP, &r[1]) == 0 &&
+				    unw_get_reg(&c, UNW_X86_64_RBP, &r[2]) == 0) {
+					u->beyond = 1;
+					u->beyond_ip = r[0];
+					u->beyond_sp = r[1];
+					u->beyond_bp = r[2];
+				}
+			}
 			break;
 		}
 		u->noinfo = 0;
@@ -625,6 +647,16 @@ int unwinder_unwind(struct unwinder *u, const struct thread_snapshot *ts, uint64
 	}
 	cur = NULL;
 	return (int)n;
+}
+
+int unwinder_beyond(const struct unwinder *u, uint64_t *ip, uint64_t *sp, uint64_t *bp)
+{
+	if (!u->beyond)
+		return 0;
+	*ip = u->beyond_ip;
+	*sp = u->beyond_sp;
+	*bp = u->beyond_bp;
+	return 1;
 }
 
 void unwinder_get_stats(const struct unwinder *u, struct unwinder_stats *st)

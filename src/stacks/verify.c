@@ -151,6 +151,36 @@ static void walk_goroutine(pid_t pid, int copying, struct verify_goroutine *gr)
 	}
 }
 
+/* A thread in Go code of a cgo callback, on its goroutine g's stack at sp: the state the
+ * goroutine left when it entered the cgo call, found as the BPF program finds it
+ * (gobpf-abi.h GOBPF_CONT_CB, gort_cgocb_layout): from g0.sched.sp, the word there, and
+ * asmcgocall's g0 frame, whose g must be g. Sets gr->pc, sp and bp (gr->sp and bp hold
+ * g.sched's on entry) and returns 1; 0 when the thread is not in a callback of g. */
+static int read_callback(pid_t pid, const struct gort_offsets *o, const uint8_t *mb, uint64_t g,
+			 uint64_t sp, struct verify_goroutine *gr)
+{
+	struct gort_cgocb l;
+	uint64_t g0 = word(mb, o->m_g0), s0, s1, a, pair[2], pc;
+
+	if (gort_cgocb_layout(o, &l) || !g0 || (g0 & 7) || rd(pid, g0 + o->g_sched_sp, &s0, 8) ||
+	    !s0 || (s0 & 7) || s0 >= X86_64_USER_ADDR_END || rd(pid, s0, &s1, 8) || s1 <= s0 ||
+	    s1 >= X86_64_USER_ADDR_END || s1 < l.frame)
+		return 0;
+	a = ((s1 - l.frame) & ~15ULL) + l.off;
+	if (a < s0 || rd(pid, a, pair, sizeof(pair)) || pair[1] != g || !pair[0] ||
+	    pair[0] > gr->hi - gr->lo || (pair[0] & 7))
+		return 0;
+	a = gr->hi - pair[0];
+	if (a <= sp || a - 8 < gr->lo || a + sizeof(gr->words) > gr->hi || rd(pid, a - 8, &pc, 8))
+		return 0;
+	if (gr->sp != a)
+		gr->bp = a + l.bp;
+	gr->pc = pc;
+	gr->sp = a;
+	gr->cb = 1;
+	return 1;
+}
+
 /* Whether m (read into mb) is thread tid's m and g one of its goroutines (0: any). */
 static int m_of(const struct gort_offsets *o, const uint8_t *mb, pid_t tid, uint64_t g)
 {
@@ -164,9 +194,9 @@ static int m_of(const struct gort_offsets *o, const uint8_t *mb, pid_t tid, uint
  * keeps it, callee-saved, unless it uses R14 itself) when that is a g of this thread
  * (m.procid is tid and the g is m.g0, m.gsignal or m.curg), or else from hint; then curg.m
  * must be that m, the stopped SP off curg's stack (on g0, gsignal or in C code: a goroutine
- * running on its own stack needs no crossing) and its saved SP (g.sched.sp, or g.syscallsp of
- * a cgo call) on it. The stack is copied from the lower saved SP up, at most stack_max bytes
- * and never past stack.hi. */
+ * running on its own stack needs no crossing, unless it runs a cgo callback: read_callback)
+ * and its saved SP (g.sched.sp, or g.syscallsp of a cgo call) on it. The stack is copied
+ * from the lower saved SP up, at most stack_max bytes and never past stack.hi. */
 static void read_goroutine(pid_t pid, pid_t tid, const struct gort_offsets *o, uint64_t greg,
 			   uint64_t sp, uint64_t hint, size_t stack_max, struct verify_goroutine *gr)
 {
@@ -179,6 +209,7 @@ static void read_goroutine(pid_t pid, pid_t tid, const struct gort_offsets *o, u
 	gr->len = 0;
 	gr->m = 0;
 	gr->g = 0;
+	gr->cb = 0;
 	/* Only as many bytes as the fields read need (a g or m may end a mapping), and none
 	 * past the buffers: the offsets may come from the target's own DWARF. */
 	gsz = GP_MAX(GP_MAX(GP_MAX(o->g_stack_lo, o->g_stack_hi), GP_MAX(o->g_m, o->g_sched_pc)),
@@ -202,7 +233,7 @@ static void read_goroutine(pid_t pid, pid_t tid, const struct gort_offsets *o, u
 	gr->g = curg;
 	gr->lo = word(gb, o->g_stack_lo);
 	gr->hi = word(gb, o->g_stack_hi);
-	if (gr->lo >= gr->hi || gr->hi - gr->lo > GR_STACK_MAX || (sp >= gr->lo && sp < gr->hi))
+	if (gr->lo >= gr->hi || gr->hi - gr->lo > GR_STACK_MAX)
 		return;
 	gr->pc = word(gb, o->g_sched_pc);
 	gr->sp = word(gb, o->g_sched_sp);
@@ -210,6 +241,12 @@ static void read_goroutine(pid_t pid, pid_t tid, const struct gort_offsets *o, u
 	gr->scpc = o->g_syscallpc ? word(gb, o->g_syscallpc) : 0;
 	gr->scsp = o->g_syscallsp ? word(gb, o->g_syscallsp) : 0;
 	gr->scbp = o->g_syscallbp ? word(gb, o->g_syscallbp) : 0;
+	/* On its own stack only a cgo callback's goroutine is crossed. */
+	if (sp >= gr->lo && sp < gr->hi) {
+		if (!read_callback(pid, o, mb, curg, sp, gr))
+			return;
+		gr->scpc = gr->scsp = gr->scbp = 0;
+	}
 	in_sched = gr->pc && gr->sp >= gr->lo && gr->sp < gr->hi;
 	in_sys = gr->scpc && gr->scsp >= gr->lo && gr->scsp < gr->hi;
 	if (!in_sched && !in_sys)
@@ -811,7 +848,8 @@ static void repaired_chain(struct verifier *v, const struct thread_snapshot *ts,
 
 /* --- past a stack switch --- */
 
-enum door { DOOR_NONE, DOOR_SYSTEMSTACK, DOOR_ASMCGOCALL, DOOR_MCALL, DOOR_MORESTACK };
+enum door { DOOR_NONE, DOOR_SYSTEMSTACK, DOOR_ASMCGOCALL, DOOR_MCALL, DOOR_MORESTACK,
+	    DOOR_CGOCALLBACK };
 
 /* The function pc is in (the outermost of its inlined frames), or "". */
 static const char *func_at(struct verifier *v, uint64_t pc, int is_return)
@@ -837,6 +875,8 @@ static enum door door_at(struct verifier *v, uint64_t pc, int is_return)
 		return DOOR_MCALL;
 	if (!strcmp(f, "runtime.morestack"))
 		return DOOR_MORESTACK;
+	if (!strcmp(f, "runtime.cgocallback") && is_return)
+		return DOOR_CGOCALLBACK;
 	return DOOR_NONE;
 }
 
@@ -857,20 +897,31 @@ static size_t cross_truth(struct verifier *v, const struct verify_capture *c, en
 	struct thread_snapshot ts;
 	int n;
 
+	uint64_t tsp = c->ts.regs[X86_64_DW_RSP];
+
 	if (d == DOOR_ASMCGOCALL && gr->scpc && gr->scsp >= gr->lo && gr->scsp < gr->hi) {
 		pc = gr->scpc;
 		sp = gr->scsp;
 		bp = gr->scbp;
 	}
-	if (!pc || max < 2 || sp < gr->base || sp - gr->base >= gr->len)
+	/* A callback: where libunwind's step through cgocallback's frame led, on the thread's
+	 * own stack (unwinder_beyond), independent of the state read from g0. */
+	if (d == DOOR_CGOCALLBACK && !unwinder_beyond(v->uw, &pc, &sp, &bp))
 		return 0;
 	memset(&ts, 0, sizeof(ts));
+	if (pc && max >= 2 && sp >= gr->base && sp - gr->base < gr->len) {
+		ts.stack = gr->buf + (sp - gr->base);
+		ts.stack_len = gr->len - (sp - gr->base);
+	} else if (pc && max >= 2 && d == DOOR_CGOCALLBACK && sp >= tsp && sp - tsp < c->ts.stack_len) {
+		ts.stack = c->ts.stack + (sp - tsp);
+		ts.stack_len = c->ts.stack_len - (sp - tsp);
+	} else {
+		return 0;
+	}
 	ts.tid = c->ts.tid;
 	ts.regs[X86_64_DW_RIP] = pc;
 	ts.regs[X86_64_DW_RSP] = sp;
 	ts.regs[X86_64_DW_RBP] = bp;
-	ts.stack = gr->buf + (sp - gr->base);
-	ts.stack_len = gr->len - (sp - gr->base);
 	n = unwinder_unwind(v->uw, &ts, out, max, end);
 	if (n <= 0)
 		return 0;
@@ -890,7 +941,7 @@ static int cross_repaired(struct verifier *v, const struct verify_goroutine *gr,
 			  size_t *nrep)
 {
 	struct repair_switch sw = { gr->pc, gr->sp, gr->bp, gr->words, GP_ARRAY_SIZE(gr->words), gr->ret,
-				    gr->nret };
+				    gr->nret, gr->cb };
 
 	if (!gr->cont)
 		return 0;

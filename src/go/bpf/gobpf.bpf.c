@@ -235,8 +235,9 @@ static __always_inline void read_labels(struct gobpf_rec *r, __u64 L)
 	read_strings(r, 8, 1, 3);
 }
 
-/* The goroutine's state saved at the stack switch the sample is beyond (gobpf-abi.h,
- * gobpf_cont): its registers from g.sched (f: the g's fields), the words at sched.sp,
+/* The goroutine's state saved at the stack switch the sample is beyond, or below the C code
+ * of the cgo callback the sample is in (cb_state) (gobpf-abi.h, gobpf_cont): its
+ * registers from g.sched (f: the g's fields), the words at sched.sp,
  * and its frame-pointer chain from sched.bp. Each frame ({saved BP, return address},
  * amd64) lies inside the goroutine's stack and above the one before, so the walk ends on
  * the stack's first frame (BP 0 at its start, runtime/proc.go newproc1) and cannot loop.
@@ -251,21 +252,64 @@ static __always_inline void read_labels(struct gobpf_rec *r, __u64 L)
  * end): a read costs about 300 ns whatever its size here, and Go frames are small, so a
  * chunk holds several. s is the scratch span (the g and m are read by then). */
 #define CONT_CHUNK 512
-static __always_inline void read_cont(struct gobpf_rec *r, struct span *s, const __u64 *f, __u64 sp)
+
+/* A cgo callback's goroutine (gobpf-abi.h, GOBPF_CONT_CB): finds asmcgocall's SP on the
+ * goroutine's stack from g0 (f: the goroutine's fields, gaddr its address) and copies the
+ * pushed pc and the words at that SP into r->cont. Returns that SP, or 0 when the sample is
+ * not in a callback of this goroutine. Four reads, each checked against the stacks. */
+static __always_inline __u64 cb_state(struct gobpf_rec *r, const __u64 *f, __u64 sp, __u64 gaddr,
+				      __u64 g0)
+{
+	__u64 lo = f[GOBPF_G_STACK_LO], hi = f[GOBPF_G_STACK_HI], s0, s1, a, pair[2], w[5];
+
+	if (!user_ptr(g0) || !user_ptr(gaddr) ||
+	    bpf_probe_read_user(&s0, 8, (const void *)(g0 + gobpf_cfg.goff[GOBPF_G_SCHED_SP])) ||
+	    !user_ptr(s0) || bpf_probe_read_user(&s1, 8, (const void *)s0) || !user_ptr(s1) ||
+	    s1 <= s0 || s1 < gobpf_cfg.cb_frame)
+		return 0;
+	a = ((s1 - gobpf_cfg.cb_frame) & ~15ULL) + gobpf_cfg.cb_off;
+	if (a < s0 || bpf_probe_read_user(pair, sizeof(pair), (const void *)a) ||
+	    pair[1] != gaddr || pair[0] == 0 || pair[0] > hi - lo || (pair[0] & 7))
+		return 0;
+	a = hi - pair[0];
+	if (a <= sp || a - 8 < lo || a + 8 * GOBPF_CONT_WORDS > hi ||
+	    bpf_probe_read_user(w, sizeof(w), (const void *)(a - 8)))
+		return 0;
+	r->cont.pc = w[0];
+	__builtin_memcpy(r->cont.stack, &w[1], sizeof(r->cont.stack));
+	return a;
+}
+
+static __always_inline void read_cont(struct gobpf_rec *r, struct span *s, const __u64 *f, __u64 sp,
+				      __u64 gaddr, __u64 g0)
 {
 	__u64 lo = f[GOBPF_G_STACK_LO], hi = f[GOBPF_G_STACK_HI], ssp = f[GOBPF_G_SCHED_SP];
 	__u64 bp = f[GOBPF_G_SCHED_BP], clo = 0, clen = 0, off, next, len, jump = 0, pair[2];
-	__u32 i, n = 0, idx;
+	__u32 i, n = 0, idx, kind = GOBPF_CONT_SWITCH;
 
-	if (!gobpf_cfg.cont || lo >= hi || ssp < lo || ssp + 8 * GOBPF_CONT_WORDS > hi ||
-	    (sp >= lo && sp < hi))
+	if (!gobpf_cfg.cont || lo >= hi)
 		return;
+	if (sp >= lo && sp < hi) {
+		/* On the goroutine's own stack: only a cgo callback is continued. */
+		__u64 a = gobpf_cfg.cb_frame ? cb_state(r, f, sp, gaddr, g0) : 0;
+
+		if (!a)
+			return;
+		kind = GOBPF_CONT_CB;
+		if (ssp != a)
+			bp = a + gobpf_cfg.cb_bp;
+		ssp = a;
+	} else {
+		if (ssp < lo || ssp + 8 * GOBPF_CONT_WORDS > hi)
+			return;
+		r->cont.pc = f[GOBPF_G_SCHED_PC];
+		if (bpf_probe_read_user(r->cont.stack, sizeof(r->cont.stack), (const void *)ssp))
+			return;
+	}
 	r->cont.goid = f[GOBPF_G_GOID];
-	r->cont.pc = f[GOBPF_G_SCHED_PC];
 	r->cont.sp = ssp;
 	r->cont.bp = bp;
-	if (bpf_probe_read_user(r->cont.stack, sizeof(r->cont.stack), (const void *)ssp))
-		return;
+	r->cont.kind = kind;
 	for (i = 0; i < GOBPF_CONT_FRAMES; i++) {
 		if (bp < ssp || bp + 16 > hi || (bp & 7))
 			break;
@@ -293,8 +337,8 @@ static __always_inline void read_cont(struct gobpf_rec *r, struct span *s, const
 	r->flags |= GOBPF_REC_CONT;
 	/* The old stack, when the walk left the new one while newstack copies it (see above):
 	 * a loop of its own after the first, which keeps the first as cheap to verify. */
-	if ((f[GOBPF_G_STATUS] & ~0x1000ULL) != 8 || !n || !user_ptr(jump) || (jump & 7) ||
-	    (jump >= ssp && jump + 16 <= hi))
+	if (kind != GOBPF_CONT_SWITCH || (f[GOBPF_G_STATUS] & ~0x1000ULL) != 8 || !n ||
+	    !user_ptr(jump) || (jump & 7) || (jump >= ssp && jump + 16 <= hi))
 		return;
 	bp = jump;
 	for (i = 0; i < GOBPF_CONT_FRAMES; i++) {
@@ -315,7 +359,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, int kregs)
 	struct span *s;
 	struct mcache *mc, nmc;
 	__u32 zero = 0, tid;
-	__u64 ip, sp, greg;
+	__u64 ip, sp, greg, g0;
 
 	if ((ctx->regs.cs & 3) == 3) {
 		ip = ctx->regs.rip;
@@ -351,6 +395,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, int kregs)
 	r->npieces = 0;
 	r->pad = 0;
 	r->cont.n = 0;
+	r->cont.kind = GOBPF_CONT_SWITCH;
 	if (user_ptr(greg) && read_g(s, greg, r->g) == 0)
 		r->flags |= GOBPF_REC_G;
 	/* Each user-memory read costs about 300 ns here (a VM): the m is read only when
@@ -388,12 +433,13 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, int kregs)
 		r->flags |= GOBPF_REC_CURG;
 labels:
 	/* The goroutine the reader takes: m.curg when it was read, else the register's. */
+	g0 = mc ? mc->g0 : (r->flags & GOBPF_REC_M) ? r->m[GOBPF_M_G0] : 0;
 	if (r->flags & GOBPF_REC_CURG) {
 		read_labels(r, r->curg[GOBPF_G_LABELS]);
-		read_cont(r, s, r->curg, sp);
+		read_cont(r, s, r->curg, sp, r->m[GOBPF_M_CURG], g0);
 	} else if (r->flags & GOBPF_REC_G) {
 		read_labels(r, r->g[GOBPF_G_LABELS]);
-		read_cont(r, s, r->g, sp);
+		read_cont(r, s, r->g, sp, greg, g0);
 	}
 out:
 	bpf_ringbuf_submit(r, 0);
