@@ -1,0 +1,188 @@
+/* livewall.c: the live UI's wall-clock sampler. A thread of its own runs gowall_tick at the
+ * rate asked for and, after each tick, publishes a prof_snapshot of the wall profile by
+ * pointer swap under a mutex; the UI thread takes a reference under the same mutex (a
+ * pointer copy), so it never waits while a snapshot of the goroutines is read. The
+ * snapshots read the target with process_vm_readv only (gosnap.h): no thread of the target
+ * is ever stopped. The thread has a symbolizer of its own: a symbolizer serves one thread
+ * (gowall_new). */
+#include "config.h"
+#include "gotop/livewall.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gotop/gowall.h"
+#include "gotop/profile.h"
+#include "gotop/symbolizer.h"
+#include "gotop/util.h"
+
+struct livewall {
+	pthread_t th;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;       /* signalled to stop the thread's wait between ticks */
+	int stop, zero;            /* under lock */
+	struct livewall_data *cur; /* under lock */
+	struct symbolizer *sym;
+	struct gowall *w;
+	double hz;
+	struct gowall_stats base;  /* the counts at the last zero */
+	uint64_t t0;               /* start or last zero, util_now_ns */
+};
+
+void livewall_put(const struct livewall_data *cd)
+{
+	struct livewall_data *d = (struct livewall_data *)cd;
+
+	if (d && __atomic_sub_fetch(&d->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+		prof_free(d->p);
+		free(d);
+	}
+}
+
+const struct livewall_data *livewall_get(struct livewall *lw)
+{
+	struct livewall_data *d;
+
+	if (!lw)
+		return NULL;
+	pthread_mutex_lock(&lw->lock);
+	d = lw->cur;
+	if (d)
+		__atomic_add_fetch(&d->refs, 1, __ATOMIC_ACQ_REL);
+	pthread_mutex_unlock(&lw->lock);
+	return d;
+}
+
+void livewall_zero(struct livewall *lw)
+{
+	if (!lw)
+		return;
+	pthread_mutex_lock(&lw->lock);
+	lw->zero = 1;
+	pthread_mutex_unlock(&lw->lock);
+}
+
+/* Makes the profile as it is now the one readers get. */
+static void publish(struct livewall *lw, int gone)
+{
+	struct livewall_data *d = xcalloc(1, sizeof(*d)), *old;
+	struct gowall_stats st;
+
+	gowall_get_stats(lw->w, &st);
+	d->p = prof_snapshot(gowall_profile(lw->w));
+	d->hz = lw->hz;
+	d->ticks = st.ticks - lw->base.ticks;
+	d->failed = st.failed - lw->base.failed;
+	d->torn = st.torn - lw->base.torn;
+	d->span_ns = util_now_ns() - lw->t0;
+	d->gone = gone;
+	d->refs = 1;
+	pthread_mutex_lock(&lw->lock);
+	old = lw->cur;
+	lw->cur = d;
+	pthread_mutex_unlock(&lw->lock);
+	livewall_put(old);
+}
+
+static void *wall_main(void *arg)
+{
+	struct livewall *lw = arg;
+	uint64_t step = (uint64_t)(1e9 / lw->hz), next = util_now_ns(), x = next | 1;
+
+	for (;;) {
+		struct timespec ts;
+		int stop, zero, rc;
+
+		pthread_mutex_lock(&lw->lock);
+		zero = lw->zero;
+		lw->zero = 0;
+		pthread_mutex_unlock(&lw->lock);
+		if (zero) {
+			/* Copies already published keep their own values (prof_snapshot). */
+			prof_reset_samples(gowall_profile(lw->w));
+			gowall_get_stats(lw->w, &lw->base);
+			lw->t0 = util_now_ns();
+		}
+		rc = gowall_tick(lw->w);
+		publish(lw, rc == -ESRCH);
+		if (rc == -ESRCH)
+			break; /* the target is gone */
+		/* Intervals drawn uniformly from [step/2, 3 step/2), as record --wall draws them
+		 * (ui/cmd-record.c): the same rate on average, never in step with a program
+		 * that works and sleeps at the sampling period. */
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		next += step / 2 + x % step;
+		if (next < util_now_ns())
+			next = util_now_ns(); /* late: no burst to catch up */
+		ts.tv_sec = (time_t)(next / 1000000000ULL);
+		ts.tv_nsec = (long)(next % 1000000000ULL);
+		pthread_mutex_lock(&lw->lock);
+		while (!lw->stop && pthread_cond_timedwait(&lw->wake, &lw->lock, &ts) != ETIMEDOUT)
+			;
+		stop = lw->stop;
+		pthread_mutex_unlock(&lw->lock);
+		if (stop)
+			break;
+	}
+	return NULL;
+}
+
+struct livewall *livewall_start(pid_t pid, double hz, char *why, size_t whylen)
+{
+	struct livewall *lw = xcalloc(1, sizeof(*lw));
+	pthread_condattr_t ca;
+	int e;
+
+	lw->hz = hz;
+	lw->sym = symbolizer_new(pid);
+	lw->w = gowall_new(pid, lw->sym, hz, why, whylen);
+	if (!lw->w) {
+		e = errno;
+		symbolizer_free(lw->sym);
+		free(lw);
+		errno = e;
+		return NULL;
+	}
+	lw->t0 = util_now_ns();
+	pthread_mutex_init(&lw->lock, NULL);
+	/* The waits are on CLOCK_MONOTONIC, util_now_ns's clock. */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&lw->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	e = pthread_create(&lw->th, NULL, wall_main, lw);
+	if (e) {
+		snprintf(why, whylen, "cannot start the wall-clock thread: %s", strerror(e));
+		pthread_cond_destroy(&lw->wake);
+		pthread_mutex_destroy(&lw->lock);
+		gowall_free(lw->w);
+		symbolizer_free(lw->sym);
+		free(lw);
+		errno = e;
+		return NULL;
+	}
+	return lw;
+}
+
+void livewall_stop(struct livewall *lw)
+{
+	if (!lw)
+		return;
+	pthread_mutex_lock(&lw->lock);
+	lw->stop = 1;
+	pthread_cond_signal(&lw->wake);
+	pthread_mutex_unlock(&lw->lock);
+	pthread_join(lw->th, NULL);
+	livewall_put(lw->cur);
+	pthread_cond_destroy(&lw->wake);
+	pthread_mutex_destroy(&lw->lock);
+	gowall_free(lw->w);
+	symbolizer_free(lw->sym);
+	free(lw);
+}
