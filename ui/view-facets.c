@@ -70,6 +70,10 @@ struct facet {
 	int64_t brest;           /* the baseline's samples without the key */
 	struct hashmap bidx;     /* hash of a value (+ probe) -> index + 1 in bvals */
 	struct gview_state gs;   /* Goroutines */
+	/* Labels of a Go target with wall-clock data (view-wall.c): each value's wall time by
+	 * state, shown beside its on-CPU share. */
+	struct ui_wall_splits wall;
+	int has_wall;
 };
 
 
@@ -255,6 +259,8 @@ static void facet_update(struct ui *ui, struct view *v)
 	}
 	if (f->kind == F_GOROUTINES)
 		groups_build(ui, f);
+	if (f->kind == F_LABELS)
+		f->has_wall = !ui_wall_splits_build(ui, &f->wall, f->key, f->key_len);
 }
 
 /* The baseline's value of val (NULL: the samples without the key); 0, or -1 when the
@@ -354,6 +360,8 @@ static void facet_title(struct ui *ui, struct view *v, struct tline *l)
 	ui_member_title_cells(ui, l);
 	if (f->bvals)
 		tl_field(l, UA_HEAD, " THEN%  DELTA", 15, TL_RIGHT); /* of SHARE%, in points */
+	if (f->kind == F_LABELS && f->has_wall)
+		ui_wall_title_cells(ui, l);
 	tl_put(l, UA_HEAD, "  ");
 	if (f->kind == F_THREADS) {
 		tl_field(l, UA_HEAD, "TID      NAME", vw, ui->batch ? TL_NOCUT : 0);
@@ -629,6 +637,10 @@ static void facet_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 
 		tl_field(l, a, d, 15, TL_RIGHT);
 	}
+	if (f->kind == F_LABELS && f->has_wall)
+		ui_wall_cells(ui, l, val && !val->str ? NULL /* numeric: wall labels are strings */
+				     : ui_wall_split_find(&f->wall, val ? val->str : NULL, val ? val->len : 0),
+			      f->wall.d->p);
 	tl_put(l, UA_NORMAL, "  ");
 	if (val)
 		marked = ui_has_label_filter(ui, f->key, f->key_len, val->str, val->len, val->num);
@@ -834,6 +846,7 @@ static void facet_free(struct view *v)
 		groups_free(&f->gs);
 		free(f->gs.rows);
 		hashmap_free(&f->gs.expanded);
+		ui_wall_splits_free(&f->wall);
 	}
 	free(f);
 	v->priv = NULL;
