@@ -27,6 +27,7 @@ struct wgroup {
 	uint32_t state; /* string id */
 	int cls;
 	int64_t ns;
+	uint32_t nsamples; /* more than one: label sets differ, the row shows rep's */
 };
 
 struct wrow {
@@ -366,11 +367,12 @@ static void wall_update(struct ui *ui, struct view *v)
 			const char *ss = prof_string(p, st, &sl);
 
 			xgrow((void **)&w->grp, &w->capgrp, w->ngrp + 1, sizeof(*w->grp));
-			w->grp[w->ngrp] = (struct wgroup){ key, i, 0, st, ui_wall_class(ss ? ss : "", sl), 0 };
+			w->grp[w->ngrp] = (struct wgroup){ key, i, 0, st, ui_wall_class(ss ? ss : "", sl), 0, 0 };
 			*slot = ++w->ngrp;
 		}
 		g = &w->grp[*slot - 1];
 		g->ns += s.values[0];
+		g->nsamples++;
 		if (s.values[0] > g->rep_ns) {
 			g->rep = i;
 			g->rep_ns = s.values[0];
@@ -515,7 +517,7 @@ static void group_row(struct ui *ui, struct wview *w, const struct wgroup *g, st
 		tl_untrusted(l, UA_DIM, vs, vl, 0, TL_NOCUT);
 	}
 	if (shown)
-		tl_put(l, UA_DIM, "}");
+		tl_put(l, UA_DIM, g->nsamples > 1 ? "} (most's)" : "}");
 }
 
 static void wall_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
