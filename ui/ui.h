@@ -305,13 +305,15 @@ struct ui_wall_split {
 	size_t nreasons;
 };
 struct ui_wall_splits {
-	const struct livewall_data *d; /* held until the next build or free */
+	const struct livewall_data *d, *base; /* held until the next build or free; base: the
+					       * copy the window starts at (NULL: none) */
 	struct ui_wall_split *v, rest; /* rest: the samples without the key */
 	size_t n;
 	struct hashmap idx;      /* hash of a value (+ probe) -> index + 1 */
 };
-/* Splits the wall time of the latest data by the values of key, under the label focus
- * filters except those on key (model_label_values' rule). 0, or -1 without data. */
+/* Splits the wall time of the latest data (within the live window when one is on) by the
+ * values of key, under the label focus filters except those on key (model_label_values'
+ * rule). 0, or -1 without data. */
 int ui_wall_splits_build(struct ui *ui, struct ui_wall_splits *ws, const char *key, size_t klen);
 void ui_wall_splits_free(struct ui_wall_splits *ws);
 /* A value's split (val NULL: the samples without the key), or NULL. */

@@ -5,8 +5,9 @@
  * Rows group the time by stack and state, as the all-goroutines mode groups goroutines;
  * Enter expands a row to its stack. Both honour the label focus filters, with the rule of
  * model.h (for each key filtered, one of its values). The time counts since the start or
- * the last zero (z), whatever the on-CPU views' window: the copies the sampler publishes
- * are cumulative. */
+ * the last zero (z) or, with the live window on, over its last seconds: the sampler's
+ * copies are cumulative, so a window is the latest copy minus the one published that long
+ * before it, sample by sample. */
 #include "config.h"
 #include "ui.h"
 
@@ -37,8 +38,41 @@ struct wrow {
 	uint32_t line;  /* WROW_FRAME: the location's line (0: innermost inlined) */
 };
 
+/* Sample values over the window: the latest copy's minus the base's. */
+struct wvals {
+	const int64_t *cur, *base;
+	size_t cs, bs, bn;
+};
+
+static void wvals_init(struct wvals *wv, const struct livewall_data *d,
+		       const struct livewall_data *b)
+{
+	memset(wv, 0, sizeof(*wv));
+	wv->cur = prof_values(d->p, &wv->cs);
+	if (b && prof_same_tables(d->p, b->p)) {
+		wv->base = prof_values(b->p, &wv->bs);
+		wv->bn = wv->base ? prof_nsamples(b->p) : 0;
+	}
+}
+
+static int64_t wvals_at(const struct wvals *wv, size_t i)
+{
+	int64_t v = wv->cur ? wv->cur[i * wv->cs] : 0;
+
+	if (i < wv->bn)
+		v -= wv->base[i * wv->bs];
+	return v;
+}
+
+/* The latest data and the window's base, as the on-CPU views count: since the start, or
+ * the live window's last seconds. */
+static const struct livewall_data *wall_data(struct ui *ui, const struct livewall_data **base)
+{
+	return livewall_get_window(ui->wall, ui->snap ? ui->snap->window_s : 0, base);
+}
+
 struct wview {
-	const struct livewall_data *d;
+	const struct livewall_data *d, *base;
 	struct wgroup *grp;
 	size_t ngrp, capgrp;
 	struct wrow *rows;
@@ -180,6 +214,7 @@ static uint32_t state_of(const struct prof_sample *s, uint32_t skey)
 void ui_wall_splits_free(struct ui_wall_splits *ws)
 {
 	livewall_put(ws->d);
+	livewall_put(ws->base);
 	free(ws->v);
 	hashmap_free(&ws->idx);
 	memset(ws, 0, sizeof(*ws));
@@ -195,14 +230,16 @@ static uint64_t value_hash(const char *s, size_t len)
 int ui_wall_splits_build(struct ui *ui, struct ui_wall_splits *ws, const char *key, size_t klen)
 {
 	const struct prof *p;
+	struct wvals wv;
 	uint32_t skey;
 	size_t cap = 0;
 
 	ui_wall_splits_free(ws);
-	ws->d = livewall_get(ui->wall);
+	ws->d = wall_data(ui, &ws->base);
 	if (!ws->d)
 		return -1;
 	p = ws->d->p;
+	wvals_init(&wv, ws->d, ws->base);
 	skey = state_key(p);
 	for (size_t i = 0; skey && i < prof_nsamples(p); i++) {
 		struct prof_sample s;
@@ -210,13 +247,14 @@ int ui_wall_splits_build(struct ui *ui, struct ui_wall_splits *ws, const char *k
 		const char *v;
 		size_t vl = 0;
 		uint64_t h, *slot;
+		int64_t ns = wvals_at(&wv, i);
 		int created;
 
-		if (prof_sample_at(p, i, &s) || s.values[0] <= 0 || !sample_passes(ui, p, &s, key, klen))
+		if (ns <= 0 || prof_sample_at(p, i, &s) || !sample_passes(ui, p, &s, key, klen))
 			continue;
 		v = label_of(p, &s, key, klen, &vl);
 		if (!v) {
-			split_add(&ws->rest, p, state_of(&s, skey), s.values[0]);
+			split_add(&ws->rest, p, state_of(&s, skey), ns);
 			continue;
 		}
 		/* Probe past other values with the same hash. */
@@ -233,7 +271,7 @@ int ui_wall_splits_build(struct ui *ui, struct ui_wall_splits *ws, const char *k
 			*slot = ++ws->n;
 		}
 		sp = &ws->v[*slot - 1];
-		split_add(sp, p, state_of(&s, skey), s.values[0]);
+		split_add(sp, p, state_of(&s, skey), ns);
 	}
 	return 0;
 }
@@ -337,10 +375,12 @@ static void wall_update(struct ui *ui, struct view *v)
 	const struct prof *p;
 	struct hashmap idx = { 0 };
 	struct ui_wall_split all = { 0 };
+	struct wvals wv;
 	uint32_t skey;
 
 	livewall_put(w->d);
-	w->d = livewall_get(ui->wall);
+	livewall_put(w->base);
+	w->d = wall_data(ui, &w->base);
 	w->ngrp = w->nrows = 0;
 	w->total = 0;
 	memset(w->cls, 0, sizeof(w->cls));
@@ -348,18 +388,20 @@ static void wall_update(struct ui *ui, struct view *v)
 	if (!w->d)
 		return;
 	p = w->d->p;
+	wvals_init(&wv, w->d, w->base);
 	skey = state_key(p);
 	for (size_t i = 0; skey && i < prof_nsamples(p); i++) {
 		struct prof_sample s;
 		struct wgroup *g;
 		uint64_t key, *slot;
 		uint32_t st;
+		int64_t ns = wvals_at(&wv, i);
 		int created;
 
-		if (prof_sample_at(p, i, &s) || s.values[0] <= 0 || !sample_passes(ui, p, &s, NULL, 0))
+		if (ns <= 0 || prof_sample_at(p, i, &s) || !sample_passes(ui, p, &s, NULL, 0))
 			continue;
 		st = state_of(&s, skey);
-		split_add(&all, p, st, s.values[0]);
+		split_add(&all, p, st, ns);
 		key = util_mix64(((uint64_t)s.stack << 32 | st) + 1) | 1;
 		slot = hashmap_put(&idx, key, &created);
 		if (created) {
@@ -371,11 +413,11 @@ static void wall_update(struct ui *ui, struct view *v)
 			*slot = ++w->ngrp;
 		}
 		g = &w->grp[*slot - 1];
-		g->ns += s.values[0];
+		g->ns += ns;
 		g->nsamples++;
-		if (s.values[0] > g->rep_ns) {
+		if (ns > g->rep_ns) {
 			g->rep = i;
-			g->rep_ns = s.values[0];
+			g->rep_ns = ns;
 		}
 	}
 	hashmap_free(&idx);
@@ -447,10 +489,15 @@ static void wall_title(struct ui *ui, struct view *v, struct tline *l)
 	}
 	if (w->top[0].ns > 0)
 		tl_put(l, UA_DIM, ")");
-	tl_printf(l, UA_DIM, "; %llu snapshots at %.0f Hz over %.1f s since %s, %llu goroutines "
-		  "changed while read", (unsigned long long)w->d->ticks, w->d->hz,
-		  (double)w->d->span_ns / 1e9, ui->snap && ui->snap->window_s ? "start (no window)" : "start",
-		  (unsigned long long)w->d->torn);
+	if (w->base)
+		tl_printf(l, UA_DIM, "; the last %.0f s: %llu snapshots at %.0f Hz, %llu goroutines "
+			  "changed while read", (double)(w->d->at_ns - w->base->at_ns) / 1e9,
+			  (unsigned long long)(w->d->ticks - w->base->ticks), w->d->hz,
+			  (unsigned long long)(w->d->torn - w->base->torn));
+	else
+		tl_printf(l, UA_DIM, "; %llu snapshots at %.0f Hz over %.1f s since the start or z, "
+			  "%llu goroutines changed while read", (unsigned long long)w->d->ticks,
+			  w->d->hz, (double)w->d->span_ns / 1e9, (unsigned long long)w->d->torn);
 }
 
 /* The innermost frame outside the runtime of a stack: where the goroutine's own code
@@ -603,6 +650,7 @@ static void wall_free(struct view *v)
 
 	if (w) {
 		livewall_put(w->d);
+		livewall_put(w->base);
 		free(w->grp);
 		free(w->rows);
 		hashmap_free(&w->expanded);

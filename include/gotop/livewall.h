@@ -21,6 +21,7 @@ struct livewall_data {
 	uint64_t failed;  /* of them, those that read nothing (runtime not up, torn list) */
 	uint64_t torn;    /* goroutines dropped because they ran while read */
 	uint64_t span_ns; /* wall time the ticks cover */
+	uint64_t at_ns;   /* when it was published (util_now_ns) */
 	int gone;         /* the target has exited: no more ticks */
 	int refs;         /* references (atomic): the livewall's own and each holder's */
 };
@@ -34,6 +35,14 @@ void livewall_stop(struct livewall *lw);
 /* The latest data with a reference (NULL before the first snapshot). Takes the lock only
  * for a pointer copy: never waits for a snapshot. */
 const struct livewall_data *livewall_get(struct livewall *lw);
+/* The same, and in *base the data published window_s seconds before it (the oldest kept
+ * since the start or the last zero when none is that old; NULL when there is none), held
+ * too: its values subtracted from the latest's, sample by sample (the same tables, see
+ * prof_snapshot), give the last window_s seconds. The thread keeps one copy a second for
+ * the longest window asked for, at least LIVEWALL_MIN_HISTORY seconds. */
+#define LIVEWALL_MIN_HISTORY 60
+const struct livewall_data *livewall_get_window(struct livewall *lw, unsigned window_s,
+						const struct livewall_data **base);
 /* Lets go of d, on any thread, also after livewall_stop. Accepts NULL. */
 void livewall_put(const struct livewall_data *d);
 /* Asks the thread to start counting again from zero at its next tick (the z key). */

@@ -31,6 +31,11 @@ struct livewall {
 	double hz;
 	struct gowall_stats base;  /* the counts at the last zero */
 	uint64_t t0;               /* start or last zero, util_now_ns */
+	/* One published copy a second, oldest first, for windows (under lock). */
+	struct livewall_data **hist;
+	size_t nhist, caphist;
+	unsigned keep_s;           /* the longest window asked for (under lock) */
+	int hist_cut;              /* copies since the start or zero were let go (under lock) */
 };
 
 void livewall_put(const struct livewall_data *cd)
@@ -43,18 +48,68 @@ void livewall_put(const struct livewall_data *cd)
 	}
 }
 
+static struct livewall_data *hold(struct livewall_data *d)
+{
+	if (d)
+		__atomic_add_fetch(&d->refs, 1, __ATOMIC_ACQ_REL);
+	return d;
+}
+
 const struct livewall_data *livewall_get(struct livewall *lw)
 {
-	struct livewall_data *d;
+	return livewall_get_window(lw, 0, NULL);
+}
 
+const struct livewall_data *livewall_get_window(struct livewall *lw, unsigned window_s,
+						const struct livewall_data **base)
+{
+	struct livewall_data *d, *b = NULL;
+
+	if (base)
+		*base = NULL;
 	if (!lw)
 		return NULL;
 	pthread_mutex_lock(&lw->lock);
-	d = lw->cur;
-	if (d)
-		__atomic_add_fetch(&d->refs, 1, __ATOMIC_ACQ_REL);
+	d = hold(lw->cur);
+	if (window_s > lw->keep_s)
+		lw->keep_s = window_s;
+	if (d && base && window_s) {
+		uint64_t w = (uint64_t)window_s * 1000000000ULL;
+
+		/* The newest copy at least window_s older than d; else, when the history no
+		 * longer starts at the start or zero, the oldest (a shorter window); else none:
+		 * all of it is in the window. */
+		for (size_t i = 0; i < lw->nhist && lw->hist[i] != d; i++) {
+			if (lw->hist[i]->at_ns + w > d->at_ns) {
+				if (!i && lw->hist_cut)
+					b = lw->hist[0];
+				break;
+			}
+			b = lw->hist[i];
+		}
+		*base = hold(b);
+	}
 	pthread_mutex_unlock(&lw->lock);
 	return d;
+}
+
+/* Takes the n oldest copies out of the history (under lock) into a new array, which the
+ * caller lets go of after the lock (hist_put): the UI never waits for their free. */
+static struct livewall_data **hist_take(struct livewall *lw, size_t n)
+{
+	struct livewall_data **out = xmalloc((n ? n : 1) * sizeof(*out));
+
+	memcpy(out, lw->hist, n * sizeof(*out));
+	memmove(lw->hist, lw->hist + n, (lw->nhist - n) * sizeof(*lw->hist));
+	lw->nhist -= n;
+	return out;
+}
+
+static void hist_put(struct livewall_data **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		livewall_put(v[i]);
+	free(v);
 }
 
 void livewall_zero(struct livewall *lw)
@@ -69,8 +124,9 @@ void livewall_zero(struct livewall *lw)
 /* Makes the profile as it is now the one readers get. */
 static void publish(struct livewall *lw, int gone)
 {
-	struct livewall_data *d = xcalloc(1, sizeof(*d)), *old;
+	struct livewall_data *d = xcalloc(1, sizeof(*d)), *old, **gone_v = NULL;
 	struct gowall_stats st;
+	size_t ngone = 0;
 
 	gowall_get_stats(lw->w, &st);
 	d->p = prof_snapshot(gowall_profile(lw->w));
@@ -78,14 +134,29 @@ static void publish(struct livewall *lw, int gone)
 	d->ticks = st.ticks - lw->base.ticks;
 	d->failed = st.failed - lw->base.failed;
 	d->torn = st.torn - lw->base.torn;
-	d->span_ns = util_now_ns() - lw->t0;
+	d->at_ns = util_now_ns();
+	d->span_ns = d->at_ns - lw->t0;
 	d->gone = gone;
 	d->refs = 1;
 	pthread_mutex_lock(&lw->lock);
 	old = lw->cur;
 	lw->cur = d;
+	if (!lw->nhist || d->at_ns >= lw->hist[lw->nhist - 1]->at_ns + 1000000000ULL) {
+		uint64_t keep = (uint64_t)GP_MAX(lw->keep_s, LIVEWALL_MIN_HISTORY) + 2;
+		size_t n = 0;
+
+		while (n < lw->nhist && lw->hist[n]->at_ns + keep * 1000000000ULL < d->at_ns)
+			n++;
+		gone_v = hist_take(lw, n);
+		ngone = n;
+		lw->hist_cut |= n > 0;
+		xgrow((void **)&lw->hist, &lw->caphist, lw->nhist + 1, sizeof(*lw->hist));
+		lw->hist[lw->nhist++] = hold(d);
+	}
 	pthread_mutex_unlock(&lw->lock);
 	livewall_put(old);
+	if (gone_v)
+		hist_put(gone_v, ngone);
 }
 
 static void *wall_main(void *arg)
@@ -102,7 +173,17 @@ static void *wall_main(void *arg)
 		lw->zero = 0;
 		pthread_mutex_unlock(&lw->lock);
 		if (zero) {
-			/* Copies already published keep their own values (prof_snapshot). */
+			struct livewall_data **v;
+			size_t n;
+
+			/* The history goes (its counts are above those after the zero); copies
+			 * already published keep their own values (prof_snapshot). */
+			pthread_mutex_lock(&lw->lock);
+			n = lw->nhist;
+			v = hist_take(lw, n);
+			lw->hist_cut = 0;
+			pthread_mutex_unlock(&lw->lock);
+			hist_put(v, n);
 			prof_reset_samples(gowall_profile(lw->w));
 			gowall_get_stats(lw->w, &lw->base);
 			lw->t0 = util_now_ns();
@@ -172,6 +253,8 @@ struct livewall *livewall_start(pid_t pid, double hz, char *why, size_t whylen)
 
 void livewall_stop(struct livewall *lw)
 {
+	size_t n;
+
 	if (!lw)
 		return;
 	pthread_mutex_lock(&lw->lock);
@@ -180,6 +263,9 @@ void livewall_stop(struct livewall *lw)
 	pthread_mutex_unlock(&lw->lock);
 	pthread_join(lw->th, NULL);
 	livewall_put(lw->cur);
+	n = lw->nhist;
+	hist_put(hist_take(lw, n), n);
+	free(lw->hist);
 	pthread_cond_destroy(&lw->wake);
 	pthread_mutex_destroy(&lw->lock);
 	gowall_free(lw->w);
