@@ -53,10 +53,10 @@ for v in $GO_VERSIONS; do
 	check "go$v: ... running + runnable ${ours}% of checkout's wall time, its own figure ${own}% (10 points)" \
 		within "$ours" "$own" 10
 	[ -n "$ours" ] || diag_file "$T/out-$v"
-	check "go$v: Labels keeps SHARE% and SAMPLES beside RUN% RUNQ% WAIT% TOP WAITS" \
-		grep -Eq '^ SHARE% +SAMPLES +RUN% +RUNQ% +WAIT% +TOP WAITS +handler' "$T/out-$v"
-	lab=$(awk '$NF == "main.compute" && $(NF - 1) ~ /^\*?checkout$/ && $6 == "sleep" {
-		r = $3; q = $4; sub("%", "", r); sub("%", "", q); printf "%.1f", r + q }' "$T/labels-$v.txt")
+	check "go$v: Labels keeps SHARE%, SAMPLES and the value first, then RUN% RUNQ% WAIT% TOP WAITS" \
+		grep -Eq '^ SHARE% +SAMPLES  handler +RUN% +RUNQ% +WAIT% +TOP WAITS +HOT FUNCTION' "$T/out-$v"
+	lab=$(awk '$NF == "main.compute" && $3 ~ /^\*?checkout$/ && $7 == "sleep" {
+		r = $4; q = $5; sub("%", "", r); sub("%", "", q); printf "%.1f", r + q }' "$T/labels-$v.txt")
 	check "go$v: Labels: checkout RUN% + RUNQ% ${lab}%, top wait sleep, its own figure ${own}% (10 points)" \
 		within "$lab" "$own" 10
 	[ -n "$lab" ] || diag_file "$T/labels-$v.txt"

@@ -320,7 +320,8 @@ void ui_wall_splits_free(struct ui_wall_splits *ws);
 const struct ui_wall_split *ui_wall_split_find(const struct ui_wall_splits *ws, const char *val,
 					       size_t len);
 void ui_wall_top_reasons(const struct ui_wall_split *sp, struct ui_wall_reason top[2]);
-/* The columns RUN% RUNQ% WAIT% (shares of the value's wall time) and its top two waits:
+/* The columns RUN% RUNQ% WAIT% (shares of the value's wall time) and its top two waits
+ * (TOP WAITS, in --batch and on screens 120 columns wide or more):
  * headers, and a row's cells (sp NULL: no wall time; p: the data's profile). */
 void ui_wall_title_cells(struct ui *ui, struct tline *l);
 void ui_wall_cells(struct ui *ui, struct tline *l, const struct ui_wall_split *sp,

@@ -360,8 +360,6 @@ static void facet_title(struct ui *ui, struct view *v, struct tline *l)
 	ui_member_title_cells(ui, l);
 	if (f->bvals)
 		tl_field(l, UA_HEAD, " THEN%  DELTA", 15, TL_RIGHT); /* of SHARE%, in points */
-	if (f->kind == F_LABELS && f->has_wall)
-		ui_wall_title_cells(ui, l);
 	tl_put(l, UA_HEAD, "  ");
 	if (f->kind == F_THREADS) {
 		tl_field(l, UA_HEAD, "TID      NAME", vw, ui->batch ? TL_NOCUT : 0);
@@ -374,6 +372,9 @@ static void facet_title(struct ui *ui, struct view *v, struct tline *l)
 
 		ui_esc(ui, k, sizeof(k), f->key, f->key_len);
 		tl_field(l, UA_HEAD, !f->nkeys ? "VALUE" : k[0] ? k : "\"\"", vw, ui->batch ? TL_NOCUT : 0);
+		/* After the value, so that the columns before it stay where they were. */
+		if (f->has_wall)
+			ui_wall_title_cells(ui, l);
 		tl_put(l, UA_HEAD, " HOT FUNCTION");
 		if (!ui->batch && f->nkeys) {
 			/* The key chooser, right-aligned: every key, or "key i/n" when they
@@ -637,10 +638,6 @@ static void facet_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 
 		tl_field(l, a, d, 15, TL_RIGHT);
 	}
-	if (f->kind == F_LABELS && f->has_wall)
-		ui_wall_cells(ui, l, val && !val->str ? NULL /* numeric: wall labels are strings */
-				     : ui_wall_split_find(&f->wall, val ? val->str : NULL, val ? val->len : 0),
-			      f->wall.d->p);
 	tl_put(l, UA_NORMAL, "  ");
 	if (val)
 		marked = ui_has_label_filter(ui, f->key, f->key_len, val->str, val->len, val->num);
@@ -672,6 +669,10 @@ static void facet_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 			 marked ? "*" : "", (long long)val->num);
 		tl_field(l, marked ? UA_MARK : UA_NORMAL, buf, vw, flags);
 	}
+	if (f->kind == F_LABELS && f->has_wall)
+		ui_wall_cells(ui, l, val && !val->str ? NULL /* numeric: wall labels are strings */
+				     : ui_wall_split_find(&f->wall, val ? val->str : NULL, val ? val->len : 0),
+			      f->wall.d->p);
 	tl_put(l, UA_NORMAL, " ");
 	if (!val && f->kind == F_GOROUTINES && ui->snap && ui->snap->ast.goid_young)
 		/* agg.c, "Goroutine ids and memory" */

@@ -291,6 +291,12 @@ const struct ui_wall_split *ui_wall_split_find(const struct ui_wall_splits *ws, 
 	}
 }
 
+/* The width of TOP WAITS: a narrow screen keeps its columns for the value and function. */
+static int waits_width(const struct ui *ui)
+{
+	return ui->batch || ui->width >= 120 ? 24 : 0;
+}
+
 void ui_wall_cells(struct ui *ui, struct tline *l, const struct ui_wall_split *sp,
 		   const struct prof *p)
 {
@@ -301,9 +307,10 @@ void ui_wall_cells(struct ui *ui, struct tline *l, const struct ui_wall_split *s
 	if (!sp || sp->total <= 0) {
 		tl_field(l, UA_DIM, "-", 7, TL_RIGHT);
 		tl_field(l, UA_DIM, "-", 7, TL_RIGHT);
-		tl_field(l, UA_DIM, "-", 7, TL_RIGHT);
-		tl_put(l, UA_NORMAL, "  ");
-		tl_field(l, UA_DIM, "", 24, ui->batch ? TL_NOCUT : 0);
+		if (waits_width(ui)) {
+			tl_put(l, UA_NORMAL, "  ");
+			tl_field(l, UA_DIM, "", waits_width(ui), ui->batch ? TL_NOCUT : 0);
+		}
 		return;
 	}
 	for (int c = 0; c < UI_WALL_CLASSES; c++) {
@@ -311,6 +318,8 @@ void ui_wall_cells(struct ui *ui, struct tline *l, const struct ui_wall_split *s
 		tl_field(l, c == UI_WALL_WAITING ? UA_STATE : ui_pct_attr(sp->ns[c], sp->total), pct, 7,
 			 TL_RIGHT);
 	}
+	if (!waits_width(ui))
+		return;
 	tl_put(l, UA_NORMAL, "  ");
 	ui_wall_top_reasons(sp, top);
 	buf[0] = 0;
@@ -326,7 +335,7 @@ void ui_wall_cells(struct ui *ui, struct tline *l, const struct ui_wall_split *s
 		if (k >= sizeof(buf))
 			break;
 	}
-	tl_field(l, UA_STATE, buf, 24, ui->batch ? TL_NOCUT : 0);
+	tl_field(l, UA_STATE, buf, waits_width(ui), ui->batch ? TL_NOCUT : 0);
 }
 
 void ui_wall_title_cells(struct ui *ui, struct tline *l)
@@ -334,8 +343,10 @@ void ui_wall_title_cells(struct ui *ui, struct tline *l)
 	tl_field(l, UA_HEAD, "RUN%", 7, TL_RIGHT);
 	tl_field(l, UA_HEAD, "RUNQ%", 7, TL_RIGHT);
 	tl_field(l, UA_HEAD, "WAIT%", 7, TL_RIGHT);
-	tl_put(l, UA_HEAD, "  ");
-	tl_field(l, UA_HEAD, "TOP WAITS", 24, ui->batch ? TL_NOCUT : 0);
+	if (waits_width(ui)) {
+		tl_put(l, UA_HEAD, "  ");
+		tl_field(l, UA_HEAD, "TOP WAITS", waits_width(ui), ui->batch ? TL_NOCUT : 0);
+	}
 }
 
 /* --- the Wall mode --- */
