@@ -238,6 +238,8 @@ struct livewall *livewall_start(pid_t pid, double hz, char *why, size_t whylen)
 	pthread_cond_init(&lw->wake, &ca);
 	pthread_condattr_destroy(&ca);
 	e = pthread_create(&lw->th, NULL, wall_main, lw);
+	if (!e)
+		pthread_setname_np(lw->th, "gotop-wall"); /* as top -H and perf show threads */
 	if (e) {
 		snprintf(why, whylen, "cannot start the wall-clock thread: %s", strerror(e));
 		pthread_cond_destroy(&lw->wake);
