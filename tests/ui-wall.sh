@@ -11,12 +11,12 @@
 # 50 Hz for 10 s: about 500 snapshots, so 10 points is 5 standard deviations of the
 # sampling. --no-wall: no wall columns, and the Wall mode says why. Then in tmux at 80x24
 # (the newest release only): 5 and m m reach the Wall mode, Enter expands the sleeping stack
-# to the handler's own function and line, m goes back to the on-CPU shares, q restores the
+# to the handler's own function and line, z zeroes the counts, m goes back to the on-CPU shares, q restores the
 # terminal (canonical mode and echo on again).
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
 need_perf
-plan_per_version 5 6
+plan_per_version 5 7
 SRC=$TOP_SRCDIR/tests/workloads/go/wall.go
 
 # section FILE ITERATION VIEW: the rows of one view of one iteration (after its title line).
@@ -78,12 +78,12 @@ fi
 
 # --- tmux: 80x24 ---
 if [ -z "$last" ]; then
-	skip_n 4 "no Go toolchain"
+	skip_n 5 "no Go toolchain"
 	finish
 fi
 if ! command -v tmux >/dev/null 2>&1 ||
 	! { [ -e /lib/terminfo/s/screen ] || [ -e /usr/share/terminfo/s/screen ]; }; then
-	skip_n 4 "tmux or TERM=screen's terminfo is not installed"
+	skip_n 5 "tmux or TERM=screen's terminfo is not installed"
 	finish
 fi
 SOCK=gotop-wall-test-$$
@@ -91,7 +91,7 @@ SOCK=gotop-wall-test-$$
 tm new-session -d -s ui -x 80 -y 24 \
 	"env -i PATH='$PATH' HOME='$T' TERM=screen LANG=C.UTF-8 PS1='ui-test\$ ' \
 		ASAN_OPTIONS='${ASAN_OPTIONS:-}' UBSAN_OPTIONS='${UBSAN_OPTIONS:-}' sh" ||
-	{ skip_n 4 "cannot start a tmux session"; finish; }
+	{ skip_n 5 "cannot start a tmux session"; finish; }
 wait_for 'ui-test\$' >/dev/null
 tm send-keys -t ui -l "'$GOTOP_PERF' --tag handler=checkout -- '$T/wall-$last' 300"
 keys Enter
@@ -107,6 +107,13 @@ check "5 m m: the Wall mode, checkout's sleeping stack first" wait_cmd sleep_fir
 keys Enter
 check "... Enter expands it: the handler's closure main.main.func1 at its line of wall.go" \
 	wait_for 'main\.main\.func1 +wall\.go:[0-9]+'
+# z zeroes: the handler sleeps 80% of the time, so its sleep row holds about 0.8 s a second;
+# once past 3 s, z brings it back under 1.5 s (counted again from the zero).
+sleep_s() { awk -v op="$1" -v x="$2" '$3 == "sleep" && $4 == "-" { s = $1 + 0 }
+	END { exit !(op == "ge" ? s >= x : s > 0 && s < x) }' "$T/pane.txt"; }
+wait_cmd sleep_s ge 3 >/dev/null
+keys z
+check "... z zeroes its wall time: the sleep row back under 1.5 s from over 3" wait_cmd sleep_s lt 1.5
 keys m
 check "... m again: back to the on-CPU shares (GOROUTINES column)" wait_for 'GOROUTINES +START FUNCTION'
 keys q
