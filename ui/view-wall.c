@@ -22,7 +22,7 @@
 enum { WROW_GROUP, WROW_FRAME };
 
 struct wgroup {
-	uint64_t key;   /* stack number and state */
+	uint64_t key;   /* stack number and state string id, + 1 */
 	size_t rep;     /* the sample of the group with the most time: its stack and labels */
 	int64_t rep_ns;
 	uint32_t state; /* string id */
@@ -413,7 +413,7 @@ static void wall_update(struct ui *ui, struct view *v)
 			continue;
 		st = state_of(&s, skey);
 		split_add(&all, p, st, ns);
-		key = util_mix64(((uint64_t)s.stack << 32 | st) + 1) | 1;
+		key = ((uint64_t)s.stack << 32 | st) + 1; /* never 0; the map mixes it */
 		slot = hashmap_put(&idx, key, &created);
 		if (created) {
 			size_t sl = 0;
@@ -516,6 +516,7 @@ static void wall_title(struct ui *ui, struct view *v, struct tline *l)
 static const char *where(const struct prof *p, const struct prof_sample *s, size_t *len)
 {
 	const char *last = NULL;
+	size_t last_len = 0;
 
 	for (uint32_t k = 0; k < s->nlocs; k++) {
 		const struct prof_location *loc = prof_location_at(p, s->locs[k] - 1);
@@ -528,12 +529,13 @@ static const char *where(const struct prof *p, const struct prof_sample *s, size
 				continue;
 			if (*len < 8 || memcmp(name, "runtime.", 8) != 0)
 				return name;
-			if (!bytes_eq(name, *len, "runtime.goexit", 14))
+			if (!bytes_eq(name, *len, "runtime.goexit", 14)) {
 				last = name;
+				last_len = *len;
+			}
 		}
 	}
-	if (last)
-		*len = strlen(last);
+	*len = last_len;
 	return last;
 }
 
