@@ -669,10 +669,15 @@ static void facet_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 			 marked ? "*" : "", (long long)val->num);
 		tl_field(l, marked ? UA_MARK : UA_NORMAL, buf, vw, flags);
 	}
-	if (f->kind == F_LABELS && f->has_wall)
-		ui_wall_cells(ui, l, val && !val->str ? NULL /* numeric: wall labels are strings */
-				     : ui_wall_split_find(&f->wall, val ? val->str : NULL, val ? val->len : 0),
-			      f->wall.d->p);
+	if (f->kind == F_LABELS && f->has_wall) {
+		/* A numeric value has no wall time: wall labels are strings. */
+		const struct ui_wall_split *sp =
+			val && !val->str ? NULL
+					 : ui_wall_split_find(&f->wall, val ? val->str : NULL,
+							      val ? val->len : 0);
+
+		ui_wall_cells(ui, l, sp, f->wall.d->p);
+	}
 	tl_put(l, UA_NORMAL, " ");
 	if (!val && f->kind == F_GOROUTINES && ui->snap && ui->snap->ast.goid_young)
 		/* agg.c, "Goroutine ids and memory" */

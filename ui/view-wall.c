@@ -22,8 +22,8 @@
 enum { WROW_GROUP, WROW_FRAME };
 
 struct wgroup {
-	uint64_t key;   /* stack number and state string id, + 1 */
-	size_t rep;     /* the sample of the group with the most time: its stack and labels */
+	uint64_t key; /* stack number and state string id, + 1 */
+	size_t rep;   /* the sample of the group with the most time: its stack and labels */
 	int64_t rep_ns;
 	uint32_t state; /* string id */
 	int cls;
@@ -34,8 +34,8 @@ struct wgroup {
 struct wrow {
 	uint8_t kind;
 	size_t group;
-	uint32_t loc;   /* WROW_FRAME: index in the stack, leaf first */
-	uint32_t line;  /* WROW_FRAME: the location's line (0: innermost inlined) */
+	uint32_t loc;  /* WROW_FRAME: index in the stack, leaf first */
+	uint32_t line; /* WROW_FRAME: the location's line (0: innermost inlined) */
 };
 
 /* Sample values over the window: the latest copy's minus the base's. */
@@ -315,8 +315,8 @@ void ui_wall_cells(struct ui *ui, struct tline *l, const struct ui_wall_split *s
 	}
 	for (int c = 0; c < UI_WALL_CLASSES; c++) {
 		ui_pct(pct, sizeof(pct), sp->ns[c], sp->total);
-		tl_field(l, c == UI_WALL_WAITING ? UA_STATE : ui_pct_attr(sp->ns[c], sp->total), pct, 7,
-			 TL_RIGHT);
+		tl_field(l, c == UI_WALL_WAITING ? UA_STATE : ui_pct_attr(sp->ns[c], sp->total),
+			 pct, 7, TL_RIGHT);
 	}
 	if (!waits_width(ui))
 		return;
@@ -420,7 +420,10 @@ static void wall_update(struct ui *ui, struct view *v)
 			const char *ss = prof_string(p, st, &sl);
 
 			xgrow((void **)&w->grp, &w->capgrp, w->ngrp + 1, sizeof(*w->grp));
-			w->grp[w->ngrp] = (struct wgroup){ key, i, 0, st, ui_wall_class(ss ? ss : "", sl), 0, 0 };
+			w->grp[w->ngrp] = (struct wgroup){
+				.key = key, .rep = i, .state = st,
+				.cls = ui_wall_class(ss ? ss : "", sl),
+			};
 			*slot = ++w->ngrp;
 		}
 		g = &w->grp[*slot - 1];
@@ -465,8 +468,8 @@ static uint64_t wall_row_id(struct ui *ui, struct view *v, size_t i)
 	const struct wrow *r = &w->rows[i];
 
 	(void)ui;
-	return util_mix64(w->grp[r->group].key ^ ((uint64_t)r->kind << 60) ^ ((uint64_t)r->loc << 16) ^
-			  r->line);
+	return util_mix64(w->grp[r->group].key ^ ((uint64_t)r->kind << 60) ^
+			  ((uint64_t)r->loc << 16) ^ r->line);
 }
 
 static void wall_title(struct ui *ui, struct view *v, struct tline *l)
@@ -501,14 +504,18 @@ static void wall_title(struct ui *ui, struct view *v, struct tline *l)
 	if (w->top[0].ns > 0)
 		tl_put(l, UA_DIM, ")");
 	if (w->base)
-		tl_printf(l, UA_DIM, "; the last %.0f s: %llu snapshots at %.0f Hz, %llu goroutines "
-			  "changed while read", (double)(w->d->at_ns - w->base->at_ns) / 1e9,
+		tl_printf(l, UA_DIM,
+			  "; the last %.0f s: %llu snapshots at %.0f Hz, %llu goroutines "
+			  "changed while read",
+			  (double)(w->d->at_ns - w->base->at_ns) / 1e9,
 			  (unsigned long long)(w->d->ticks - w->base->ticks), w->d->hz,
 			  (unsigned long long)(w->d->torn - w->base->torn));
 	else
-		tl_printf(l, UA_DIM, "; %llu snapshots at %.0f Hz over %.1f s since the start or z, "
-			  "%llu goroutines changed while read", (unsigned long long)w->d->ticks,
-			  w->d->hz, (double)w->d->span_ns / 1e9, (unsigned long long)w->d->torn);
+		tl_printf(l, UA_DIM,
+			  "; %llu snapshots at %.0f Hz over %.1f s since the start or z, "
+			  "%llu goroutines changed while read",
+			  (unsigned long long)w->d->ticks, w->d->hz, (double)w->d->span_ns / 1e9,
+			  (unsigned long long)w->d->torn);
 }
 
 /* The innermost frame outside the runtime of a stack: where the goroutine's own code
@@ -522,7 +529,8 @@ static const char *where(const struct prof *p, const struct prof_sample *s, size
 		const struct prof_location *loc = prof_location_at(p, s->locs[k] - 1);
 
 		for (uint32_t j = 0; loc && j < loc->nlines; j++) {
-			const struct prof_function *fn = prof_function_at(p, loc->lines[j].function - 1);
+			const struct prof_function *fn =
+				prof_function_at(p, loc->lines[j].function - 1);
 			const char *name = fn ? prof_string(p, fn->name, len) : NULL;
 
 			if (!name)
@@ -552,7 +560,10 @@ static void group_row(struct ui *ui, struct wview *w, const struct wgroup *g, st
 	ui_pct(pct, sizeof(pct), g->ns, w->total);
 	tl_field(l, ui_pct_attr(g->ns, w->total), pct, 8, TL_RIGHT);
 	tl_put(l, UA_NORMAL, "  ");
-	tl_untrusted(l, g->cls == UI_WALL_RUNNING ? UA_HOT : g->cls == UI_WALL_RUNNABLE ? UA_WARM : UA_STATE,
+	tl_untrusted(l,
+		     g->cls == UI_WALL_RUNNING    ? UA_HOT
+		     : g->cls == UI_WALL_RUNNABLE ? UA_WARM
+						  : UA_STATE,
 		     st ? st : "", sl, 22, ui->batch ? TL_NOCUT : 0);
 	tl_put(l, UA_TREE, is_open(w, g) ? "  - " : "  + ");
 	if (prof_sample_at(p, g->rep, &s))
@@ -631,8 +642,8 @@ static int wall_action(struct ui *ui, struct view *v, enum ui_action act)
 	int created;
 
 	(void)ui;
-	if (v->sel >= w->nrows || (act != ACT_ENTER && act != ACT_TOGGLE && act != ACT_EXPAND &&
-				   act != ACT_COLLAPSE))
+	if (v->sel >= w->nrows ||
+	    (act != ACT_ENTER && act != ACT_TOGGLE && act != ACT_EXPAND && act != ACT_COLLAPSE))
 		return R_NONE;
 	slot = hashmap_put(&w->expanded, w->grp[w->rows[v->sel].group].key, &created);
 	if (act == ACT_EXPAND)
@@ -673,7 +684,14 @@ static void wall_free(struct view *v)
 }
 
 const struct view_ops view_goroutines_wall_ops = {
-	.name = "Goroutines", .batch_name = "goroutines-wall", .update = wall_update,
-	.nrows = wall_nrows, .row_id = wall_row_id, .title = wall_title, .row = wall_row,
-	.action = wall_action, .empty = wall_empty, .free = wall_free,
+	.name = "Goroutines",
+	.batch_name = "goroutines-wall",
+	.update = wall_update,
+	.nrows = wall_nrows,
+	.row_id = wall_row_id,
+	.title = wall_title,
+	.row = wall_row,
+	.action = wall_action,
+	.empty = wall_empty,
+	.free = wall_free,
 };

@@ -29,13 +29,13 @@ struct livewall {
 	struct symbolizer *sym;
 	struct gowall *w;
 	double hz;
-	struct gowall_stats base;  /* the counts at the last zero */
-	uint64_t t0;               /* start or last zero, util_now_ns */
+	struct gowall_stats base; /* the counts at the last zero */
+	uint64_t t0;              /* start or last zero, util_now_ns */
 	/* One published copy a second, oldest first, for windows (under lock). */
 	struct livewall_data **hist;
 	size_t nhist, caphist;
-	unsigned keep_s;           /* the longest window asked for (under lock) */
-	int hist_cut;              /* copies since the start or zero were let go (under lock) */
+	unsigned keep_s; /* the longest window asked for (under lock) */
+	int hist_cut;    /* copies since the start or zero were let go (under lock) */
 };
 
 void livewall_put(const struct livewall_data *cd)
