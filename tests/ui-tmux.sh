@@ -240,7 +240,9 @@ if go_build "$GO_VERSION" plain "$TOP_SRCDIR/tests/workloads/go/goroutines.go" "
 		"grep -q ' main.recvForever  goroutines.go:[0-9]' '$T/pane.txt' &&
 		 grep -Eq 'ids: [0-9]+ [0-9]+ [0-9]+\$' '$T/pane.txt'"
 	keys m
-	check "... m again: on-CPU shares by start function" wait_for 'GOROUTINES +START FUNCTION +LABELS +HOT FUNCTION'
+	wait_for 'WALL s +SHARE%' >/dev/null # the Wall mode (tests/ui-wall.sh), then back
+	keys m
+	check "... m twice more (Wall, then on-CPU): on-CPU shares by start function" wait_for 'GOROUTINES +START FUNCTION +LABELS +HOT FUNCTION'
 	keys Home
 	keys Enter
 	check "... Enter on a start function's row lists its goroutine ids under it" wait_cmd sh -c \

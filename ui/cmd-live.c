@@ -42,6 +42,8 @@ struct live_cli {
 	const char *base;
 	int no_color, ascii;
 	int verify;
+	int no_wall;
+	double wall_hz;
 	const char *annotate;
 	int annotate_asm;
 	const char *source_paths[16], *trim_paths[16];
@@ -56,6 +58,7 @@ enum {
 	OPT_ASCII, OPT_SAVE, OPT_HELP, OPT_VERIFY, OPT_BASE,
 	OPT_RATIO,
 	OPT_ANNOTATE, OPT_ASM, OPT_SOURCE_PATH, OPT_TRIM_PATH,
+	OPT_WALL_HZ, OPT_NO_WALL,
 };
 
 static const struct option long_opts[] = {
@@ -82,6 +85,8 @@ static const struct option long_opts[] = {
 	{ "ratio", required_argument, NULL, OPT_RATIO },
 	{ "base", required_argument, NULL, OPT_BASE },
 	{ "verify", no_argument, NULL, OPT_VERIFY },
+	{ "wall-hz", required_argument, NULL, OPT_WALL_HZ },
+	{ "no-wall", no_argument, NULL, OPT_NO_WALL },
 	{ "annotate", required_argument, NULL, OPT_ANNOTATE },
 	{ "asm", no_argument, NULL, OPT_ASM },
 	{ "source-path", required_argument, NULL, OPT_SOURCE_PATH },
@@ -116,7 +121,8 @@ void cmd_live_options(FILE *f)
 	      "      --batch            no terminal UI\n"
 	      "  -n, --iterations N     stop after N updates (default: until the target exits)\n"
 	      "      --view LIST        views to print, comma separated: top, tree, callers, labels,\n"
-	      "                         goroutines, goroutines-all, threads, flame, events, help, annotate\n"
+	      "                         goroutines, goroutines-all, goroutines-wall, threads, flame,\n"
+	      "                         events, help, annotate\n"
 	      "                         (default top,tree,labels)\n"
 	      "      --rows N           rows per view (default 25; 0: all)\n"
 	      "      --sort KEY         Top order: self, total or name (default self)\n"
@@ -128,6 +134,9 @@ void cmd_live_options(FILE *f)
 	      "      --base FILE        start with a saved pprof file as the baseline (B key): Top,\n"
 	      "                         Tree and Flame show the share then and the change\n"
 	      "      --verify           start the verifier (V key; --view verify in batch mode)\n"
+	      "      --wall-hz HZ       Go: snapshots of all goroutines per second for wall time\n"
+	      "                         (Goroutines view, m; Labels' RUN% RUNQ% WAIT%; default 10)\n"
+	      "      --no-wall          Go: no wall-clock snapshots of the goroutines\n"
 	      "A command started with -- gets /dev/null as stdin, stdout and stderr and is stopped\n"
 	      "(SIGTERM) when gotop-perf quits.\n", f);
 }
@@ -166,6 +175,7 @@ static int parse_args(int argc, char **argv, struct live_cli *o)
 	o->min_pct = 1.0;
 	o->max_memory_mb = LIVE_DEFAULT_MAX_MEM_MB;
 	o->views = "top,tree,labels";
+	o->wall_hz = 10;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+" CLI_SAMPLING_SHORTOPTS "d:w:n:o:", long_opts, NULL)) != -1) {
 		uint64_t v;
@@ -322,6 +332,19 @@ static int parse_args(int argc, char **argv, struct live_cli *o)
 		case OPT_VERIFY:
 			o->verify = 1;
 			break;
+		case OPT_WALL_HZ: {
+			char *end;
+
+			o->wall_hz = strtod(optarg, &end);
+			if (*end || !(o->wall_hz > 0 && o->wall_hz <= 1000)) {
+				cli_error("invalid --wall-hz '%s' (above 0, at most 1000)", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		}
+		case OPT_NO_WALL:
+			o->no_wall = 1;
+			break;
 		case OPT_BASE:
 			o->base = optarg;
 			break;
@@ -368,7 +391,8 @@ static size_t view_by_name(const char *name)
 	for (i = 0; i < VIEW_COUNT; i++)
 		if (!strcmp(name, ops[i]->batch_name))
 			return i;
-	if (!strcmp(name, view_goroutines_all_ops.batch_name))
+	if (!strcmp(name, view_goroutines_all_ops.batch_name) ||
+	    !strcmp(name, view_goroutines_wall_ops.batch_name))
 		return VIEW_GOROUTINES;
 	return VIEW_COUNT;
 }
@@ -380,7 +404,7 @@ int batch_check_views(const char *list)
 	snprintf(buf, sizeof(buf), "%s", list);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
 		if (view_by_name(tok) == VIEW_COUNT) {
-			cli_error("unknown view '%s' (top, tree, callers, labels, goroutines, goroutines-all, threads, flame, events, verify, help, annotate)", tok);
+			cli_error("unknown view '%s' (top, tree, callers, labels, goroutines, goroutines-all, goroutines-wall, threads, flame, events, verify, help, annotate)", tok);
 			return EXIT_USAGE;
 		}
 	return 0;
@@ -435,7 +459,9 @@ void batch_print_iteration(struct ui *ui, const char *views, uint64_t iter, int 
 		struct view *v = &ui->views[id];
 
 		if (id == VIEW_GOROUTINES) /* the mode the name asks for */
-			ui_goroutines_mode(ui, !strcmp(tok, view_goroutines_all_ops.batch_name));
+			ui_goroutines_mode(ui, !strcmp(tok, view_goroutines_all_ops.batch_name) ? UI_GMODE_ALL
+					       : !strcmp(tok, view_goroutines_wall_ops.batch_name) ? UI_GMODE_WALL
+					       : UI_GMODE_CPU);
 
 		if (id == VIEW_LABELS) {
 			const struct model_key *keys;
@@ -618,6 +644,16 @@ static void setup_ui(struct ui *ui, const struct live_cli *o, struct live *live)
 		ui_set_status(ui, UA_DIM, "%s", info->kernel_why);
 	ui->target_pid = info->pid;
 	ui->stack_size = info->stack_size;
+	/* The wall-clock sampler starts with the session, not when its view is first shown:
+	 * the Labels view sets its wall columns beside on-CPU shares counted from the start,
+	 * and both must cover the same span. It only reads the target (gosnap.h). */
+	if (o->no_wall)
+		snprintf(ui->wall_why, sizeof(ui->wall_why), "wall-clock snapshots off (--no-wall)");
+	else if (!info->go)
+		snprintf(ui->wall_why, sizeof(ui->wall_why), "not a Go program: no goroutines");
+	else if (!(ui->wall = livewall_start(info->pid, o->wall_hz, ui->wall_why,
+					     sizeof(ui->wall_why))) && o->batch)
+		cli_error("wall clock: %s", ui->wall_why); /* profiling goes on without it */
 	if (o->verify) {
 		ui_verify_toggle(ui);
 		if (o->batch && ui->status_attr == UA_ERR)

@@ -52,7 +52,7 @@ static const struct ui_key keys[] = {
 	{ '5', ACT_VIEW_GOROUTINES, "5", "Goroutines: shares by start function and labels (Go targets)", VB_ALL, NULL },
 	{ '6', ACT_VIEW_THREADS, "6", "Threads: shares by thread", VB_ALL, NULL },
 	{ '7', ACT_VIEW_FLAME, "7", "Flame: icicle graph, each frame as wide as its total share", VB_ALL, NULL },
-	{ 'm', ACT_GOROUTINE_MODE, "m", "Goroutines: on-CPU shares / all goroutines now (stack, wait)",
+	{ 'm', ACT_GOROUTINE_MODE, "m", "Goroutines: on-CPU shares / all goroutines now / wall time by state",
 	  VB(VIEW_GOROUTINES), "Mode" },
 
 	/* Flame: frames, not rows. */

@@ -51,14 +51,21 @@ void ui_init(struct ui *ui, int batch)
 	ui->cur = ui->back = VIEW_TOP;
 }
 
-int ui_goroutines_mode(struct ui *ui, int all)
+int ui_goroutines_mode(struct ui *ui, int mode)
 {
+	static const struct view_ops *const modes[UI_GMODES] = {
+		&view_goroutines_ops, &view_goroutines_all_ops, &view_goroutines_wall_ops,
+	};
 	struct view *v = &ui->views[VIEW_GOROUTINES];
 	const struct view_ops *to;
 
-	if (all < 0)
-		all = v->ops != &view_goroutines_all_ops;
-	to = all ? &view_goroutines_all_ops : &view_goroutines_ops;
+	if (mode < 0 || mode >= UI_GMODES) /* the next one: on-CPU, all now, wall */
+		for (mode = 0; mode < UI_GMODES; mode++)
+			if (v->ops == modes[mode]) {
+				mode = (mode + 1) % UI_GMODES;
+				break;
+			}
+	to = modes[mode % UI_GMODES];
 	if (v->ops == to)
 		return R_NONE;
 	if (v->ops->free)
@@ -79,6 +86,8 @@ void ui_fini(struct ui *ui)
 			ui->views[i].ops->free(&ui->views[i]);
 	verifier_free(ui->verifier); /* joins its thread: no target thread stays stopped */
 	ui->verifier = NULL;
+	livewall_stop(ui->wall); /* after the views: they let go of its data */
+	ui->wall = NULL;
 	model_free(ui->model);
 	ui->model = NULL;
 	ui_members_free(ui);
@@ -1111,6 +1120,7 @@ int ui_action(struct ui *ui, enum ui_action a)
 		return R_REDRAW;
 	case ACT_ZERO:
 		ui_request(ui, LIVE_REQ_ZERO, NULL, 0);
+		livewall_zero(ui->wall);
 		ui_set_status(ui, UA_NORMAL, "zeroing...");
 		return R_REDRAW;
 	case ACT_WINDOW:

@@ -9,6 +9,7 @@
 
 #include "gotop/hashmap.h"
 #include "gotop/live.h"
+#include "gotop/livewall.h"
 #include "gotop/model.h"
 
 /* --- text lines with attributes (no curses here: tui.c maps attributes to colours) --- */
@@ -205,6 +206,10 @@ struct ui {
 	size_t base_nfn;
 	struct hashmap base_nodes; /* node id -> total + 1 in the baseline's tree */
 	struct model_totals base_tot;
+
+	/* The wall-clock sampler of a Go target (livewall.h; NULL: off, wall_why says why). */
+	struct livewall *wall;
+	char wall_why[256];
 };
 
 /* Function names: short (fname.h) on the screen, whose columns are narrow, full in
@@ -274,10 +279,53 @@ void ui_request(struct ui *ui, enum live_req_kind kind, const struct event_spec 
 extern const struct view_ops view_top_ops, view_tree_ops, view_callers_ops, view_labels_ops,
 	view_goroutines_ops, view_threads_ops, view_events_ops, view_verify_ops, view_help_ops,
 	view_annotate_ops, view_flame_ops;
-/* The Goroutines view's "all goroutines now" mode (view-goroutines.c), and the switch
- * between it and the on-CPU shares (all: 1, 0; -1 toggles). R_* flags. */
-extern const struct view_ops view_goroutines_all_ops;
-int ui_goroutines_mode(struct ui *ui, int all);
+/* The Goroutines view's "all goroutines now" mode (view-goroutines.c), its Wall mode
+ * (view-wall.c), and the switch between them and the on-CPU shares (mode: UI_GMODE_*;
+ * -1 goes to the next one). R_* flags. */
+extern const struct view_ops view_goroutines_all_ops, view_goroutines_wall_ops;
+enum { UI_GMODE_CPU, UI_GMODE_ALL, UI_GMODE_WALL, UI_GMODES };
+int ui_goroutines_mode(struct ui *ui, int mode);
+
+/* view-wall.c: wall time per value of a label key, for the Labels view's columns. A
+ * goroutine's state falls in one of three classes: running (on a thread), runnable
+ * (waiting for one: runnable or preempted), waiting (any other state: a wait reason,
+ * syscall). */
+enum { UI_WALL_RUNNING, UI_WALL_RUNNABLE, UI_WALL_WAITING, UI_WALL_CLASSES };
+int ui_wall_class(const char *state, size_t len);
+#define UI_WALL_REASONS 8
+struct ui_wall_reason {
+	uint32_t state;          /* string id of the state label's value */
+	int64_t ns;
+};
+struct ui_wall_split {
+	const char *val;         /* the label value (borrowed from the data's profile) */
+	size_t len;
+	int64_t ns[UI_WALL_CLASSES], total;
+	struct ui_wall_reason reasons[UI_WALL_REASONS]; /* waiting, by reason (the first ones) */
+	size_t nreasons;
+};
+struct ui_wall_splits {
+	const struct livewall_data *d, *base; /* held until the next build or free; base: the
+					       * copy the window starts at (NULL: none) */
+	struct ui_wall_split *v, rest; /* rest: the samples without the key */
+	size_t n;
+	struct hashmap idx;      /* hash of a value (+ probe) -> index + 1 */
+};
+/* Splits the wall time of the latest data (within the live window when one is on) by the
+ * values of key, under the label focus filters except those on key (model_label_values'
+ * rule). 0, or -1 without data. */
+int ui_wall_splits_build(struct ui *ui, struct ui_wall_splits *ws, const char *key, size_t klen);
+void ui_wall_splits_free(struct ui_wall_splits *ws);
+/* A value's split (val NULL: the samples without the key), or NULL. */
+const struct ui_wall_split *ui_wall_split_find(const struct ui_wall_splits *ws, const char *val,
+					       size_t len);
+void ui_wall_top_reasons(const struct ui_wall_split *sp, struct ui_wall_reason top[2]);
+/* The columns RUN% RUNQ% WAIT% (shares of the value's wall time) and its top two waits
+ * (TOP WAITS, in --batch and on screens 120 columns wide or more):
+ * headers, and a row's cells (sp NULL: no wall time; p: the data's profile). */
+void ui_wall_title_cells(struct ui *ui, struct tline *l);
+void ui_wall_cells(struct ui *ui, struct tline *l, const struct ui_wall_split *sp,
+		   const struct prof *p);
 /* Switches the verifier on (creating it for the target) or off; R_* flags. */
 int ui_verify_toggle(struct ui *ui);
 

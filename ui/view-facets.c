@@ -70,6 +70,10 @@ struct facet {
 	int64_t brest;           /* the baseline's samples without the key */
 	struct hashmap bidx;     /* hash of a value (+ probe) -> index + 1 in bvals */
 	struct gview_state gs;   /* Goroutines */
+	/* Labels of a Go target with wall-clock data (view-wall.c): each value's wall time by
+	 * state, shown beside its on-CPU share. */
+	struct ui_wall_splits wall;
+	int has_wall;
 };
 
 
@@ -255,6 +259,8 @@ static void facet_update(struct ui *ui, struct view *v)
 	}
 	if (f->kind == F_GOROUTINES)
 		groups_build(ui, f);
+	if (f->kind == F_LABELS)
+		f->has_wall = !ui_wall_splits_build(ui, &f->wall, f->key, f->key_len);
 }
 
 /* The baseline's value of val (NULL: the samples without the key); 0, or -1 when the
@@ -366,6 +372,9 @@ static void facet_title(struct ui *ui, struct view *v, struct tline *l)
 
 		ui_esc(ui, k, sizeof(k), f->key, f->key_len);
 		tl_field(l, UA_HEAD, !f->nkeys ? "VALUE" : k[0] ? k : "\"\"", vw, ui->batch ? TL_NOCUT : 0);
+		/* After the value, so that the columns before it stay where they were. */
+		if (f->has_wall)
+			ui_wall_title_cells(ui, l);
 		tl_put(l, UA_HEAD, " HOT FUNCTION");
 		if (!ui->batch && f->nkeys) {
 			/* The key chooser, right-aligned: every key, or "key i/n" when they
@@ -660,6 +669,15 @@ static void facet_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 			 marked ? "*" : "", (long long)val->num);
 		tl_field(l, marked ? UA_MARK : UA_NORMAL, buf, vw, flags);
 	}
+	if (f->kind == F_LABELS && f->has_wall) {
+		/* A numeric value has no wall time: wall labels are strings. */
+		const struct ui_wall_split *sp =
+			val && !val->str ? NULL
+					 : ui_wall_split_find(&f->wall, val ? val->str : NULL,
+							      val ? val->len : 0);
+
+		ui_wall_cells(ui, l, sp, f->wall.d->p);
+	}
 	tl_put(l, UA_NORMAL, " ");
 	if (!val && f->kind == F_GOROUTINES && ui->snap && ui->snap->ast.goid_young)
 		/* agg.c, "Goroutine ids and memory" */
@@ -834,6 +852,7 @@ static void facet_free(struct view *v)
 		groups_free(&f->gs);
 		free(f->gs.rows);
 		hashmap_free(&f->gs.expanded);
+		ui_wall_splits_free(&f->wall);
 	}
 	free(f);
 	v->priv = NULL;

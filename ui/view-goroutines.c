@@ -213,7 +213,7 @@ static void gall_title(struct ui *ui, struct view *v, struct tline *l)
 	tl_put(l, UA_HEAD, "  ");
 	tl_field(l, UA_HEAD, "STATE", 22, ui->batch ? TL_NOCUT : 0);
 	tl_field(l, UA_HEAD, "LONGEST", 9, TL_RIGHT);
-	tl_put(l, UA_HEAD, "  WHERE (all goroutines now; m: on-CPU shares)");
+	tl_put(l, UA_HEAD, "  WHERE (all goroutines now; m: wall time)");
 	if (a->snap)
 		tl_printf(l, UA_DIM, "  %zu goroutines, %" PRIu64 " changed while read, %.1f ms",
 			  a->res.n, a->res.st.torn, (double)a->res.st.ns / 1e6);

@@ -13,6 +13,12 @@ static const char *const notes[] = {
 	"them (-ignore); Enter in Labels, Goroutines or Threads focuses on a value (-tagfocus).",
 	"Data is kept per event: switching events does not lose what was collected.",
 	"Strings from the target are shown with control characters escaped (\\xNN).",
+	"Wall time (Go; Goroutines m, Labels RUN% RUNQ% WAIT%): every goroutine read from outside",
+	"at --wall-hz, each read adding one period to its stack and state: running on a thread,",
+	"runnable (waiting for a CPU), or waiting (wait reason, syscall); since the start, z, or",
+	"over the window. Not seen: goroutines born and gone between reads, waits shorter than a",
+	"period, goroutines that ran while read (counted), a running goroutine's stack, C code of",
+	"cgo calls (seen as syscall), threads running no Go code.",
 };
 
 static size_t help_nrows(struct ui *ui, struct view *v)

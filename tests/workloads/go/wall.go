@@ -1,6 +1,7 @@
 // wall: a handler under the label handler=checkout that computes (a busy loop) for a fifth
-// of each 100 ms and sleeps the rest, for tests/go-wall.sh. Usage: wall SECONDS
-// Prints "busy S idle S" at the end: the split it measured itself.
+// of each 100 ms and sleeps the rest, for tests/go-wall.sh and tests/ui-wall.sh. Usage:
+// wall SECONDS [FILE]. Prints "busy S idle S" at the end, the split it measured itself, on
+// stdout or into FILE (the live UI gives the command it starts /dev/null as stdout).
 package main
 
 import (
@@ -42,5 +43,10 @@ func main() {
 			idle += t2.Sub(t1)
 		}
 	})
-	fmt.Printf("busy %.3f idle %.3f\n", busy.Seconds(), idle.Seconds())
+	out := fmt.Sprintf("busy %.3f idle %.3f\n", busy.Seconds(), idle.Seconds())
+	if len(os.Args) > 2 {
+		os.WriteFile(os.Args[2], []byte(out), 0o644)
+	} else {
+		fmt.Print(out)
+	}
 }

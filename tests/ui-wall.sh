@@ -1,0 +1,125 @@
+#!/bin/sh
+# ui-wall.sh: the live UI's wall time of every goroutine on a handler that computes about 20%
+# and sleeps about 80% of its time (tests/workloads/go/wall.go, which writes its own split to
+# a file). The UI starts the workload, so both cover its whole life; the last --batch update
+# (the target has exited) is compared with the workload's own figure:
+#  - the Goroutines view's Wall mode, focused on handler=checkout (--tag), has its sleeping
+#    stack in state sleep and its computing time as running or runnable, and their shares of
+#    the handler's wall time are within 10 points of its own split;
+#  - the Labels view keeps SHARE% and SAMPLES and gives checkout RUN% + RUNQ% within 10
+#    points of its own busy share, its top wait sleep.
+# 50 Hz for 10 s: about 500 snapshots, so 10 points is 5 standard deviations of the
+# sampling. --no-wall: no wall columns, and the Wall mode says why. Then in tmux at 80x24
+# (the newest release only): 5 and m m reach the Wall mode, Enter expands the sleeping stack
+# to the handler's own function and line, z zeroes the counts, m goes back to the on-CPU shares, q restores the
+# terminal (canonical mode and echo on again).
+. "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
+
+need_perf
+plan_per_version 5 7
+SRC=$TOP_SRCDIR/tests/workloads/go/wall.go
+
+# section FILE ITERATION VIEW: the rows of one view of one iteration (after its title line).
+section() {
+	awk -v it="=== iteration $2 ===" -v v="$3" '
+		$0 == it { i = 1; next }
+		/^=== iteration / { i = 0 }
+		i && $0 == v { s = 1; getline; next }
+		i && s && (/^== / || /^$/) { s = 0 }
+		i && s { print }' "$1"
+}
+within() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a != "" && b > 5 && d <= t) }'; }
+
+last=
+for v in $GO_VERSIONS; do
+	bin=$T/wall-$v
+	go_build_or_skip 5 "$v" plain "$SRC" "$bin" || continue
+	last=$v
+	"$GOTOP_PERF" --batch --rows 0 -d 1 --wall-hz 50 --view goroutines-wall,labels \
+		--tag handler=checkout -- "$bin" 10 "$T/own-$v" >"$T/out-$v" 2>"$T/err-$v"
+	rc=$?
+	it=$(grep -c '^=== iteration' "$T/out-$v")
+	section "$T/out-$v" "$it" "== Goroutines ==" >"$T/wall-$v.txt"
+	section "$T/out-$v" "$it" "== Labels: handler ==" >"$T/labels-$v.txt"
+	own=$(awk '/^busy/ { printf "%.1f", 100 * $2 / ($2 + $4) }' "$T/own-$v")
+	check "go$v: --batch --view goroutines-wall,labels exits 0, the workload wrote its split (exit $rc, busy $own%)" \
+		test $rc = 0 -a -n "$own" -a -s "$T/wall-$v.txt"
+	# Rows: WALL s, SHARE%, STATE, + WHERE {labels}.
+	check "go$v: Wall mode: checkout's stack in time.Sleep in state sleep, its computing running" \
+		sh -c "grep -Eq '^ +[0-9.]+ +[0-9.]+% +sleep +\\+ time\\.Sleep +\\{handler=checkout\\}\$' '$T/wall-$v.txt' &&
+			grep -Eq '^ +[0-9.]+ +[0-9.]+% +running +\\+ .*\\{handler=checkout\\}' '$T/wall-$v.txt'"
+	ours=$(awk '/\{handler=checkout\}/ { all += $1; if ($3 == "running" || $3 == "runnable") on += $1 }
+		END { if (all) printf "%.1f", 100 * on / all }' "$T/wall-$v.txt")
+	check "go$v: ... running + runnable ${ours}% of checkout's wall time, its own figure ${own}% (10 points)" \
+		within "$ours" "$own" 10
+	[ -n "$ours" ] || diag_file "$T/out-$v"
+	check "go$v: Labels keeps SHARE%, SAMPLES and the value first, then RUN% RUNQ% WAIT% TOP WAITS" \
+		grep -Eq '^ SHARE% +SAMPLES  handler +RUN% +RUNQ% +WAIT% +TOP WAITS +HOT FUNCTION' "$T/out-$v"
+	lab=$(awk '$NF == "main.compute" && $3 ~ /^\*?checkout$/ && $7 == "sleep" {
+		r = $4; q = $5; sub("%", "", r); sub("%", "", q); printf "%.1f", r + q }' "$T/labels-$v.txt")
+	check "go$v: Labels: checkout RUN% + RUNQ% ${lab}%, top wait sleep, its own figure ${own}% (10 points)" \
+		within "$lab" "$own" 10
+	[ -n "$lab" ] || diag_file "$T/labels-$v.txt"
+done
+
+# --no-wall: the views say so and the Labels columns are the on-CPU ones only.
+if [ -n "$last" ]; then
+	"$GOTOP_PERF" --batch --no-wall -n 2 -d 0.5 --view goroutines-wall,labels \
+		-- "$T/wall-$last" 3 >"$T/nowall" 2>&1
+	check "--no-wall: the Wall mode says the snapshots are off, Labels has no RUN% column" \
+		sh -c "grep -q 'wall-clock snapshots off (--no-wall)' '$T/nowall' &&
+			grep -q '^ SHARE% *SAMPLES' '$T/nowall' && ! grep -q 'RUN%' '$T/nowall'"
+	check "--wall-hz 0 is refused with one line" \
+		sh -c "! '$GOTOP_PERF' --batch --wall-hz 0 -- true >/dev/null 2>'$T/hz.err' &&
+			test \$(wc -l <'$T/hz.err') = 1 && grep -q 'invalid --wall-hz' '$T/hz.err'"
+else
+	skip_n 2 "no Go toolchain"
+fi
+
+# --- tmux: 80x24 ---
+if [ -z "$last" ]; then
+	skip_n 5 "no Go toolchain"
+	finish
+fi
+if ! command -v tmux >/dev/null 2>&1 ||
+	! { [ -e /lib/terminfo/s/screen ] || [ -e /usr/share/terminfo/s/screen ]; }; then
+	skip_n 5 "tmux or TERM=screen's terminfo is not installed"
+	finish
+fi
+SOCK=gotop-wall-test-$$
+. "$TOP_SRCDIR/tests/helpers/tmux.sh"
+tm new-session -d -s ui -x 80 -y 24 \
+	"env -i PATH='$PATH' HOME='$T' TERM=screen LANG=C.UTF-8 PS1='ui-test\$ ' \
+		ASAN_OPTIONS='${ASAN_OPTIONS:-}' UBSAN_OPTIONS='${UBSAN_OPTIONS:-}' sh" ||
+	{ skip_n 5 "cannot start a tmux session"; finish; }
+wait_for 'ui-test\$' >/dev/null
+tm send-keys -t ui -l "'$GOTOP_PERF' --tag handler=checkout -- '$T/wall-$last' 300"
+keys Enter
+wait_for '^gotop-perf PID' >/dev/null
+keys 5 m m
+# Under the focus the sleeping stack is the biggest row, selected first (once the first
+# snapshots are past, where the running row may lead).
+sleep_first() {
+	awk '/WALL s +SHARE%/ { getline; f = $0 ~ /^ +[0-9.]+ +[0-9.]+% +sleep +\+ time\.Sleep/ }
+		END { exit !f }' "$T/pane.txt"
+}
+check "5 m m: the Wall mode, checkout's sleeping stack first" wait_cmd sleep_first
+keys Enter
+check "... Enter expands it: the handler's closure main.main.func1 at its line of wall.go" \
+	wait_for 'main\.main\.func1 +wall\.go:[0-9]+'
+# z zeroes: the handler sleeps 80% of the time, so its sleep row holds about 0.8 s a second;
+# once past 3 s, z brings it back under 1.5 s (counted again from the zero).
+sleep_s() { awk -v op="$1" -v x="$2" '$3 == "sleep" && $4 == "-" { s = $1 + 0 }
+	END { exit !(op == "ge" ? s >= x : s > 0 && s < x) }' "$T/pane.txt"; }
+wait_cmd sleep_s ge 3 >/dev/null
+keys z
+check "... z zeroes its wall time: the sleep row back under 1.5 s from over 3" wait_cmd sleep_s lt 1.5
+keys m
+check "... m again: back to the on-CPU shares (GOROUTINES column)" wait_for 'GOROUTINES +START FUNCTION'
+keys q
+restored() {
+	wait_for 'ui-test\$ *$' >/dev/null && run "stty -a | tr ' ' '\n' | grep -Ex -- '-?(icanon|echo)' | tr '\n' ' '; echo" &&
+		wait_for '^icanon echo *$'
+}
+check "q quits to the shell, the terminal in canonical mode with echo" restored
+finish

@@ -1,0 +1,697 @@
+/* view-wall.c: the Goroutines view's Wall mode and the Labels view's wall columns, from the
+ * live wall-clock profile (include/gotop/livewall.h): every goroutine sampled from outside
+ * at --wall-hz, each snapshot adding one period of wall time to its stack under the label
+ * "state" (running, runnable, syscall or the wait reason, gowall.h) and its pprof labels.
+ * Rows group the time by stack and state, as the all-goroutines mode groups goroutines;
+ * Enter expands a row to its stack. Both honour the label focus filters, with the rule of
+ * model.h (for each key filtered, one of its values). The time counts since the start or
+ * the last zero (z) or, with the live window on, over its last seconds: the sampler's
+ * copies are cumulative, so a window is the latest copy minus the one published that long
+ * before it, sample by sample. */
+#include "config.h"
+#include "ui.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gotop/livewall.h"
+#include "gotop/profile.h"
+#include "gotop/util.h"
+
+enum { WROW_GROUP, WROW_FRAME };
+
+struct wgroup {
+	uint64_t key; /* stack number and state string id, + 1 */
+	size_t rep;   /* the sample of the group with the most time: its stack and labels */
+	int64_t rep_ns;
+	uint32_t state; /* string id */
+	int cls;
+	int64_t ns;
+	uint32_t nsamples; /* more than one: label sets differ, the row shows rep's */
+};
+
+struct wrow {
+	uint8_t kind;
+	size_t group;
+	uint32_t loc;  /* WROW_FRAME: index in the stack, leaf first */
+	uint32_t line; /* WROW_FRAME: the location's line (0: innermost inlined) */
+};
+
+/* Sample values over the window: the latest copy's minus the base's. */
+struct wvals {
+	const int64_t *cur, *base;
+	size_t cs, bs, bn;
+};
+
+static void wvals_init(struct wvals *wv, const struct livewall_data *d,
+		       const struct livewall_data *b)
+{
+	memset(wv, 0, sizeof(*wv));
+	wv->cur = prof_values(d->p, &wv->cs);
+	if (b && prof_same_tables(d->p, b->p)) {
+		wv->base = prof_values(b->p, &wv->bs);
+		wv->bn = wv->base ? prof_nsamples(b->p) : 0;
+	}
+}
+
+static int64_t wvals_at(const struct wvals *wv, size_t i)
+{
+	int64_t v = wv->cur ? wv->cur[i * wv->cs] : 0;
+
+	if (i < wv->bn)
+		v -= wv->base[i * wv->bs];
+	return v;
+}
+
+/* The latest data and the window's base, as the on-CPU views count: since the start, or
+ * the live window's last seconds. */
+static const struct livewall_data *wall_data(struct ui *ui, const struct livewall_data **base)
+{
+	return livewall_get_window(ui->wall, ui->snap ? ui->snap->window_s : 0, base);
+}
+
+struct wview {
+	const struct livewall_data *d, *base;
+	struct wgroup *grp;
+	size_t ngrp, capgrp;
+	struct wrow *rows;
+	size_t nrows, caprows;
+	struct hashmap expanded; /* group key -> 1 */
+	int64_t total, cls[UI_WALL_CLASSES];
+	struct ui_wall_reason top[2];
+};
+
+/* --- samples of the wall profile --- */
+
+static int bytes_eq(const char *a, size_t al, const char *b, size_t bl)
+{
+	return al == bl && !memcmp(a, b, al);
+}
+
+int ui_wall_class(const char *state, size_t len)
+{
+	if (bytes_eq(state, len, "running", 7))
+		return UI_WALL_RUNNING;
+	/* Preempted goroutines wait for a CPU like runnable ones (runtime/runtime2.go
+	 * _Gpreempted: "stopped itself for a suspendG preemption"). */
+	if (bytes_eq(state, len, "runnable", 8) || bytes_eq(state, len, "preempted", 9))
+		return UI_WALL_RUNNABLE;
+	return UI_WALL_WAITING;
+}
+
+/* The string value of label key in sample s (NULL: none). */
+static const char *label_of(const struct prof *p, const struct prof_sample *s, const char *key,
+			    size_t klen, size_t *len)
+{
+	for (uint32_t i = 0; i < s->nlabels; i++) {
+		size_t kl;
+		const char *k;
+
+		if (!s->labels[i].str)
+			continue;
+		k = prof_string(p, s->labels[i].key, &kl);
+		if (k && bytes_eq(k, kl, key, klen))
+			return prof_string(p, s->labels[i].str, len);
+	}
+	return NULL;
+}
+
+/* Whether the sample passes the label focus filters other than those on key skip: for
+ * each key filtered, one of its values. Numeric filters (thread, goroutine) name nothing
+ * a wall sample carries and are left out, as the all-goroutines mode leaves them. */
+static int sample_passes(const struct ui *ui, const struct prof *p, const struct prof_sample *s,
+			 const char *skip, size_t skip_len)
+{
+	for (size_t i = 0; i < ui->nfilters; i++) {
+		const struct ui_filter *f = &ui->filters[i];
+		int any = 0;
+
+		if (f->kind != MODEL_LABEL || !f->str ||
+		    (skip && bytes_eq(f->key, f->key_len, skip, skip_len)))
+			continue;
+		for (size_t j = 0; j < ui->nfilters && !any; j++) {
+			const struct ui_filter *o = &ui->filters[j];
+			const char *v;
+			size_t vl;
+
+			if (o->kind != MODEL_LABEL || !o->str ||
+			    !bytes_eq(o->key, o->key_len, f->key, f->key_len))
+				continue;
+			v = label_of(p, s, o->key, o->key_len, &vl);
+			any = v && bytes_eq(v, vl, o->str, o->str_len);
+		}
+		if (!any)
+			return 0;
+	}
+	return 1;
+}
+
+/* Adds ns of wall time in state (string id) to a split. */
+static void split_add(struct ui_wall_split *sp, const struct prof *p, uint32_t state, int64_t ns)
+{
+	size_t len = 0;
+	const char *s = prof_string(p, state, &len);
+	int c = ui_wall_class(s ? s : "", len);
+	size_t i;
+
+	sp->ns[c] += ns;
+	sp->total += ns;
+	if (c != UI_WALL_WAITING)
+		return;
+	for (i = 0; i < sp->nreasons && sp->reasons[i].state != state; i++)
+		;
+	if (i == sp->nreasons) {
+		if (i == UI_WALL_REASONS)
+			return; /* rare: counted in the waiting total only */
+		sp->reasons[sp->nreasons++] = (struct ui_wall_reason){ state, 0 };
+	}
+	sp->reasons[i].ns += ns;
+}
+
+void ui_wall_top_reasons(const struct ui_wall_split *sp, struct ui_wall_reason top[2])
+{
+	memset(top, 0, 2 * sizeof(*top));
+	for (size_t i = 0; i < sp->nreasons; i++) {
+		const struct ui_wall_reason *r = &sp->reasons[i];
+
+		if (r->ns > top[0].ns) {
+			top[1] = top[0];
+			top[0] = *r;
+		} else if (r->ns > top[1].ns) {
+			top[1] = *r;
+		}
+	}
+}
+
+/* The state label's string id in p (0: no sample has one). */
+static uint32_t state_key(const struct prof *p)
+{
+	for (size_t i = 0; i < prof_nsamples(p); i++) {
+		struct prof_sample s;
+
+		if (prof_sample_at(p, i, &s))
+			break;
+		for (uint32_t k = 0; k < s.nlabels; k++) {
+			size_t kl;
+			const char *ks = prof_string(p, s.labels[k].key, &kl);
+
+			if (ks && bytes_eq(ks, kl, "state", 5))
+				return s.labels[k].key;
+		}
+	}
+	return 0;
+}
+
+static uint32_t state_of(const struct prof_sample *s, uint32_t skey)
+{
+	for (uint32_t k = 0; k < s->nlabels; k++)
+		if (s->labels[k].key == skey)
+			return s->labels[k].str;
+	return 0;
+}
+
+void ui_wall_splits_free(struct ui_wall_splits *ws)
+{
+	livewall_put(ws->d);
+	livewall_put(ws->base);
+	free(ws->v);
+	hashmap_free(&ws->idx);
+	memset(ws, 0, sizeof(*ws));
+}
+
+static uint64_t value_hash(const char *s, size_t len)
+{
+	uint64_t h = util_hash(s, len, 0x77616c6c);
+
+	return h ? h : 1;
+}
+
+int ui_wall_splits_build(struct ui *ui, struct ui_wall_splits *ws, const char *key, size_t klen)
+{
+	const struct prof *p;
+	struct wvals wv;
+	uint32_t skey;
+	size_t cap = 0;
+
+	ui_wall_splits_free(ws);
+	ws->d = wall_data(ui, &ws->base);
+	if (!ws->d)
+		return -1;
+	p = ws->d->p;
+	wvals_init(&wv, ws->d, ws->base);
+	skey = state_key(p);
+	for (size_t i = 0; skey && i < prof_nsamples(p); i++) {
+		struct prof_sample s;
+		struct ui_wall_split *sp;
+		const char *v;
+		size_t vl = 0;
+		uint64_t h, *slot;
+		int64_t ns = wvals_at(&wv, i);
+		int created;
+
+		if (ns <= 0 || prof_sample_at(p, i, &s) || !sample_passes(ui, p, &s, key, klen))
+			continue;
+		v = label_of(p, &s, key, klen, &vl);
+		if (!v) {
+			split_add(&ws->rest, p, state_of(&s, skey), ns);
+			continue;
+		}
+		/* Probe past other values with the same hash. */
+		for (h = value_hash(v, vl);; h = h + 1 ? h + 1 : 1) {
+			slot = hashmap_put(&ws->idx, h, &created);
+			if (created || bytes_eq(ws->v[*slot - 1].val, ws->v[*slot - 1].len, v, vl))
+				break;
+		}
+		if (created) {
+			xgrow((void **)&ws->v, &cap, ws->n + 1, sizeof(*ws->v));
+			memset(&ws->v[ws->n], 0, sizeof(*ws->v));
+			ws->v[ws->n].val = v;
+			ws->v[ws->n].len = vl;
+			*slot = ++ws->n;
+		}
+		sp = &ws->v[*slot - 1];
+		split_add(sp, p, state_of(&s, skey), ns);
+	}
+	return 0;
+}
+
+const struct ui_wall_split *ui_wall_split_find(const struct ui_wall_splits *ws, const char *val,
+					       size_t len)
+{
+	if (!val)
+		return ws->rest.total ? &ws->rest : NULL;
+	for (uint64_t h = value_hash(val, len);; h = h + 1 ? h + 1 : 1) {
+		const uint64_t *slot = hashmap_get(&ws->idx, h);
+
+		if (!slot)
+			return NULL;
+		if (bytes_eq(ws->v[*slot - 1].val, ws->v[*slot - 1].len, val, len))
+			return &ws->v[*slot - 1];
+	}
+}
+
+/* The width of TOP WAITS: a narrow screen keeps its columns for the value and function. */
+static int waits_width(const struct ui *ui)
+{
+	return ui->batch || ui->width >= 120 ? 24 : 0;
+}
+
+void ui_wall_cells(struct ui *ui, struct tline *l, const struct ui_wall_split *sp,
+		   const struct prof *p)
+{
+	struct ui_wall_reason top[2];
+	char pct[16], buf[160];
+	size_t k = 0;
+
+	if (!sp || sp->total <= 0) {
+		tl_field(l, UA_DIM, "-", 7, TL_RIGHT);
+		tl_field(l, UA_DIM, "-", 7, TL_RIGHT);
+		if (waits_width(ui)) {
+			tl_put(l, UA_NORMAL, "  ");
+			tl_field(l, UA_DIM, "", waits_width(ui), ui->batch ? TL_NOCUT : 0);
+		}
+		return;
+	}
+	for (int c = 0; c < UI_WALL_CLASSES; c++) {
+		ui_pct(pct, sizeof(pct), sp->ns[c], sp->total);
+		tl_field(l, c == UI_WALL_WAITING ? UA_STATE : ui_pct_attr(sp->ns[c], sp->total),
+			 pct, 7, TL_RIGHT);
+	}
+	if (!waits_width(ui))
+		return;
+	tl_put(l, UA_NORMAL, "  ");
+	ui_wall_top_reasons(sp, top);
+	buf[0] = 0;
+	for (int i = 0; i < 2 && top[i].ns > 0; i++) {
+		size_t sl = 0;
+		const char *s = prof_string(p, top[i].state, &sl);
+		char e[96];
+
+		ui_esc(ui, e, sizeof(e), s, sl);
+		ui_pct(pct, sizeof(pct), top[i].ns, sp->total);
+		k += (size_t)snprintf(buf + k, sizeof(buf) - k, "%s%s %s", i ? ", " : "", e,
+				      pct + strspn(pct, " "));
+		if (k >= sizeof(buf))
+			break;
+	}
+	tl_field(l, UA_STATE, buf, waits_width(ui), ui->batch ? TL_NOCUT : 0);
+}
+
+void ui_wall_title_cells(struct ui *ui, struct tline *l)
+{
+	tl_field(l, UA_HEAD, "RUN%", 7, TL_RIGHT);
+	tl_field(l, UA_HEAD, "RUNQ%", 7, TL_RIGHT);
+	tl_field(l, UA_HEAD, "WAIT%", 7, TL_RIGHT);
+	if (waits_width(ui)) {
+		tl_put(l, UA_HEAD, "  ");
+		tl_field(l, UA_HEAD, "TOP WAITS", waits_width(ui), ui->batch ? TL_NOCUT : 0);
+	}
+}
+
+/* --- the Wall mode --- */
+
+static struct wview *wv_of(struct view *v)
+{
+	if (!v->priv)
+		v->priv = xcalloc(1, sizeof(struct wview));
+	return v->priv;
+}
+
+static int wgroup_cmp(const void *a, const void *b)
+{
+	const struct wgroup *x = a, *y = b;
+
+	if (x->ns != y->ns)
+		return x->ns > y->ns ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static int is_open(const struct wview *w, const struct wgroup *g)
+{
+	const uint64_t *e = hashmap_get(&w->expanded, g->key);
+
+	return e && *e;
+}
+
+static void row_add(struct wview *w, struct wrow r)
+{
+	xgrow((void **)&w->rows, &w->caprows, w->nrows + 1, sizeof(*w->rows));
+	w->rows[w->nrows++] = r;
+}
+
+static void wall_update(struct ui *ui, struct view *v)
+{
+	struct wview *w = wv_of(v);
+	const struct prof *p;
+	struct hashmap idx = { 0 };
+	struct ui_wall_split all = { 0 };
+	struct wvals wv;
+	uint32_t skey;
+
+	livewall_put(w->d);
+	livewall_put(w->base);
+	w->d = wall_data(ui, &w->base);
+	w->ngrp = w->nrows = 0;
+	w->total = 0;
+	memset(w->cls, 0, sizeof(w->cls));
+	memset(w->top, 0, sizeof(w->top));
+	if (!w->d)
+		return;
+	p = w->d->p;
+	wvals_init(&wv, w->d, w->base);
+	skey = state_key(p);
+	for (size_t i = 0; skey && i < prof_nsamples(p); i++) {
+		struct prof_sample s;
+		struct wgroup *g;
+		uint64_t key, *slot;
+		uint32_t st;
+		int64_t ns = wvals_at(&wv, i);
+		int created;
+
+		if (ns <= 0 || prof_sample_at(p, i, &s) || !sample_passes(ui, p, &s, NULL, 0))
+			continue;
+		st = state_of(&s, skey);
+		split_add(&all, p, st, ns);
+		key = ((uint64_t)s.stack << 32 | st) + 1; /* never 0; the map mixes it */
+		slot = hashmap_put(&idx, key, &created);
+		if (created) {
+			size_t sl = 0;
+			const char *ss = prof_string(p, st, &sl);
+
+			xgrow((void **)&w->grp, &w->capgrp, w->ngrp + 1, sizeof(*w->grp));
+			w->grp[w->ngrp] = (struct wgroup){
+				.key = key, .rep = i, .state = st,
+				.cls = ui_wall_class(ss ? ss : "", sl),
+			};
+			*slot = ++w->ngrp;
+		}
+		g = &w->grp[*slot - 1];
+		g->ns += ns;
+		g->nsamples++;
+		if (ns > g->rep_ns) {
+			g->rep = i;
+			g->rep_ns = ns;
+		}
+	}
+	hashmap_free(&idx);
+	w->total = all.total;
+	memcpy(w->cls, all.ns, sizeof(w->cls));
+	ui_wall_top_reasons(&all, w->top);
+	if (w->ngrp > 1)
+		qsort(w->grp, w->ngrp, sizeof(*w->grp), wgroup_cmp);
+	for (size_t gi = 0; gi < w->ngrp; gi++) {
+		struct prof_sample s;
+
+		row_add(w, (struct wrow){ WROW_GROUP, gi, 0, 0 });
+		if (!is_open(w, &w->grp[gi]) || prof_sample_at(p, w->grp[gi].rep, &s))
+			continue;
+		for (uint32_t k = 0; k < s.nlocs; k++) {
+			const struct prof_location *loc = prof_location_at(p, s.locs[k] - 1);
+			uint32_t n = loc && loc->nlines ? loc->nlines : 1;
+
+			for (uint32_t j = 0; j < n; j++)
+				row_add(w, (struct wrow){ WROW_FRAME, gi, k, j });
+		}
+	}
+}
+
+static size_t wall_nrows(struct ui *ui, struct view *v)
+{
+	(void)ui;
+	return wv_of(v)->nrows;
+}
+
+static uint64_t wall_row_id(struct ui *ui, struct view *v, size_t i)
+{
+	struct wview *w = wv_of(v);
+	const struct wrow *r = &w->rows[i];
+
+	(void)ui;
+	return util_mix64(w->grp[r->group].key ^ ((uint64_t)r->kind << 60) ^
+			  ((uint64_t)r->loc << 16) ^ r->line);
+}
+
+static void wall_title(struct ui *ui, struct view *v, struct tline *l)
+{
+	struct wview *w = wv_of(v);
+	char pct[16];
+
+	tl_reset(l);
+	tl_field(l, UA_HEAD, "WALL s", 9, TL_RIGHT);
+	tl_field(l, UA_HEAD, "SHARE%", 8, TL_RIGHT);
+	tl_put(l, UA_HEAD, "  ");
+	tl_field(l, UA_HEAD, "STATE", 22, ui->batch ? TL_NOCUT : 0);
+	tl_put(l, UA_HEAD, "  WHERE (wall time of every goroutine; m: on-CPU shares)");
+	if (!w->d)
+		return;
+	tl_put(l, UA_DIM, "  ");
+	for (int c = 0; c < UI_WALL_CLASSES; c++) {
+		static const char *const names[] = { "running", "runnable", "waiting" };
+
+		ui_pct(pct, sizeof(pct), w->cls[c], w->total);
+		tl_printf(l, UA_DIM, "%s%s %s", c ? ", " : "", names[c], pct + strspn(pct, " "));
+	}
+	for (int i = 0; i < 2 && w->top[i].ns > 0; i++) {
+		size_t sl = 0;
+		const char *s = prof_string(w->d->p, w->top[i].state, &sl);
+
+		ui_pct(pct, sizeof(pct), w->top[i].ns, w->total);
+		tl_put(l, UA_DIM, i ? ", " : " (");
+		tl_untrusted(l, UA_DIM, s ? s : "", sl, 0, TL_NOCUT);
+		tl_printf(l, UA_DIM, " %s", pct + strspn(pct, " "));
+	}
+	if (w->top[0].ns > 0)
+		tl_put(l, UA_DIM, ")");
+	if (w->base)
+		tl_printf(l, UA_DIM,
+			  "; the last %.0f s: %llu snapshots at %.0f Hz, %llu goroutines "
+			  "changed while read",
+			  (double)(w->d->at_ns - w->base->at_ns) / 1e9,
+			  (unsigned long long)(w->d->ticks - w->base->ticks), w->d->hz,
+			  (unsigned long long)(w->d->torn - w->base->torn));
+	else
+		tl_printf(l, UA_DIM,
+			  "; %llu snapshots at %.0f Hz over %.1f s since the start or z, "
+			  "%llu goroutines changed while read",
+			  (unsigned long long)w->d->ticks, w->d->hz, (double)w->d->span_ns / 1e9,
+			  (unsigned long long)w->d->torn);
+}
+
+/* The innermost frame outside the runtime of a stack: where the goroutine's own code
+ * waits (the all-goroutines mode's rule); NULL when all of it is the runtime's. */
+static const char *where(const struct prof *p, const struct prof_sample *s, size_t *len)
+{
+	const char *last = NULL;
+	size_t last_len = 0;
+
+	for (uint32_t k = 0; k < s->nlocs; k++) {
+		const struct prof_location *loc = prof_location_at(p, s->locs[k] - 1);
+
+		for (uint32_t j = 0; loc && j < loc->nlines; j++) {
+			const struct prof_function *fn =
+				prof_function_at(p, loc->lines[j].function - 1);
+			const char *name = fn ? prof_string(p, fn->name, len) : NULL;
+
+			if (!name)
+				continue;
+			if (*len < 8 || memcmp(name, "runtime.", 8) != 0)
+				return name;
+			if (!bytes_eq(name, *len, "runtime.goexit", 14)) {
+				last = name;
+				last_len = *len;
+			}
+		}
+	}
+	*len = last_len;
+	return last;
+}
+
+static void group_row(struct ui *ui, struct wview *w, const struct wgroup *g, struct tline *l)
+{
+	const struct prof *p = w->d->p;
+	struct prof_sample s;
+	char pct[16];
+	size_t sl = 0, nl = 0;
+	const char *st = prof_string(p, g->state, &sl), *name;
+	uint32_t shown = 0;
+
+	tl_printf(l, UA_NORMAL, "%9.2f", (double)g->ns / 1e9);
+	ui_pct(pct, sizeof(pct), g->ns, w->total);
+	tl_field(l, ui_pct_attr(g->ns, w->total), pct, 8, TL_RIGHT);
+	tl_put(l, UA_NORMAL, "  ");
+	tl_untrusted(l,
+		     g->cls == UI_WALL_RUNNING    ? UA_HOT
+		     : g->cls == UI_WALL_RUNNABLE ? UA_WARM
+						  : UA_STATE,
+		     st ? st : "", sl, 22, ui->batch ? TL_NOCUT : 0);
+	tl_put(l, UA_TREE, is_open(w, g) ? "  - " : "  + ");
+	if (prof_sample_at(p, g->rep, &s))
+		return;
+	name = where(p, &s, &nl);
+	if (name && bytes_eq(name, nl, "[running]", 9))
+		tl_put(l, UA_DIM, "(running on a thread: stack not read)");
+	else if (name)
+		tl_untrusted(l, UA_NORMAL, name, nl, 0, TL_NOCUT);
+	/* Its labels (those of the sample with the most time): a group is a stack and a
+	 * state, whatever the labels, as in the all-goroutines mode. */
+	for (uint32_t k = 0; k < s.nlabels; k++) {
+		size_t kl, vl;
+		const char *ks = prof_string(p, s.labels[k].key, &kl);
+		const char *vs = s.labels[k].str ? prof_string(p, s.labels[k].str, &vl) : NULL;
+
+		if (!ks || !vs || bytes_eq(ks, kl, "state", 5))
+			continue;
+		tl_put(l, UA_DIM, shown++ ? ", " : "  {");
+		tl_untrusted(l, UA_DIM, ks, kl, 0, TL_NOCUT);
+		tl_put(l, UA_DIM, "=");
+		tl_untrusted(l, UA_DIM, vs, vl, 0, TL_NOCUT);
+	}
+	if (shown)
+		tl_put(l, UA_DIM, g->nsamples > 1 ? "} (most's)" : "}");
+}
+
+static void wall_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
+{
+	struct wview *w = wv_of(v);
+	const struct wrow *r = &w->rows[i];
+	const struct wgroup *g = &w->grp[r->group];
+	const struct prof *p = w->d->p;
+	const struct prof_location *loc;
+	const struct prof_function *fn;
+	struct prof_sample s;
+	size_t nl = 0, fl = 0;
+	const char *name, *file;
+	char buf[64];
+
+	tl_reset(l);
+	if (r->kind == WROW_GROUP) {
+		group_row(ui, w, g, l);
+		return;
+	}
+	tl_put(l, UA_NORMAL, "                                         ");
+	if (prof_sample_at(p, g->rep, &s) || r->loc >= s.nlocs)
+		return;
+	loc = prof_location_at(p, s.locs[r->loc] - 1);
+	if (!loc || r->line >= loc->nlines) {
+		tl_printf(l, UA_DIM, "%#llx", loc ? (unsigned long long)loc->address : 0ULL);
+		return;
+	}
+	fn = prof_function_at(p, loc->lines[r->line].function - 1);
+	name = fn ? prof_string(p, fn->name, &nl) : NULL;
+	tl_untrusted(l, UA_NORMAL, name ? name : "?", name ? nl : 1, 0, TL_NOCUT);
+	file = fn ? prof_string(p, fn->filename, &fl) : NULL;
+	if (file && fl) {
+		const char *b = memrchr(file, '/', fl);
+
+		if (b) {
+			fl -= (size_t)(b + 1 - file);
+			file = b + 1;
+		}
+		tl_put(l, UA_DIM, "  ");
+		tl_untrusted(l, UA_DIM, file, fl, 0, TL_NOCUT);
+		snprintf(buf, sizeof(buf), ":%lld", (long long)loc->lines[r->line].line);
+		tl_put(l, UA_DIM, buf);
+	}
+}
+
+static int wall_action(struct ui *ui, struct view *v, enum ui_action act)
+{
+	struct wview *w = wv_of(v);
+	uint64_t *slot;
+	int created;
+
+	(void)ui;
+	if (v->sel >= w->nrows ||
+	    (act != ACT_ENTER && act != ACT_TOGGLE && act != ACT_EXPAND && act != ACT_COLLAPSE))
+		return R_NONE;
+	slot = hashmap_put(&w->expanded, w->grp[w->rows[v->sel].group].key, &created);
+	if (act == ACT_EXPAND)
+		*slot = 1;
+	else if (act == ACT_COLLAPSE)
+		*slot = 0;
+	else
+		*slot = !*slot;
+	return R_UPDATE | R_REDRAW;
+}
+
+static const char *wall_empty(struct ui *ui, struct view *v)
+{
+	struct wview *w = wv_of(v);
+
+	if (!ui->wall)
+		return ui->wall_why[0] ? ui->wall_why : "no wall-clock sampler";
+	if (!w->d || !w->d->ticks)
+		return "no snapshot of the goroutines yet";
+	if (w->d->ticks == w->d->failed)
+		return w->d->gone ? "the target has exited" : "the Go runtime has not started yet";
+	return "no goroutine carries the focused labels";
+}
+
+static void wall_free(struct view *v)
+{
+	struct wview *w = v->priv;
+
+	if (w) {
+		livewall_put(w->d);
+		livewall_put(w->base);
+		free(w->grp);
+		free(w->rows);
+		hashmap_free(&w->expanded);
+	}
+	free(w);
+	v->priv = NULL;
+}
+
+const struct view_ops view_goroutines_wall_ops = {
+	.name = "Goroutines",
+	.batch_name = "goroutines-wall",
+	.update = wall_update,
+	.nrows = wall_nrows,
+	.row_id = wall_row_id,
+	.title = wall_title,
+	.row = wall_row,
+	.action = wall_action,
+	.empty = wall_empty,
+	.free = wall_free,
+};
