@@ -625,7 +625,8 @@ static void chunk(struct gosnap *s, const uint64_t *gptrs, size_t n, int64_t now
 				g = &s->out[j++];
 				if (s->iov[gi].rc == 0) {
 					fields(o, s->g2 + gi * s->gsz, &f2);
-					if (same_moment(&f1[gi], &f2) || same_running(&f1[gi], &f2)) {
+					if (same_moment(&f1[gi], &f2) ||
+					    same_running(&f1[gi], &f2)) {
 						s->out[keep++] = *g;
 						continue;
 					}

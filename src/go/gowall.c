@@ -349,7 +349,9 @@ int gowall_tick(struct gowall *w)
 	struct gosnap_result r;
 	struct prof_label lab[WALL_LABELS];
 	size_t i;
-	uint64_t t0 = util_now_ns(), t;
+	/* The tick's time for the on-CPU samples: the snapshot's start, when the first
+	 * goroutines are read (a snapshot the scheduler interrupts can end much later). */
+	uint64_t t = util_now_ns();
 	int rc = gosnap_take(w->snap, 0, &r);
 
 	w->st.ticks++;
@@ -357,8 +359,6 @@ int gowall_tick(struct gowall *w)
 		w->st.failed++;
 		return rc;
 	}
-	/* The tick's time for the on-CPU samples: the middle of the snapshot. */
-	t = t0 + (util_now_ns() - t0) / 2;
 	w->st.torn += r.st.torn;
 	w->st.snap_ns += r.st.ns;
 	for (i = 0; i < r.n; i++) {
