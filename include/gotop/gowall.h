@@ -40,9 +40,9 @@ void gowall_get_stats(const struct gowall *w, struct gowall_stats *st);
  * snapshot has none; the perf samples have it. The aggregator (another thread) offers each
  * sample's user chain and goroutine id to a gowall_oncpu, and gowall takes for each
  * running goroutine of a tick the chain of that goroutine's sample nearest the tick,
- * within one period. Samples reach the aggregator a drain interval late, so a tick's
- * running goroutines wait (bounded) until the aggregator is past the tick's window, or
- * until gowall_flush.
+ * within one period (at least 50 ms: its thread may wait for a CPU). Samples reach the
+ * aggregator a drain interval late, so a tick's running goroutines wait (bounded) until
+ * the aggregator is past the tick's window, or until gowall_flush.
  */
 struct gowall_oncpu;
 struct gowall_oncpu *gowall_oncpu_new(void); /* never fails (out of memory is fatal) */

@@ -37,6 +37,11 @@
 #define ONCPU_BUCKETS 32
 #define ONCPU_WAYS 64
 #define ONCPU_FRAMES 64
+/* A sample counts within a period of the tick, and at least this far: a running
+ * goroutine's thread can wait that long for a CPU under load (CFS's sched_latency is 24 ms
+ * on a few CPUs, and longer with more tasks: kernel/sched/fair.c), with no sample of it
+ * meanwhile and its stack as it was. */
+#define ONCPU_MIN_WINDOW_NS (50 * 1000000ULL)
 /* A request waits at most this long for the aggregator, whatever its progress: a target
  * with no sample (its threads off CPU) moves no sample time forward. */
 #define ONCPU_WAIT_NS (2 * 1000000000ULL)
@@ -50,7 +55,7 @@ struct oncpu_req {
 struct gowall_oncpu {
 	pthread_mutex_t mu;
 	uint64_t high;   /* latest sample time offered */
-	uint64_t window; /* a sample counts within this distance of the tick (a period) */
+	uint64_t window; /* a sample counts within this distance of the tick */
 	struct {
 		uint32_t used;
 		uint64_t goid[ONCPU_WAYS]; /* 0: free (Go's goroutine ids start at 1) */
@@ -255,7 +260,7 @@ void gowall_set_oncpu(struct gowall *w, struct gowall_oncpu *o)
 {
 	if (o) {
 		pthread_mutex_lock(&o->mu);
-		o->window = (uint64_t)w->period;
+		o->window = GP_MAX((uint64_t)w->period, ONCPU_MIN_WINDOW_NS);
 		pthread_mutex_unlock(&o->mu);
 	}
 	w->oncpu = o;
@@ -307,7 +312,7 @@ static void add_running(struct gowall *w, const uint64_t *pcs, size_t n,
 
 /* Adds the pending goroutines whose window the aggregator has passed (all with all): a
  * sample a little later than the newest may still come from another CPU's ring, hence
- * two periods. */
+ * two windows. */
 static void resolve(struct gowall *w, int all)
 {
 	struct gowall_oncpu *o = w->oncpu;
@@ -321,7 +326,7 @@ static void resolve(struct gowall *w, int all)
 		int ready;
 
 		pthread_mutex_lock(&o->mu);
-		ready = all || o->high >= p->t + 2 * (uint64_t)w->period ||
+		ready = all || o->high >= p->t + 2 * o->window ||
 			now >= p->t + ONCPU_WAIT_NS;
 		if (ready) {
 			n = r->n;
