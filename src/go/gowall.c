@@ -31,8 +31,8 @@
  * the bucket of their goroutine id, so the aggregator's cost per sample is one lock and a
  * scan of one bucket's ids, and a copy when a sample is nearer than the one kept. A
  * goroutine running at every tick has a request per tick until the aggregator is past
- * them (a drain interval, up to half a second, plus a period): ONCPU_WAYS covers that at
- * 100 Hz. A request that finds its bucket full goes without ("[running]").
+ * them (a drain interval, up to half a second, plus two windows and a tick): ONCPU_WAYS
+ * covers that at 50 Hz. A request that finds its bucket full goes without ("[running]").
  */
 #define ONCPU_BUCKETS 32
 #define ONCPU_WAYS 64
@@ -65,7 +65,7 @@ struct gowall_oncpu {
 
 /* A running goroutine of a past tick waiting for its request. */
 struct pending {
-	uint64_t t, goid;
+	uint64_t t;
 	uint32_t bucket, way;
 	const struct gort_labels *labels; /* interned by the snapshot: valid until gosnap_free */
 };
@@ -287,7 +287,7 @@ static int oncpu_request(struct gowall *w, uint64_t goid, uint64_t t,
 	if (i == ONCPU_WAYS)
 		return -ENOSPC;
 	xgrow((void **)&w->pend, &w->pendcap, w->npend + 1, sizeof(*w->pend));
-	w->pend[w->npend++] = (struct pending){ t, goid, b, i, labels };
+	w->pend[w->npend++] = (struct pending){ t, b, i, labels };
 	return 0;
 }
 
