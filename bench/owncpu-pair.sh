@@ -11,6 +11,7 @@
 #   even ones), 3 s are skipped, 12 s measured.
 #   OWNCPU_THREADS (environment): a pattern of thread names (/proc/PID/task/TID/comm);
 #   only those threads are counted, e.g. "gotop-sampler".
+#   OWNCPU_RECORD_ARGS (environment): more options for both records, e.g. "--wall".
 #   GOTOP_B may be the word perftop: `perf top -g --stdio` at the same event and rate (in
 #   either MODE; A then runs as MODE says), run under script(1) for a terminal as in
 #   owncpu.sh; perf's own threads are counted, not script's. Side by side, both see the same seconds of a VM whose speed
@@ -39,7 +40,7 @@ for r in $(seq 1 "$rounds"); do
 		perftop:*) script -qfc "perf top -g --stdio -e cpu-clock -F $rate -p $w -d 1" \
 			"$work/$who.top" </dev/null >/dev/null 2>&1 & ;;
 		*:record) "$g" record -p $w -e cpu-clock -F "$rate" -o "$work/$who.pb.gz" -d 17 \
-			>/dev/null 2>&1 & ;;
+			${OWNCPU_RECORD_ARGS:-} >/dev/null 2>&1 & ;;
 		*:live) "$g" -p $w -e cpu-clock -F "$rate" --batch -d 1 -n 17 >/dev/null 2>&1 & ;;
 		esac
 		pid[$who]=$!

@@ -1,32 +1,40 @@
 #!/bin/sh
 # go-wall.sh: record --wall on a handler that computes about 20% and sleeps about 80% of its
-# time (tests/workloads/go/wall.go, which measures its own split). go tool pprof on the
-# wall profile: sample type wall/nanoseconds, and under -tagfocus=handler=checkout the
-# states running + runnable hold the handler's computing share within 5 points of the
-# workload's own figure, sleep the rest. 50 Hz for 12 s: about 600 snapshots, so a 5-point
-# miss is 3 standard deviations of the sampling. Plain builds of each GO_VERSIONS release.
+# time (tests/workloads/go/wall.go, which measures its own split). The workload is record's
+# command, so the recording and the workload's own figure cover the same window: its whole
+# life (the handler's samples, the only ones with handler=checkout, are those of the loop
+# it measures). go tool pprof on the wall profile: sample type wall/nanoseconds; under
+# -tagfocus=handler=checkout the states running + runnable hold the handler's computing
+# share within 5 points of the workload's own figure, sleep the rest; and at least 90% of
+# its running time has main.compute on the stack (the stack of a perf sample taken at the
+# same time, not "[running]"). 50 Hz for 12 s: about 600 snapshots, so a 5-point miss is 3
+# standard deviations of the sampling. Plain builds of each GO_VERSIONS release.
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
 need_perf
 need_pprof
-plan_per_version 3
+plan_per_version 4
 SRC=$TOP_SRCDIR/tests/workloads/go/wall.go
+
+# running_ms FILE [FOCUS]: milliseconds of handler=checkout in state running (whose stack
+# has FOCUS), as go tool pprof sums them.
+running_ms() {
+	pprof -unit=ms -tags -tagfocus=handler=checkout -tagfocus=state=running \
+		${2:+-focus="$2"} "$1" 2>/dev/null |
+		awk '/^ *handler: Total/ { v = $3; sub(/ms$/, "", v); print v + 0; exit }'
+}
 
 for v in $GO_VERSIONS; do
 	bin=$T/wall-$v
-	go_build_or_skip 3 "$v" plain "$SRC" "$bin" || continue
-	"$bin" 14 >"$T/own-$v" 2>&1 &
-	pid=$!
-	track $pid
-	sleep 1
-	"$GOTOP_PERF" record -p $pid -d 12 --wall-hz 50 -o "$T/cpu-$v.pb.gz" -q 2>"$T/err-$v"
+	go_build_or_skip 4 "$v" plain "$SRC" "$bin" || continue
+	"$GOTOP_PERF" record --wall-hz 50 -o "$T/cpu-$v.pb.gz" -- "$bin" 12 \
+		>"$T/own-$v" 2>"$T/err-$v"
 	rc=$?
-	wait $pid
 	wf=$T/cpu-$v.wall.pb.gz
 	check "go$v: record --wall exits 0 and writes the wall profile (exit $rc)" test $rc = 0 -a -s "$wf"
+	[ $rc = 0 ] || diag_file "$T/err-$v"
 	check "go$v: its sample type is wall/nanoseconds" \
 		sh -c "GOROOT=$PPROF_GOROOT HOME=$T '$PPROF_GOROOT/bin/go' tool pprof -raw '$wf' 2>/dev/null |
-			grep -q '^Samples:' && GOROOT=$PPROF_GOROOT HOME=$T '$PPROF_GOROOT/bin/go' tool pprof -raw '$wf' 2>/dev/null |
 			grep -A1 '^Samples:' | grep -q 'wall/nanoseconds'"
 	own=$(awk '/^busy/ { printf "%.1f", 100 * $2 / ($2 + $4) }' "$T/own-$v")
 	pprof -tags -tagfocus=handler=checkout "$wf" >"$T/tags-$v" 2>/dev/null
@@ -37,5 +45,10 @@ for v in $GO_VERSIONS; do
 	check "go$v: handler=checkout on CPU or runnable ${ours}% of its wall time, its own figure ${own}% (5 points)" \
 		awk -v a="$ours" -v b="$own" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 5 && d <= 5) }'
 	[ -n "$ours" ] || diag_file "$T/tags-$v"
+	run=$(running_ms "$wf")
+	comp=$(running_ms "$wf" '^main\.compute$')
+	check "go$v: ${comp:-?} of ${run:-?} ms of the handler running have main.compute on the stack (90%)" \
+		awk -v c="${comp:-0}" -v r="${run:-0}" 'BEGIN { exit !(r > 0 && c >= 0.9 * r) }'
+	[ -n "$run" ] && [ "$run" != 0 ] || diag_file "$T/err-$v"
 done
 finish

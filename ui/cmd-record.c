@@ -69,7 +69,8 @@ static void record_usage(FILE *f)
 	      "                         gotop-perf.folded)\n"
 	      "      --wall             Go: also a wall-clock profile of every goroutine, on CPU or\n"
 	      "                         not (FILE with .wall before .pb.gz), label state = running,\n"
-	      "                         runnable, syscall or the wait reason\n"
+	      "                         runnable, syscall or the wait reason; running goroutines\n"
+	      "                         get the stack of their nearest perf sample\n"
 	      "      --wall-hz HZ       snapshots of all goroutines per second (default 10)\n"
 	      "  -v, --verbose          print statistics at the end\n"
 	      "  -q, --quiet            print errors only\n", f);
@@ -390,8 +391,10 @@ struct wall_run {
 	pthread_t th;
 	struct symbolizer *sym;
 	struct gowall *w;
+	struct gowall_oncpu *oncpu; /* running goroutines' stacks, from the aggregator */
 	double hz;
 	volatile int stop;
+	int joined;
 };
 
 static void *wall_main(void *arg)
@@ -424,8 +427,9 @@ static void *wall_main(void *arg)
 	return NULL;
 }
 
-/* Starts the wall-clock profiler on pid; 0, or says why not and returns -1. */
-static int wall_start(struct wall_run *wr, pid_t pid, double hz)
+/* Starts the wall-clock profiler on pid, its running goroutines' stacks from the perf
+ * samples agg folds; 0, or says why not and returns -1. */
+static int wall_start(struct wall_run *wr, pid_t pid, double hz, struct agg *agg)
 {
 	char why[256];
 
@@ -439,19 +443,37 @@ static int wall_start(struct wall_run *wr, pid_t pid, double hz)
 		wr->sym = NULL;
 		return -1;
 	}
+	wr->oncpu = gowall_oncpu_new();
+	gowall_set_oncpu(wr->w, wr->oncpu);
+	agg_set_oncpu(agg, wr->oncpu);
 	if (pthread_create(&wr->th, NULL, wall_main, wr)) {
 		cli_error("--wall: cannot start a thread");
+		agg_set_oncpu(agg, NULL);
 		gowall_free(wr->w);
+		gowall_oncpu_free(wr->oncpu);
 		symbolizer_free(wr->sym);
 		wr->w = NULL;
+		wr->oncpu = NULL;
 		return -1;
 	}
 	return 0;
 }
 
-/* Stops it and writes FILE.wall.pb.gz. EXIT_OK or EXIT_FAIL. */
+/* Stops its thread: no snapshot after the sampling ends. */
+static void wall_stop(struct wall_run *wr)
+{
+	if (!wr->w || wr->joined)
+		return;
+	__atomic_store_n(&wr->stop, 1, __ATOMIC_RELEASE);
+	pthread_join(wr->th, NULL);
+	wr->joined = 1;
+}
+
+/* After wall_stop and the samplers' last batches folded (session_stop): the running
+ * goroutines still waiting for their samples added, FILE.wall.pb.gz written. EXIT_OK or
+ * EXIT_FAIL. */
 static int wall_finish(struct wall_run *wr, const struct record_opts *o, const char *cmdline,
-		       const char *gover)
+		       const char *gover, struct agg *agg)
 {
 	struct prof *p;
 	struct gowall_stats st;
@@ -460,8 +482,9 @@ static int wall_finish(struct wall_run *wr, const struct record_opts *o, const c
 
 	if (!wr->w)
 		return EXIT_OK;
-	__atomic_store_n(&wr->stop, 1, __ATOMIC_RELEASE);
-	pthread_join(wr->th, NULL);
+	wall_stop(wr);
+	gowall_flush(wr->w);
+	agg_set_oncpu(agg, NULL);
 	p = gowall_profile(wr->w);
 	gowall_get_stats(wr->w, &st);
 	snprintf(buf, sizeof(buf), "gotop-perf %s: wall clock of every goroutine, %.1f Hz; "
@@ -481,15 +504,19 @@ static int wall_finish(struct wall_run *wr, const struct record_opts *o, const c
 		rc = EXIT_FAIL;
 	} else if (!o->quiet) {
 		fprintf(stderr, "gotop-perf: wall: %llu snapshots (%llu failed), %llu goroutine "
-			"samples, %llu dropped as changed while read, %.1f ms per snapshot -> %s\n",
+			"samples (%llu running, %llu with their perf stack), %llu dropped as "
+			"changed while read, %.1f ms per snapshot -> %s\n",
 			(unsigned long long)st.ticks, (unsigned long long)st.failed,
-			(unsigned long long)st.samples, (unsigned long long)st.torn,
+			(unsigned long long)st.samples, (unsigned long long)st.running,
+			(unsigned long long)st.running_oncpu, (unsigned long long)st.torn,
 			st.ticks ? (double)st.snap_ns / 1e6 / (double)st.ticks : 0.0, path);
 	}
 	free(path);
 	gowall_free(wr->w);
+	gowall_oncpu_free(wr->oncpu);
 	symbolizer_free(wr->sym);
 	wr->w = NULL;
+	wr->oncpu = NULL;
 	return rc;
 }
 
@@ -532,12 +559,13 @@ int cmd_record(int argc, char **argv)
 	if (started && o.wall && !session_info(s)->go)
 		cli_error("--wall: not a Go program: no wall-clock profile");
 	else if (started && o.wall)
-		wall_start(&wall, session_info(s)->pid, o.wall_hz);
+		wall_start(&wall, session_info(s)->pid, o.wall_hz, session_agg(s));
 	if (started)
 		end = drain(s, o.duration);
-	if (wall_finish(&wall, &o, cmdline, session_go_version(s)) != EXIT_OK)
-		rc = EXIT_FAIL;
+	wall_stop(&wall);
 	session_stop(s, 1);
+	if (wall_finish(&wall, &o, cmdline, session_go_version(s), session_agg(s)) != EXIT_OK)
+		rc = EXIT_FAIL;
 
 	for (e = 0; e < o.s.nevents; e++)
 		if (write_profile(s, e, &o, cmdline) != EXIT_OK)

@@ -103,6 +103,12 @@ void agg_preload(struct agg *a, int main);
  * data is out. Does nothing once they are loaded or loading. */
 void agg_kernel_prefetch(struct agg *a);
 
+/* Offers each sample folded from now on to o (gowall.h: the stacks of running goroutines
+ * for a wall-clock profile): its time, goroutine id and user chain after the repair, the
+ * sampled pc first. o is borrowed; NULL stops. */
+struct gowall_oncpu;
+void agg_set_oncpu(struct agg *a, struct gowall_oncpu *o);
+
 /* Folds every record of the batch into the profile of the batch's event. */
 void agg_feed(struct agg *a, const struct sample_batch *b);
 

@@ -81,8 +81,9 @@ void gosnap_free(struct gosnap *s); /* accepts NULL */
 
 /* Reads every goroutine now into *out (its arrays are the reader's, valid until the next
  * gosnap_take or gosnap_free). Each goroutine is read, its stack walked, then its g read
- * again: one that changed meanwhile is dropped and counted (torn). max_g (0: GOSNAP_MAX_G)
- * bounds the goroutines read. 0, or -errno (-ESRCH the process is gone, -EAGAIN the
+ * again: one that changed meanwhile is dropped and counted (torn), except one running at
+ * the first read (no stack read), kept as running while its id and labels stay. max_g
+ * (0: GOSNAP_MAX_G) bounds the goroutines read. 0, or -errno (-ESRCH the process is gone, -EAGAIN the
  * runtime has no goroutine yet, -EINVAL the list is garbage). */
 int gosnap_take(struct gosnap *s, size_t max_g, struct gosnap_result *out);
 

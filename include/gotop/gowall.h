@@ -29,7 +29,33 @@ struct prof *gowall_profile(struct gowall *w);
 
 struct gowall_stats {
 	uint64_t ticks, failed, samples, torn, snap_ns;
+	/* Running goroutines' samples (gowall_set_oncpu): all of them, and those that got
+	 * the stack of an on-CPU sample rather than "[running]". */
+	uint64_t running, running_oncpu;
 };
 void gowall_get_stats(const struct gowall *w, struct gowall_stats *st);
+
+/*
+ * On-CPU stacks for running goroutines. A running goroutine's stack is its thread's, so a
+ * snapshot has none; the perf samples have it. The aggregator (another thread) offers each
+ * sample's user chain and goroutine id to a gowall_oncpu, and gowall takes for each
+ * running goroutine of a tick the chain of that goroutine's sample nearest the tick,
+ * within one period (at least 50 ms: its thread may wait for a CPU). Samples reach the
+ * aggregator a drain interval late, so a tick's running goroutines wait (bounded) until
+ * the aggregator is past the tick's window, or until gowall_flush.
+ */
+struct gowall_oncpu;
+struct gowall_oncpu *gowall_oncpu_new(void); /* never fails (out of memory is fatal) */
+void gowall_oncpu_free(struct gowall_oncpu *o); /* accepts NULL */
+/* A sample at time_ns (CLOCK_MONOTONIC, as the samplers' clock) of goroutine goid (0: not
+ * known; the time still counts), pcs[0..n) its user chain, the sampled pc first, then
+ * return addresses (runtime addresses). Thread-safe; no allocation. */
+void gowall_oncpu_put(struct gowall_oncpu *o, uint64_t goid, uint64_t time_ns,
+		      const uint64_t *pcs, size_t n);
+/* From now on w's running goroutines take their stacks from o (borrowed; NULL: stop). */
+void gowall_set_oncpu(struct gowall *w, struct gowall_oncpu *o);
+/* Adds the running goroutines still waiting for an on-CPU sample: call once the
+ * aggregator has been given every sample (after the samplers' last drain). */
+void gowall_flush(struct gowall *w);
 
 #endif

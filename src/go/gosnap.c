@@ -316,6 +316,17 @@ static bool same_moment(const struct gsnap_fields *a, const struct gsnap_fields 
 	       a->lo == b->lo && a->hi == b->hi && a->goid == b->goid && a->labels == b->labels;
 }
 
+/* A goroutine running at the first read is kept whatever it did by the check, as the same
+ * goroutine with the same labels: no stack of it was read, so none can be torn, and its
+ * sched is stale by nature (systemstack, morestack and preemption write it, and a stack
+ * copy moves its bounds, while it runs: runtime/asm_amd64.s, runtime/stack.go). Dropping it when it parked or switched stacks
+ * meanwhile would drop running goroutines more often the longer a snapshot takes, and bias
+ * a wall profile against the code that runs. */
+static bool same_running(const struct gsnap_fields *a, const struct gsnap_fields *b)
+{
+	return a->status == GOSNAP_RUNNING && a->goid == b->goid && a->labels == b->labels;
+}
+
 /* A stack walk over one goroutine's copy of its stack. */
 struct walk {
 	struct gosnap *s;
@@ -614,7 +625,8 @@ static void chunk(struct gosnap *s, const uint64_t *gptrs, size_t n, int64_t now
 				g = &s->out[j++];
 				if (s->iov[gi].rc == 0) {
 					fields(o, s->g2 + gi * s->gsz, &f2);
-					if (same_moment(&f1[gi], &f2)) {
+					if (same_moment(&f1[gi], &f2) ||
+					    same_running(&f1[gi], &f2)) {
 						s->out[keep++] = *g;
 						continue;
 					}

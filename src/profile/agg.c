@@ -4,6 +4,7 @@
 #include "gotop/agg.h"
 #include "gotop/goread.h"
 #include "gotop/goruntime.h"
+#include "gotop/gowall.h"
 #include "gotop/hashmap.h"
 #include "gotop/kallsyms.h"
 #include "gotop/perfrec.h"
@@ -106,6 +107,7 @@ struct agg {
 	struct evprof **evs;
 	size_t nevs;
 	struct gseen *gseen; /* goid_keep's table, GOID_SLOTS entries once a goroutine is met */
+	struct gowall_oncpu *oncpu; /* agg_set_oncpu: each sample's user chain offered to it */
 	struct agg_stats st;
 };
 
@@ -1095,6 +1097,8 @@ static void fold_sample(struct agg *a, struct evprof *e, const struct perf_sampl
 	if (nl < c.nk + c.nu)
 		a->st.chain_cut++;
 	sample_labels(a, e, s, gx, &c, &sl);
+	if (a->oncpu)
+		gowall_oncpu_put(a->oncpu, gx && gx->rc == 0 ? gx->goid : 0, s->time, c.user, c.nu);
 	values[0] = 1;
 	values[1] = (int64_t)s->period;
 	/* A group: the members' counts after the leader's (perfrec: read_vals[0] is the
@@ -1173,6 +1177,11 @@ void agg_feed(struct agg *a, const struct sample_batch *b)
 		}
 		off += ((size_t)h->size + 7u) & ~(size_t)7u;
 	}
+}
+
+void agg_set_oncpu(struct agg *a, struct gowall_oncpu *o)
+{
+	a->oncpu = o;
 }
 
 size_t agg_nprofiles(const struct agg *a)
