@@ -16,7 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gotop/agg.h"
 #include "gotop/events.h"
+#include "gotop/gowall.h"
 #include "gotop/live.h"
 #include "gotop/pprof.h"
 #include "gotop/util.h"
@@ -566,8 +568,11 @@ static int run_batch(struct ui *ui, struct live_cli *o)
 /* --- entry --- */
 
 /* The session on the target, handed to the live session, started. EXIT_OK, or the exit
- * code after saying why. */
-static int start_live(struct live_cli *o, struct live **out)
+ * code after saying why. For a Go target with wall-clock snapshots, *oncpu gets the table
+ * through which the aggregator gives running goroutines their on-CPU stacks (gowall.h);
+ * it is set before the worker starts feeding the aggregator, and freed by the caller
+ * after live_free, when nothing feeds it any more. */
+static int start_live(struct live_cli *o, struct live **out, struct gowall_oncpu **oncpu)
 {
 	struct session_err err;
 	struct session *s;
@@ -598,9 +603,15 @@ static int start_live(struct live_cli *o, struct live **out)
 		cli_error("%s", err.why);
 		return EXIT_FAIL;
 	}
+	if (!o->no_wall && session_info(s)->go) {
+		*oncpu = gowall_oncpu_new();
+		agg_set_oncpu(session_agg(s), *oncpu);
+	}
 	cli_install_signals();
 	if (live_start(live, &err)) {
 		live_free(live);
+		gowall_oncpu_free(*oncpu);
+		*oncpu = NULL;
 		return cli_session_error(&err);
 	}
 	*out = live;
@@ -608,7 +619,8 @@ static int start_live(struct live_cli *o, struct live **out)
 }
 
 /* The UI's settings from the command line and the session. */
-static void setup_ui(struct ui *ui, const struct live_cli *o, struct live *live)
+static void setup_ui(struct ui *ui, const struct live_cli *o, struct live *live,
+		     struct gowall_oncpu *oncpu)
 {
 	const struct session_info *info = live_session_info(live);
 	size_t i;
@@ -651,7 +663,7 @@ static void setup_ui(struct ui *ui, const struct live_cli *o, struct live *live)
 		snprintf(ui->wall_why, sizeof(ui->wall_why), "wall-clock snapshots off (--no-wall)");
 	else if (!info->go)
 		snprintf(ui->wall_why, sizeof(ui->wall_why), "not a Go program: no goroutines");
-	else if (!(ui->wall = livewall_start(info->pid, o->wall_hz, ui->wall_why,
+	else if (!(ui->wall = livewall_start(info->pid, o->wall_hz, oncpu, ui->wall_why,
 					     sizeof(ui->wall_why))) && o->batch)
 		cli_error("wall clock: %s", ui->wall_why); /* profiling goes on without it */
 	if (o->verify) {
@@ -666,6 +678,7 @@ int cmd_live(int argc, char **argv)
 	struct live_cli o;
 	struct live *live = NULL;
 	struct prof *base = NULL;
+	struct gowall_oncpu *oncpu = NULL;
 	struct ui ui;
 	int rc;
 
@@ -692,12 +705,12 @@ int cmd_live(int argc, char **argv)
 							       : strerror(errno));
 		return EXIT_FAIL;
 	}
-	rc = start_live(&o, &live);
+	rc = start_live(&o, &live, &oncpu);
 	if (rc) {
 		prof_free(base);
 		return rc;
 	}
-	setup_ui(&ui, &o, live);
+	setup_ui(&ui, &o, live, oncpu);
 	if (base)
 		ui_base_set(&ui, base, o.base);
 	if (o.batch) {
@@ -710,5 +723,6 @@ int cmd_live(int argc, char **argv)
 	}
 	ui_fini(&ui);
 	live_free(live); /* also stops a command still running */
+	gowall_oncpu_free(oncpu);
 	return rc;
 }

@@ -22,13 +22,14 @@
 enum { WROW_GROUP, WROW_FRAME };
 
 struct wgroup {
-	uint64_t key; /* stack number and state string id, + 1 */
+	uint64_t key; /* group_key: the stack by function and the state */
 	size_t rep;   /* the sample of the group with the most time: its stack and labels */
 	int64_t rep_ns;
 	uint32_t state; /* string id */
 	int cls;
 	int64_t ns;
-	uint32_t nsamples; /* more than one: label sets differ, the row shows rep's */
+	size_t first;   /* the group's first sample: the others' label sets compared with it */
+	int mixed;      /* label sets differ: the row shows rep's */
 };
 
 struct wrow {
@@ -380,6 +381,44 @@ static void row_add(struct wview *w, struct wrow r)
 	w->rows[w->nrows++] = r;
 }
 
+/* Whether sample i has the label set of s. Labels are sorted (profile.h): equal sets are
+ * equal arrays. */
+static int same_labels(const struct prof *p, size_t i, const struct prof_sample *s)
+{
+	struct prof_sample f;
+
+	if (prof_sample_at(p, i, &f) || f.nlabels != s->nlabels)
+		return 0;
+	for (uint32_t k = 0; k < s->nlabels; k++) {
+		const struct prof_label *a = &f.labels[k], *b = &s->labels[k];
+
+		if (a->key != b->key || a->str != b->str || a->num != b->num ||
+		    a->num_unit != b->num_unit)
+			return 0;
+	}
+	return 1;
+}
+
+/* A group's key: its stack by function and its state, never 0. Rows are stacks as a reader
+ * names them: a running goroutine's stack comes from an on-CPU sample, whose leaf pc
+ * differs from tick to tick within one function, and each pc is a location of its own. */
+static uint64_t group_key(const struct prof *p, const struct prof_sample *s, uint32_t state)
+{
+	uint64_t h = util_mix64((uint64_t)state + 1);
+
+	for (uint32_t k = 0; k < s->nlocs; k++) {
+		const struct prof_location *loc = prof_location_at(p, s->locs[k] - 1);
+
+		if (!loc || !loc->nlines) {
+			h = util_mix64(h ^ ((uint64_t)s->locs[k] << 32));
+			continue;
+		}
+		for (uint32_t j = 0; j < loc->nlines; j++)
+			h = util_mix64(h ^ loc->lines[j].function);
+	}
+	return h ? h : 1;
+}
+
 static void wall_update(struct ui *ui, struct view *v)
 {
 	struct wview *w = wv_of(v);
@@ -413,7 +452,7 @@ static void wall_update(struct ui *ui, struct view *v)
 			continue;
 		st = state_of(&s, skey);
 		split_add(&all, p, st, ns);
-		key = ((uint64_t)s.stack << 32 | st) + 1; /* never 0; the map mixes it */
+		key = group_key(p, &s, st);
 		slot = hashmap_put(&idx, key, &created);
 		if (created) {
 			size_t sl = 0;
@@ -421,14 +460,15 @@ static void wall_update(struct ui *ui, struct view *v)
 
 			xgrow((void **)&w->grp, &w->capgrp, w->ngrp + 1, sizeof(*w->grp));
 			w->grp[w->ngrp] = (struct wgroup){
-				.key = key, .rep = i, .state = st,
+				.key = key, .rep = i, .first = i, .state = st,
 				.cls = ui_wall_class(ss ? ss : "", sl),
 			};
 			*slot = ++w->ngrp;
 		}
 		g = &w->grp[*slot - 1];
 		g->ns += ns;
-		g->nsamples++;
+		if (!g->mixed && g->first != i)
+			g->mixed = !same_labels(p, g->first, &s);
 		if (ns > g->rep_ns) {
 			g->rep = i;
 			g->rep_ns = ns;
@@ -588,7 +628,7 @@ static void group_row(struct ui *ui, struct wview *w, const struct wgroup *g, st
 		tl_untrusted(l, UA_DIM, vs, vl, 0, TL_NOCUT);
 	}
 	if (shown)
-		tl_put(l, UA_DIM, g->nsamples > 1 ? "} (most's)" : "}");
+		tl_put(l, UA_DIM, g->mixed ? "} (most's)" : "}");
 }
 
 static void wall_row(struct ui *ui, struct view *v, size_t i, struct tline *l)

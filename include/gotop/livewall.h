@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct gowall_oncpu;
 struct livewall;
 struct prof;
 
@@ -27,8 +28,11 @@ struct livewall_data {
 };
 
 /* Starts the sampler thread on Go process pid at hz snapshots a second (above 0, at most
- * 1000), with a symbolizer of its own. NULL with errno and a one-line reason in why. */
-struct livewall *livewall_start(pid_t pid, double hz, char *why, size_t whylen);
+ * 1000), with a symbolizer of its own. Running goroutines take their stacks from oncpu,
+ * which the session's aggregator fills (borrowed, must outlive the livewall; NULL: they
+ * are "[running]"). NULL with errno and a one-line reason in why. */
+struct livewall *livewall_start(pid_t pid, double hz, struct gowall_oncpu *oncpu, char *why,
+				size_t whylen);
 /* Stops the thread (it never stops the target: nothing to resume) and frees everything
  * but data still held, which stays valid until its livewall_put. Accepts NULL. */
 void livewall_stop(struct livewall *lw);

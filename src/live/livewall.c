@@ -214,7 +214,8 @@ static void *wall_main(void *arg)
 	return NULL;
 }
 
-struct livewall *livewall_start(pid_t pid, double hz, char *why, size_t whylen)
+struct livewall *livewall_start(pid_t pid, double hz, struct gowall_oncpu *oncpu, char *why,
+				size_t whylen)
 {
 	struct livewall *lw = xcalloc(1, sizeof(*lw));
 	pthread_condattr_t ca;
@@ -230,6 +231,8 @@ struct livewall *livewall_start(pid_t pid, double hz, char *why, size_t whylen)
 		errno = e;
 		return NULL;
 	}
+	if (oncpu)
+		gowall_set_oncpu(lw->w, oncpu);
 	lw->t0 = util_now_ns();
 	pthread_mutex_init(&lw->lock, NULL);
 	/* The waits are on CLOCK_MONOTONIC, util_now_ns's clock. */
