@@ -55,6 +55,7 @@
 struct gosnap {
 	pid_t pid;
 	struct gp_mem *mem;
+	bool own_mem;                  /* mem is gosnap_new's process_vm_readv reader */
 	struct gort *gort;
 	const struct gopcln *pcln;
 	uint64_t bias;
@@ -137,87 +138,29 @@ static int exe_bias(pid_t pid, struct symfile *sf, uint64_t *bias)
 	return rc;
 }
 
-struct gosnap *gosnap_new(pid_t pid, struct symfile *sf, char *why, size_t whylen)
+struct gosnap *gosnap_new_from(const struct gosnap_target *t)
 {
-	const char *ver = symfile_go_version(sf);
-	struct gort_vars v = { 0 };
-	struct gopcln_func f;
 	struct gosnap *s;
-	size_t i, n;
-	int rc;
 
-	if (!ver) {
-		snprintf(why, whylen, "not a Go program (no Go build information)");
-		errno = ENOTSUP;
+	if (!t->mem || !t->gort) {
+		gort_free(t->gort);
+		errno = EINVAL;
 		return NULL;
 	}
 	s = xcalloc(1, sizeof(*s));
-	s->pid = pid;
-	s->pcln = symfile_gopcln(sf);
-	s->gort = gort_new(ver, symfile_dwarf(sf),
-			   symfile_machine(sf) == EM_AARCH64 ? GORT_ARCH_ARM64 : GORT_ARCH_AMD64);
-	if (!s->gort || !s->pcln) {
-		snprintf(why, whylen, "%s: no layout of the Go runtime's structures for this version",
-			 ver);
-		gosnap_free(s);
-		errno = ENOTSUP;
-		return NULL;
-	}
-	rc = exe_bias(pid, sf, &s->bias);
-	if (rc) {
-		snprintf(why, whylen, "cannot find the executable's mapping in process %d",
-			 (int)pid);
-		gosnap_free(s);
-		errno = rc == -ENOENT ? ESRCH : -rc;
-		return NULL;
-	}
-	s->mem = mem_pid_new(pid);
-	/* Symbols first; the code of the functions that use them otherwise. */
-	gort_vars_find(symfile_elf(sf), s->pcln, &v);
-	if (symfile_symbol_value(sf, "runtime.allglen")) {
-		v.allglen = symfile_symbol_value(sf, "runtime.allglen");
-		v.allgptr = symfile_symbol_value(sf, "runtime.allgptr");
-	}
-	if (symfile_symbol_value(sf, "runtime.waitReasonStrings"))
-		v.wait_strings = symfile_symbol_value(sf, "runtime.waitReasonStrings");
-	if (!v.allglen || !v.allgptr) {
-		snprintf(why, whylen, "cannot find the runtime's list of goroutines (runtime.allgs)");
-		gosnap_free(s);
-		errno = ENOENT;
-		return NULL;
-	}
-	v.allglen += s->bias;
-	v.allgptr += s->bias;
-	rc = gort_vars_check(s->gort, s->mem, &v, GORT_VAR_ALLGS);
-	if (rc && rc != -EAGAIN) {
-		snprintf(why, whylen, "the runtime's list of goroutines is not where expected (%s)",
-			 strerror(-rc));
-		gosnap_free(s);
-		errno = rc == -EFAULT ? ESRCH : ENOENT;
-		return NULL;
-	}
-	if (symfile_symbol_value(sf, "runtime.mheap_"))
-		gort_set_runtime_vars(s->gort, 0, symfile_symbol_value(sf, "runtime.mheap_") + s->bias);
-	else if (v.sweepgen && gort_offsets(s->gort)->mheap_sweepgen &&
-		 v.sweepgen > gort_offsets(s->gort)->mheap_sweepgen)
-		gort_set_runtime_vars(s->gort, 0,
-				      v.sweepgen - gort_offsets(s->gort)->mheap_sweepgen + s->bias);
-	s->allglen = v.allglen;
-	s->allgptr = v.allgptr;
-	if (v.wait_strings && v.nwait) {
+	s->mem = t->mem;
+	s->gort = t->gort;
+	s->pcln = t->pcln;
+	s->bias = t->bias;
+	s->allglen = t->allglen;
+	s->allgptr = t->allgptr;
+	if (t->wait_strings && t->nwait) {
 		/* Read at the first snapshot: PIE data is relocated at start-up. */
-		s->nwait = GP_MIN(v.nwait, (uint32_t)WAIT_MAX);
-		s->wait_addr = v.wait_strings + s->bias;
+		s->nwait = GP_MIN(t->nwait, (uint32_t)WAIT_MAX);
+		s->wait_addr = t->wait_strings;
 	}
-	n = gopcln_nfunc(s->pcln);
-	for (i = 0; i < n; i++) {
-		if (gopcln_func_at(s->pcln, i, &f) == 0 && f.name &&
-		    !strcmp(f.name, "runtime.goexit")) {
-			s->goexit_lo = f.entry + s->bias;
-			s->goexit_hi = f.end + s->bias;
-			break;
-		}
-	}
+	s->goexit_lo = t->goexit_lo;
+	s->goexit_hi = t->goexit_hi;
 	{
 		const struct gort_offsets *o = gort_offsets(s->gort);
 		const uint32_t fl[] = { o->g_stack_lo, o->g_stack_hi, o->g_sched_sp, o->g_sched_pc,
@@ -235,12 +178,101 @@ struct gosnap *gosnap_new(pid_t pid, struct symfile *sf, char *why, size_t whyle
 	return s;
 }
 
+/* Finds the target in process pid, then the reader is gosnap_new_from's, over
+ * process_vm_readv. */
+struct gosnap *gosnap_new(pid_t pid, struct symfile *sf, char *why, size_t whylen)
+{
+	const char *ver = symfile_go_version(sf);
+	struct gosnap_target t = { 0 };
+	struct gort_vars v = { 0 };
+	struct gopcln_func f;
+	struct gosnap *s;
+	size_t i, n;
+	int rc;
+
+	if (!ver) {
+		snprintf(why, whylen, "not a Go program (no Go build information)");
+		errno = ENOTSUP;
+		return NULL;
+	}
+	t.pcln = symfile_gopcln(sf);
+	t.gort = gort_new(ver, symfile_dwarf(sf),
+			  symfile_machine(sf) == EM_AARCH64 ? GORT_ARCH_ARM64 : GORT_ARCH_AMD64);
+	if (!t.gort || !t.pcln) {
+		snprintf(why, whylen, "%s: no layout of the Go runtime's structures for this version",
+			 ver);
+		rc = -ENOTSUP;
+		goto fail;
+	}
+	rc = exe_bias(pid, sf, &t.bias);
+	if (rc) {
+		snprintf(why, whylen, "cannot find the executable's mapping in process %d",
+			 (int)pid);
+		rc = rc == -ENOENT ? -ESRCH : rc;
+		goto fail;
+	}
+	t.mem = mem_pid_new(pid);
+	/* Symbols first; the code of the functions that use them otherwise. */
+	gort_vars_find(symfile_elf(sf), t.pcln, &v);
+	if (symfile_symbol_value(sf, "runtime.allglen")) {
+		v.allglen = symfile_symbol_value(sf, "runtime.allglen");
+		v.allgptr = symfile_symbol_value(sf, "runtime.allgptr");
+	}
+	if (symfile_symbol_value(sf, "runtime.waitReasonStrings"))
+		v.wait_strings = symfile_symbol_value(sf, "runtime.waitReasonStrings");
+	if (!v.allglen || !v.allgptr) {
+		snprintf(why, whylen, "cannot find the runtime's list of goroutines (runtime.allgs)");
+		rc = -ENOENT;
+		goto fail;
+	}
+	v.allglen += t.bias;
+	v.allgptr += t.bias;
+	rc = gort_vars_check(t.gort, t.mem, &v, GORT_VAR_ALLGS);
+	if (rc && rc != -EAGAIN) {
+		snprintf(why, whylen, "the runtime's list of goroutines is not where expected (%s)",
+			 strerror(-rc));
+		rc = rc == -EFAULT ? -ESRCH : -ENOENT;
+		goto fail;
+	}
+	if (symfile_symbol_value(sf, "runtime.mheap_"))
+		gort_set_runtime_vars(t.gort, 0, symfile_symbol_value(sf, "runtime.mheap_") + t.bias);
+	else if (v.sweepgen && gort_offsets(t.gort)->mheap_sweepgen &&
+		 v.sweepgen > gort_offsets(t.gort)->mheap_sweepgen)
+		gort_set_runtime_vars(t.gort, 0,
+				      v.sweepgen - gort_offsets(t.gort)->mheap_sweepgen + t.bias);
+	t.allglen = v.allglen;
+	t.allgptr = v.allgptr;
+	if (v.wait_strings && v.nwait) {
+		t.wait_strings = v.wait_strings + t.bias;
+		t.nwait = v.nwait;
+	}
+	n = gopcln_nfunc(t.pcln);
+	for (i = 0; i < n; i++) {
+		if (gopcln_func_at(t.pcln, i, &f) == 0 && f.name &&
+		    !strcmp(f.name, "runtime.goexit")) {
+			t.goexit_lo = f.entry + t.bias;
+			t.goexit_hi = f.end + t.bias;
+			break;
+		}
+	}
+	s = gosnap_new_from(&t);
+	s->pid = pid;
+	s->own_mem = true;
+	return s;
+fail:
+	gort_free(t.gort);
+	if (t.mem)
+		mem_pid_free(t.mem);
+	errno = -rc;
+	return NULL;
+}
+
 void gosnap_free(struct gosnap *s)
 {
 	if (!s)
 		return;
 	gort_free(s->gort);
-	if (s->mem)
+	if (s->mem && s->own_mem)
 		mem_pid_free(s->mem);
 	free(s->g1);
 	free(s->g2);
@@ -357,7 +389,7 @@ static int64_t frame_delta(const struct gosnap *s, uint64_t pc)
 {
 	int32_t d;
 
-	if (pc < s->bias || gopcln_pcsp(s->pcln, pc - s->bias, &d) != 0 || d < 0 || d > (1 << 20))
+	if (!s->pcln || pc < s->bias || gopcln_pcsp(s->pcln, pc - s->bias, &d) != 0 || d < 0 || d > (1 << 20))
 		return -1;
 	return d;
 }
