@@ -301,9 +301,10 @@ static void read_wait_names(struct gosnap *s)
 		size_t len = GP_MIN(hdr[i][1], (uint64_t)WAIT_LEN - 1), k;
 		char *w = s->wait[i];
 
-		w[0] = 0;
-		if (!len || !ptr_ok(hdr[i][0] & ~7ULL) || mem_read(s->mem, hdr[i][0], w, len))
+		if (!len || !ptr_ok(hdr[i][0] & ~7ULL) || mem_read(s->mem, hdr[i][0], w, len)) {
+			w[0] = 0; /* a failed read leaves the buffer undefined (mem.h) */
 			continue;
+		}
 		for (k = 0; k < len; k++)
 			if (w[k] < 0x20 || w[k] > 0x7e)
 				w[k] = '?';
@@ -627,10 +628,6 @@ static void chunk(struct gosnap *s, const uint64_t *gptrs, size_t n, int64_t now
 			} else {
 				walk_fp(&w, g, f1[i].pc, f1[i].sp, f1[i].bp);
 			}
-			if (g->flags & GOSNAP_STACK_CUT)
-				st->cut++;
-			if (g->flags & GOSNAP_REPAIRED)
-				st->repaired++;
 		}
 		/* The check: a goroutine that changed meanwhile is dropped. */
 		read_gs(s, gptrs, n, s->g2, st, NULL, NULL);
@@ -647,6 +644,9 @@ static void chunk(struct gosnap *s, const uint64_t *gptrs, size_t n, int64_t now
 				if (s->iov[gi].rc == 0) {
 					fields(o, s->g2 + gi * s->gsz, &f2);
 					if (same_moment(&f1[gi], &f2)) {
+						/* counted when kept: the stats are the result's */
+						st->cut += !!(g->flags & GOSNAP_STACK_CUT);
+						st->repaired += !!(g->flags & GOSNAP_REPAIRED);
 						s->out[keep++] = *g;
 						continue;
 					}
