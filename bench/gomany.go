@@ -1,17 +1,22 @@
 // gomany: N goroutines parked in a channel receive 8 calls deep, half of them under pprof
 // labels, and one goroutine counting loop iterations (the work rate bench/gosnap.sh compares
-// with and without snapshots). Usage: gomany N
+// with and without snapshots). Usage: gomany N [UNITS]
 // Prints "ready" when every goroutine is parked, then every second "rate ITERATIONS".
+// With UNITS (bench/goroutines-slowdown.sh): fixed work instead. After "ready" it waits for
+// SIGUSR1, then one goroutine counts UNITS units (GOMAXPROCS as the machine's), prints
+// "done NANOSECONDS" and the program exits.
 package main
 
 import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
 	"runtime/pprof"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -41,6 +46,29 @@ func main() {
 		}
 	}
 	wg.Wait()
+	if len(os.Args) > 2 {
+		units, _ := strconv.Atoi(os.Args[2])
+		start := make(chan os.Signal, 1)
+		signal.Notify(start, syscall.SIGUSR1)
+		fmt.Println("ready")
+		<-start
+		t0 := time.Now()
+		done := make(chan uint64)
+		go func() {
+			x := uint64(1)
+			for u := 0; u < units; u++ {
+				for i := 0; i < 1000; i++ {
+					x ^= x << 13
+					x ^= x >> 7
+					x ^= x << 17
+				}
+			}
+			done <- x
+		}()
+		x := <-done
+		fmt.Println("done", time.Since(t0).Nanoseconds(), x&1)
+		return
+	}
 	go func() {
 		x := uint64(1)
 		for {

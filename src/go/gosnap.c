@@ -67,7 +67,9 @@ struct gosnap {
 	bool wait_read;
 	uint64_t wait_addr;            /* waitReasonStrings, runtime address */
 
-	/* chunk scratch */
+	/* chunk scratch, for nscratch goroutines: sized to the list (up to CHUNK) at the
+	 * snapshot, so that a small program does not cost 4 MB of stack copies */
+	size_t nscratch;
 	uint8_t *g1, *g2;
 	uint8_t *stk;
 	struct mem_iov *iov;
@@ -171,9 +173,6 @@ struct gosnap *gosnap_new_from(const struct gosnap_target *t)
 
 		s->gsz = max_u32(fl, GP_ARRAY_SIZE(fl)) + 8;
 	}
-	s->g1 = xmalloc((size_t)CHUNK * s->gsz);
-	s->g2 = xmalloc((size_t)CHUNK * s->gsz);
-	s->stk = xmalloc((size_t)CHUNK * STACK_READ);
 	s->iov = xmalloc((CHUNK + 2) * sizeof(*s->iov));
 	return s;
 }
@@ -694,6 +693,12 @@ int gosnap_take(struct gosnap *s, size_t max_g, struct gosnap_result *out)
 	if (rc)
 		return rc == -EFAULT ? -EINVAL : rc;
 	st.listed = n;
+	if (GP_MIN(n, (size_t)CHUNK) > s->nscratch) {
+		s->nscratch = GP_MIN(n, (size_t)CHUNK);
+		s->g1 = xrealloc(s->g1, s->nscratch * s->gsz);
+		s->g2 = xrealloc(s->g2, s->nscratch * s->gsz);
+		s->stk = xrealloc(s->stk, s->nscratch * STACK_READ);
+	}
 	s->nout = 0;
 	s->npcs = 0;
 	now = now_mono();
