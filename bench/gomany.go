@@ -4,7 +4,7 @@
 // Prints "ready" when every goroutine is parked, then every second "rate ITERATIONS".
 // With UNITS (bench/goroutines-slowdown.sh): fixed work instead. After "ready" it waits for
 // SIGUSR1, then one goroutine counts UNITS units (GOMAXPROCS as the machine's), prints
-// "done NANOSECONDS" and the program exits.
+// "done WALL_NS WORKER_CPU_NS PROCESS_CPU_NS" and the program exits.
 package main
 
 import (
@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"sync"
@@ -21,6 +22,12 @@ import (
 )
 
 var count uint64
+
+const rusageThread = 1 // RUSAGE_THREAD, linux/include/uapi/linux/resource.h
+
+func cpuNs(r *syscall.Rusage) int64 {
+	return r.Utime.Nano() + r.Stime.Nano()
+}
 
 //go:noinline
 func deep(n int, ch chan int, wg *sync.WaitGroup) {
@@ -52,9 +59,16 @@ func main() {
 		signal.Notify(start, syscall.SIGUSR1)
 		fmt.Println("ready")
 		<-start
+		var p0, p1 syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &p0)
 		t0 := time.Now()
-		done := make(chan uint64)
+		done := make(chan [2]uint64)
 		go func() {
+			// its thread's CPU time (getrusage(2) RUSAGE_THREAD, Linux): what the
+			// work cost, apart from the time it waited for a CPU
+			var r0, r1 syscall.Rusage
+			runtime.LockOSThread()
+			syscall.Getrusage(rusageThread, &r0)
 			x := uint64(1)
 			for u := 0; u < units; u++ {
 				for i := 0; i < 1000; i++ {
@@ -63,10 +77,14 @@ func main() {
 					x ^= x << 17
 				}
 			}
-			done <- x
+			syscall.Getrusage(rusageThread, &r1)
+			done <- [2]uint64{x, uint64(cpuNs(&r1) - cpuNs(&r0))}
 		}()
 		x := <-done
-		fmt.Println("done", time.Since(t0).Nanoseconds(), x&1)
+		wall := time.Since(t0).Nanoseconds()
+		syscall.Getrusage(syscall.RUSAGE_SELF, &p1)
+		// done WALL_NS WORKER_CPU_NS PROCESS_CPU_NS
+		fmt.Println("done", wall, x[1], cpuNs(&p1)-cpuNs(&p0), x[0]&1)
 		return
 	}
 	go func() {
