@@ -98,7 +98,8 @@ while [ $r -lt "$rounds" ]; do
 	r=$((r + 1))
 done
 f() { awk '{ printf "%.4f\n", $1 }' "$1" | median; }
-echo "alone: wall s $(awk '{ printf "%.3f\n", $1 / 1e9 }' "$work/t_alone" | median), worker CPU s $(awk '{ printf "%.3f\n", $2 / 1e9 }' "$work/t_alone" | median)"
+secs() { awk -v k="$1" '{ printf "%.3f\n", $k / 1e9 }' "$work/t_alone" | median; }
+echo "alone: wall s $(secs 1), worker CPU s $(secs 2)"
 echo "snap/alone: worker CPU $(f "$work/rs2"); process CPU $(f "$work/rs3"); wall $(f "$work/rs1")"
 echo "wall/alone: worker CPU $(f "$work/rw2"); process CPU $(f "$work/rw3"); wall $(f "$work/rw1")"
 echo "snapshot CPU ms (gosnap, steady state): $(median <"$work/snapcpu")"

@@ -389,7 +389,8 @@ static int64_t frame_delta(const struct gosnap *s, uint64_t pc)
 {
 	int32_t d;
 
-	if (!s->pcln || pc < s->bias || gopcln_pcsp(s->pcln, pc - s->bias, &d) != 0 || d < 0 || d > (1 << 20))
+	if (!s->pcln || pc < s->bias || gopcln_pcsp(s->pcln, pc - s->bias, &d) != 0 || d < 0 ||
+	    d > (1 << 20))
 		return -1;
 	return d;
 }
