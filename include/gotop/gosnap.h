@@ -79,6 +79,24 @@ struct symfile;
 struct gosnap *gosnap_new(pid_t pid, struct symfile *sf, char *why, size_t whylen);
 void gosnap_free(struct gosnap *s); /* accepts NULL */
 
+/* What a reader needs of its target. gosnap_new finds it in a live process; tests and
+ * fuzzing (fuzz/fuzz-gosnap.c) hand it a fake memory. The decoding is the same. */
+struct gp_mem;
+struct gopcln;
+struct gosnap_target {
+	struct gp_mem *mem;             /* every read of the target; borrowed */
+	struct gort *gort;              /* the runtime's layout (gort_new); the reader takes it
+					 * over, even when gosnap_new_from fails */
+	const struct gopcln *pcln;      /* borrowed; NULL: no frame sizes (frame pointers only) */
+	uint64_t bias;                  /* runtime address - link-time address */
+	uint64_t allglen, allgptr;      /* runtime addresses of runtime.allglen, allgptr */
+	uint64_t wait_strings;          /* runtime.waitReasonStrings (runtime address), 0: none */
+	uint32_t nwait;                 /* its entries */
+	uint64_t goexit_lo, goexit_hi;  /* runtime.goexit (runtime addresses), 0: unknown */
+};
+/* A reader over t (copied). NULL with errno EINVAL when t has no memory or layout. */
+struct gosnap *gosnap_new_from(const struct gosnap_target *t);
+
 /* Reads every goroutine now into *out (its arrays are the reader's, valid until the next
  * gosnap_take or gosnap_free). Each goroutine is read, its stack walked, then its g read
  * again: one that changed meanwhile is dropped and counted (torn), except one running at

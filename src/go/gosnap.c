@@ -55,6 +55,7 @@
 struct gosnap {
 	pid_t pid;
 	struct gp_mem *mem;
+	bool own_mem;                  /* mem is gosnap_new's process_vm_readv reader */
 	struct gort *gort;
 	const struct gopcln *pcln;
 	uint64_t bias;
@@ -66,7 +67,9 @@ struct gosnap {
 	bool wait_read;
 	uint64_t wait_addr;            /* waitReasonStrings, runtime address */
 
-	/* chunk scratch */
+	/* chunk scratch, for nscratch goroutines: sized to the list (up to CHUNK) at the
+	 * snapshot, so that a small program does not cost 4 MB of stack copies */
+	size_t nscratch;
 	uint8_t *g1, *g2;
 	uint8_t *stk;
 	struct mem_iov *iov;
@@ -137,9 +140,49 @@ static int exe_bias(pid_t pid, struct symfile *sf, uint64_t *bias)
 	return rc;
 }
 
+struct gosnap *gosnap_new_from(const struct gosnap_target *t)
+{
+	struct gosnap *s;
+
+	if (!t->mem || !t->gort) {
+		gort_free(t->gort);
+		errno = EINVAL;
+		return NULL;
+	}
+	s = xcalloc(1, sizeof(*s));
+	s->mem = t->mem;
+	s->gort = t->gort;
+	s->pcln = t->pcln;
+	s->bias = t->bias;
+	s->allglen = t->allglen;
+	s->allgptr = t->allgptr;
+	if (t->wait_strings && t->nwait) {
+		/* Read at the first snapshot: PIE data is relocated at start-up. */
+		s->nwait = GP_MIN(t->nwait, (uint32_t)WAIT_MAX);
+		s->wait_addr = t->wait_strings;
+	}
+	s->goexit_lo = t->goexit_lo;
+	s->goexit_hi = t->goexit_hi;
+	{
+		const struct gort_offsets *o = gort_offsets(s->gort);
+		const uint32_t fl[] = { o->g_stack_lo, o->g_stack_hi, o->g_sched_sp, o->g_sched_pc,
+					o->g_sched_bp, o->g_atomicstatus, o->g_goid, o->g_labels,
+					o->g_waitsince, o->g_waitreason, o->g_gopc, o->g_startpc,
+					o->g_parent_goid, o->g_syscallsp, o->g_syscallpc,
+					o->g_syscallbp };
+
+		s->gsz = max_u32(fl, GP_ARRAY_SIZE(fl)) + 8;
+	}
+	s->iov = xmalloc((CHUNK + 2) * sizeof(*s->iov));
+	return s;
+}
+
+/* Finds the target in process pid, then the reader is gosnap_new_from's, over
+ * process_vm_readv. */
 struct gosnap *gosnap_new(pid_t pid, struct symfile *sf, char *why, size_t whylen)
 {
 	const char *ver = symfile_go_version(sf);
+	struct gosnap_target t = { 0 };
 	struct gort_vars v = { 0 };
 	struct gopcln_func f;
 	struct gosnap *s;
@@ -151,29 +194,25 @@ struct gosnap *gosnap_new(pid_t pid, struct symfile *sf, char *why, size_t whyle
 		errno = ENOTSUP;
 		return NULL;
 	}
-	s = xcalloc(1, sizeof(*s));
-	s->pid = pid;
-	s->pcln = symfile_gopcln(sf);
-	s->gort = gort_new(ver, symfile_dwarf(sf),
-			   symfile_machine(sf) == EM_AARCH64 ? GORT_ARCH_ARM64 : GORT_ARCH_AMD64);
-	if (!s->gort || !s->pcln) {
+	t.pcln = symfile_gopcln(sf);
+	t.gort = gort_new(ver, symfile_dwarf(sf),
+			  symfile_machine(sf) == EM_AARCH64 ? GORT_ARCH_ARM64 : GORT_ARCH_AMD64);
+	if (!t.gort || !t.pcln) {
 		snprintf(why, whylen, "%s: no layout of the Go runtime's structures for this version",
 			 ver);
-		gosnap_free(s);
-		errno = ENOTSUP;
-		return NULL;
+		rc = -ENOTSUP;
+		goto fail;
 	}
-	rc = exe_bias(pid, sf, &s->bias);
+	rc = exe_bias(pid, sf, &t.bias);
 	if (rc) {
 		snprintf(why, whylen, "cannot find the executable's mapping in process %d",
 			 (int)pid);
-		gosnap_free(s);
-		errno = rc == -ENOENT ? ESRCH : -rc;
-		return NULL;
+		rc = rc == -ENOENT ? -ESRCH : rc;
+		goto fail;
 	}
-	s->mem = mem_pid_new(pid);
+	t.mem = mem_pid_new(pid);
 	/* Symbols first; the code of the functions that use them otherwise. */
-	gort_vars_find(symfile_elf(sf), s->pcln, &v);
+	gort_vars_find(symfile_elf(sf), t.pcln, &v);
 	if (symfile_symbol_value(sf, "runtime.allglen")) {
 		v.allglen = symfile_symbol_value(sf, "runtime.allglen");
 		v.allgptr = symfile_symbol_value(sf, "runtime.allgptr");
@@ -182,57 +221,49 @@ struct gosnap *gosnap_new(pid_t pid, struct symfile *sf, char *why, size_t whyle
 		v.wait_strings = symfile_symbol_value(sf, "runtime.waitReasonStrings");
 	if (!v.allglen || !v.allgptr) {
 		snprintf(why, whylen, "cannot find the runtime's list of goroutines (runtime.allgs)");
-		gosnap_free(s);
-		errno = ENOENT;
-		return NULL;
+		rc = -ENOENT;
+		goto fail;
 	}
-	v.allglen += s->bias;
-	v.allgptr += s->bias;
-	rc = gort_vars_check(s->gort, s->mem, &v, GORT_VAR_ALLGS);
+	v.allglen += t.bias;
+	v.allgptr += t.bias;
+	rc = gort_vars_check(t.gort, t.mem, &v, GORT_VAR_ALLGS);
 	if (rc && rc != -EAGAIN) {
 		snprintf(why, whylen, "the runtime's list of goroutines is not where expected (%s)",
 			 strerror(-rc));
-		gosnap_free(s);
-		errno = rc == -EFAULT ? ESRCH : ENOENT;
-		return NULL;
+		rc = rc == -EFAULT ? -ESRCH : -ENOENT;
+		goto fail;
 	}
 	if (symfile_symbol_value(sf, "runtime.mheap_"))
-		gort_set_runtime_vars(s->gort, 0, symfile_symbol_value(sf, "runtime.mheap_") + s->bias);
-	else if (v.sweepgen && gort_offsets(s->gort)->mheap_sweepgen &&
-		 v.sweepgen > gort_offsets(s->gort)->mheap_sweepgen)
-		gort_set_runtime_vars(s->gort, 0,
-				      v.sweepgen - gort_offsets(s->gort)->mheap_sweepgen + s->bias);
-	s->allglen = v.allglen;
-	s->allgptr = v.allgptr;
+		gort_set_runtime_vars(t.gort, 0, symfile_symbol_value(sf, "runtime.mheap_") + t.bias);
+	else if (v.sweepgen && gort_offsets(t.gort)->mheap_sweepgen &&
+		 v.sweepgen > gort_offsets(t.gort)->mheap_sweepgen)
+		gort_set_runtime_vars(t.gort, 0,
+				      v.sweepgen - gort_offsets(t.gort)->mheap_sweepgen + t.bias);
+	t.allglen = v.allglen;
+	t.allgptr = v.allgptr;
 	if (v.wait_strings && v.nwait) {
-		/* Read at the first snapshot: PIE data is relocated at start-up. */
-		s->nwait = GP_MIN(v.nwait, (uint32_t)WAIT_MAX);
-		s->wait_addr = v.wait_strings + s->bias;
+		t.wait_strings = v.wait_strings + t.bias;
+		t.nwait = v.nwait;
 	}
-	n = gopcln_nfunc(s->pcln);
+	n = gopcln_nfunc(t.pcln);
 	for (i = 0; i < n; i++) {
-		if (gopcln_func_at(s->pcln, i, &f) == 0 && f.name &&
+		if (gopcln_func_at(t.pcln, i, &f) == 0 && f.name &&
 		    !strcmp(f.name, "runtime.goexit")) {
-			s->goexit_lo = f.entry + s->bias;
-			s->goexit_hi = f.end + s->bias;
+			t.goexit_lo = f.entry + t.bias;
+			t.goexit_hi = f.end + t.bias;
 			break;
 		}
 	}
-	{
-		const struct gort_offsets *o = gort_offsets(s->gort);
-		const uint32_t fl[] = { o->g_stack_lo, o->g_stack_hi, o->g_sched_sp, o->g_sched_pc,
-					o->g_sched_bp, o->g_atomicstatus, o->g_goid, o->g_labels,
-					o->g_waitsince, o->g_waitreason, o->g_gopc, o->g_startpc,
-					o->g_parent_goid, o->g_syscallsp, o->g_syscallpc,
-					o->g_syscallbp };
-
-		s->gsz = max_u32(fl, GP_ARRAY_SIZE(fl)) + 8;
-	}
-	s->g1 = xmalloc((size_t)CHUNK * s->gsz);
-	s->g2 = xmalloc((size_t)CHUNK * s->gsz);
-	s->stk = xmalloc((size_t)CHUNK * STACK_READ);
-	s->iov = xmalloc((CHUNK + 2) * sizeof(*s->iov));
+	s = gosnap_new_from(&t);
+	s->pid = pid;
+	s->own_mem = true;
 	return s;
+fail:
+	gort_free(t.gort);
+	if (t.mem)
+		mem_pid_free(t.mem);
+	errno = -rc;
+	return NULL;
 }
 
 void gosnap_free(struct gosnap *s)
@@ -240,7 +271,7 @@ void gosnap_free(struct gosnap *s)
 	if (!s)
 		return;
 	gort_free(s->gort);
-	if (s->mem)
+	if (s->mem && s->own_mem)
 		mem_pid_free(s->mem);
 	free(s->g1);
 	free(s->g2);
@@ -269,9 +300,10 @@ static void read_wait_names(struct gosnap *s)
 		size_t len = GP_MIN(hdr[i][1], (uint64_t)WAIT_LEN - 1), k;
 		char *w = s->wait[i];
 
-		w[0] = 0;
-		if (!len || !ptr_ok(hdr[i][0] & ~7ULL) || mem_read(s->mem, hdr[i][0], w, len))
+		if (!len || !ptr_ok(hdr[i][0] & ~7ULL) || mem_read(s->mem, hdr[i][0], w, len)) {
+			w[0] = 0; /* a failed read leaves the buffer undefined (mem.h) */
 			continue;
+		}
 		for (k = 0; k < len; k++)
 			if (w[k] < 0x20 || w[k] > 0x7e)
 				w[k] = '?';
@@ -368,7 +400,8 @@ static int64_t frame_delta(const struct gosnap *s, uint64_t pc)
 {
 	int32_t d;
 
-	if (pc < s->bias || gopcln_pcsp(s->pcln, pc - s->bias, &d) != 0 || d < 0 || d > (1 << 20))
+	if (!s->pcln || pc < s->bias || gopcln_pcsp(s->pcln, pc - s->bias, &d) != 0 || d < 0 ||
+	    d > (1 << 20))
 		return -1;
 	return d;
 }
@@ -485,7 +518,7 @@ static void chunk(struct gosnap *s, const uint64_t *gptrs, size_t n, int64_t now
 	struct gsnap_fields f1[CHUNK];
 	bool want[CHUNK], sg_ok;
 	uint32_t sg = 0;
-	size_t i, nst;
+	size_t i, nst, used = 0, stk_off[CHUNK];
 
 	read_gs(s, gptrs, n, s->g1, st, &sg, &sg_ok);
 	if (!sg_ok || !s->lmemo_epoch || sg != s->lmemo_sg || s->lmemo.n > LMEMO_MAX) {
@@ -524,7 +557,11 @@ static void chunk(struct gosnap *s, const uint64_t *gptrs, size_t n, int64_t now
 			continue;
 		}
 		len = GP_MIN(f1[i].hi - f1[i].sp, (uint64_t)STACK_READ);
-		s->iov[nst++] = (struct mem_iov){ f1[i].sp, s->stk + i * STACK_READ, (size_t)len, 0 };
+		/* Copies end to end, not 4 KB apart: at a 4 KB stride every copy's first
+		 * words fall in the same few cache sets and the walk misses on each. */
+		stk_off[i] = used;
+		s->iov[nst++] = (struct mem_iov){ f1[i].sp, s->stk + used, (size_t)len, 0 };
+		used += (size_t)(len + 63) & ~(size_t)63;
 	}
 	if (nst) {
 		mem_readv(s->mem, s->iov, nst);
@@ -589,12 +626,12 @@ static void chunk(struct gosnap *s, const uint64_t *gptrs, size_t n, int64_t now
 			w.lo = f1[i].lo;
 			w.hi = f1[i].hi;
 			if (f1[i].sp >= f1[i].lo && f1[i].sp < f1[i].hi) {
-				w.buf = s->stk + i * STACK_READ;
+				w.buf = s->stk + stk_off[i];
 				w.buf_lo = f1[i].sp;
 				/* the stack read's result, found by its buffer */
 				w.buf_len = 0;
 				for (; k < nst; k++)
-					if (s->iov[k].buf == s->stk + i * STACK_READ) {
+					if (s->iov[k].buf == s->stk + stk_off[i]) {
 						w.buf_len = s->iov[k].rc ? 0 : s->iov[k].len;
 						break;
 					}
@@ -606,10 +643,6 @@ static void chunk(struct gosnap *s, const uint64_t *gptrs, size_t n, int64_t now
 			} else {
 				walk_fp(&w, g, f1[i].pc, f1[i].sp, f1[i].bp);
 			}
-			if (g->flags & GOSNAP_STACK_CUT)
-				st->cut++;
-			if (g->flags & GOSNAP_REPAIRED)
-				st->repaired++;
 		}
 		/* The check: a goroutine that changed meanwhile is dropped. */
 		read_gs(s, gptrs, n, s->g2, st, NULL, NULL);
@@ -627,6 +660,9 @@ static void chunk(struct gosnap *s, const uint64_t *gptrs, size_t n, int64_t now
 					fields(o, s->g2 + gi * s->gsz, &f2);
 					if (same_moment(&f1[gi], &f2) ||
 					    same_running(&f1[gi], &f2)) {
+						/* counted when kept: the stats are the result's */
+						st->cut += !!(g->flags & GOSNAP_STACK_CUT);
+						st->repaired += !!(g->flags & GOSNAP_REPAIRED);
 						s->out[keep++] = *g;
 						continue;
 					}
@@ -674,6 +710,12 @@ int gosnap_take(struct gosnap *s, size_t max_g, struct gosnap_result *out)
 	if (rc)
 		return rc == -EFAULT ? -EINVAL : rc;
 	st.listed = n;
+	if (GP_MIN(n, (size_t)CHUNK) > s->nscratch) {
+		s->nscratch = GP_MIN(n, (size_t)CHUNK);
+		s->g1 = xrealloc(s->g1, s->nscratch * s->gsz);
+		s->g2 = xrealloc(s->g2, s->nscratch * s->gsz);
+		s->stk = xrealloc(s->stk, s->nscratch * STACK_READ);
+	}
 	s->nout = 0;
 	s->npcs = 0;
 	now = now_mono();
