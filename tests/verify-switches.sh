@@ -30,7 +30,9 @@ json() { jq -r "$2" "$1" 2>/dev/null; }
 # those with main.growDeep right after it; ending at runtime.goexit or at the verifier's 256
 # frames (a recursion 2000 deep); through a callback's runtime.cgocallback; of those with
 # runtime.cgocall, main._Cfunc_c_callback and main.callbackLoop right after it; of those
-# whose repaired chain disagrees.
+# whose repaired chain disagrees, stops in a signal handler apart (SIG): a repaired chain
+# does not cross the kernel's signal frame (the truth does, by libc's CFI for it), on or
+# off a callback, and the overall figure above counts those.
 crossings() {
 	awk '/^cmp / && / cross_at=/ {
 		fn = ""
@@ -45,8 +47,8 @@ crossings() {
 		if (fn ~ /;runtime\.goexit$/ || nt >= 256) top++
 		if (fn ~ /;runtime\.cgocallback;/) { cb++
 			if (fn ~ /;runtime\.cgocallback;runtime\.cgocall;main\._Cfunc_c_callback;main\.callbackLoop;/) cbok++
-			if ($0 !~ / rep=agrees/) cbrep++ }
-	} END { printf "%d %d %d %d %d %d %d %d %d\n", n, c, cok, g, gok, top, cb, cbok, cbrep }' "$1"
+			if ($0 !~ / rep=agrees/) { if (fn ~ /^runtime\.(cgoS|s)igtramp;/) sig++; else cbrep++ } }
+	} END { printf "%d %d %d %d %d %d %d %d %d %d\n", n, c, cok, g, gok, top, cb, cbok, cbrep, sig }' "$1"
 }
 
 for v in $GO_VERSIONS; do
@@ -98,7 +100,7 @@ for v in $GO_VERSIONS; do
 	# frame without unwind information).
 	check "go$v: >= 90% of the crossing truths end at runtime.goexit or 256 frames (${6:-0} of ${1:-0})" \
 		awk -v a="${6:-0}" -v b="${1:-0}" 'BEGIN { exit !(b > 0 && a >= 0.9 * b) }'
-	diag "go$v: callback truths crossing runtime.cgocallback: $7; with cgocall, _Cfunc_c_callback, callbackLoop after it $8; repaired disagreeing $9"
+	diag "go$v: callback truths crossing runtime.cgocallback: $7; with cgocall, _Cfunc_c_callback, callbackLoop after it $8; repaired disagreeing $9, and ${10} more stopped in a signal handler"
 	check "go$v: callback truths cross cgocallback to main.callbackLoop ($8 of $7) and <= 1% of their repaired stacks disagree ($9)" \
 		awk -v n="${7:-0}" -v ok="${8:-0}" -v bad="${9:-0}" 'BEGIN { exit !(n >= 20 && ok == n && bad <= 0.01 * n) }'
 	check "go$v: the target keeps running, untraced, stopped $share% of the time (<= 1%)" \
