@@ -9,14 +9,15 @@
 #  - the Labels view keeps SHARE% and SAMPLES and gives checkout RUN% + RUNQ% within 10
 #    points of its own busy share, its top wait sleep.
 # 50 Hz for 10 s: about 500 snapshots, so 10 points is 5 standard deviations of the
-# sampling. --no-wall: no wall columns, and the Wall mode says why. Then in tmux at 80x24
+# sampling. --no-wall: no wall columns, and the Wall mode says why. 20,000 goroutines without
+# --wall-hz: a lower rate, the same wall seconds. Then in tmux at 80x24
 # (the newest release only): 5 and m m reach the Wall mode, Enter expands the sleeping stack
 # to the handler's own function and line, z zeroes the counts, m goes back to the on-CPU shares, q restores the
 # terminal (canonical mode and echo on again).
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
 need_perf
-plan_per_version 5 7
+plan_per_version 5 8
 SRC=$TOP_SRCDIR/tests/workloads/go/wall.go
 
 # section FILE ITERATION VIEW: the rows of one view of one iteration (after its title line).
@@ -72,8 +73,34 @@ if [ -n "$last" ]; then
 	check "--wall-hz 0 is refused with one line" \
 		sh -c "! '$GOTOP_PERF' --batch --wall-hz 0 -- true >/dev/null 2>'$T/hz.err' &&
 			test \$(wc -l <'$T/hz.err') = 1 && grep -q 'invalid --wall-hz' '$T/hz.err'"
+	# 20,000 parked goroutines: without --wall-hz the sampler keeps its snapshots under 5% of
+	# a core, so it reads less often than 10 Hz, and each snapshot counts the longer
+	# interval: the wall seconds still add up to the goroutines times the span. (At 10 Hz a
+	# snapshot of 20,000 would take 20% of a core at the fastest seen here, 1 ms per 1,000.)
+	# Each snapshot counts the time since the one before, so only the first and the span's
+	# edges are off; a fixed period of 1/10 s would count a fifth or less.
+	if go_build "$last" plain "$TOP_SRCDIR/bench/gomany.go" "$T/gomany" >"$T/gomany.err" 2>&1; then
+		"$T/gomany" 20000 >"$T/gomany.out" 2>&1 &
+		gm=$!
+		track $gm
+		n=0
+		while ! grep -q ready "$T/gomany.out" && [ $n -lt 300 ]; do sleep 0.1; n=$((n + 1)); done
+		"$GOTOP_PERF" -p $gm --batch --rows 0 -d 1 -n $((12 * gp_slow)) --view goroutines-wall \
+			>"$T/many" 2>&1
+		kill $gm 2>/dev/null
+		set -- $(awk '/^=== iteration /{ s = 0; r = ""; sp = "" }
+			/snapshots at/ { match($0, /at [0-9.]+ Hz/); r = substr($0, RSTART + 3, RLENGTH - 6)
+				match($0, /over [0-9.]+ s/); sp = substr($0, RSTART + 5, RLENGTH - 7) }
+			/^ *[0-9.]+ +[0-9.]+% / { s += $1 }
+			END { if (sp > 0) printf "%s %.0f\n", r, s / sp }' "$T/many")
+		check "20,000 goroutines, no --wall-hz: fewer snapshots than 10 Hz (${1:-none} Hz), wall time $2 goroutines x span (20,000 +- 20%)" \
+			awk -v r="${1:-10}" -v g="${2:-0}" 'BEGIN { exit !(r < 10 && g >= 16000 && g <= 24000) }'
+		[ -n "${2:-}" ] || diag_file "$T/many"
+	else
+		skip "cannot build bench/gomany.go: $(head -1 "$T/gomany.err")"
+	fi
 else
-	skip_n 2 "no Go toolchain"
+	skip_n 3 "no Go toolchain"
 fi
 
 # --- tmux: 80x24 ---

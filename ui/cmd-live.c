@@ -46,6 +46,7 @@ struct live_cli {
 	int verify;
 	int no_wall;
 	double wall_hz;
+	int wall_hz_set; /* --wall-hz given: that rate, whatever it costs */
 	const char *annotate;
 	int annotate_asm;
 	const char *source_paths[16], *trim_paths[16];
@@ -342,6 +343,7 @@ static int parse_args(int argc, char **argv, struct live_cli *o)
 				cli_error("invalid --wall-hz '%s' (above 0, at most 1000)", optarg);
 				return EXIT_USAGE;
 			}
+			o->wall_hz_set = 1;
 			break;
 		}
 		case OPT_NO_WALL:
@@ -658,12 +660,16 @@ static void setup_ui(struct ui *ui, const struct live_cli *o, struct live *live,
 	ui->stack_size = info->stack_size;
 	/* The wall-clock sampler starts with the session, not when its view is first shown:
 	 * the Labels view sets its wall columns beside on-CPU shares counted from the start,
-	 * and both must cover the same span. It only reads the target (gosnap.h). */
+	 * and both must cover the same span. It only reads the target (gosnap.h). Unless a
+	 * rate is asked for, it takes at most LIVEWALL_DEFAULT_MAX_CPU of a core: it is on
+	 * without being asked, and a snapshot's cost grows with the goroutines. */
 	if (o->no_wall)
 		snprintf(ui->wall_why, sizeof(ui->wall_why), "wall-clock snapshots off (--no-wall)");
 	else if (!info->go)
 		snprintf(ui->wall_why, sizeof(ui->wall_why), "not a Go program: no goroutines");
-	else if (!(ui->wall = livewall_start(info->pid, o->wall_hz, oncpu, ui->wall_why,
+	else if (!(ui->wall = livewall_start(info->pid, o->wall_hz,
+					     o->wall_hz_set ? 0 : LIVEWALL_DEFAULT_MAX_CPU, oncpu,
+					     ui->wall_why,
 					     sizeof(ui->wall_why))) && o->batch)
 		cli_error("wall clock: %s", ui->wall_why); /* profiling goes on without it */
 	if (o->verify) {

@@ -545,14 +545,14 @@ static void wall_title(struct ui *ui, struct view *v, struct tline *l)
 		tl_put(l, UA_DIM, ")");
 	if (w->base)
 		tl_printf(l, UA_DIM,
-			  "; the last %.0f s: %llu snapshots at %.0f Hz, %llu goroutines "
+			  "; the last %.0f s: %llu snapshots at %.3g Hz, %llu goroutines "
 			  "changed while read",
 			  (double)(w->d->at_ns - w->base->at_ns) / 1e9,
 			  (unsigned long long)(w->d->ticks - w->base->ticks), w->d->hz,
 			  (unsigned long long)(w->d->torn - w->base->torn));
 	else
 		tl_printf(l, UA_DIM,
-			  "; %llu snapshots at %.0f Hz over %.1f s since the start or z, "
+			  "; %llu snapshots at %.3g Hz over %.1f s since the start or z, "
 			  "%llu goroutines changed while read",
 			  (unsigned long long)w->d->ticks, w->d->hz, (double)w->d->span_ns / 1e9,
 			  (unsigned long long)w->d->torn);

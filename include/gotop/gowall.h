@@ -24,6 +24,11 @@ void gowall_free(struct gowall *w); /* accepts NULL */
  * pprof labels. 0, or -errno from gosnap_take. */
 int gowall_tick(struct gowall *w);
 
+/* The wall time each goroutine counts from the next tick on (1e9/hz ns from gowall_new):
+ * for a caller that changes its rate, so that the profile's time stays the time that
+ * passed. Ignored unless above 0. */
+void gowall_set_period(struct gowall *w, int64_t period_ns);
+
 /* The profile (borrowed until gowall_free): sample type and period wall/nanoseconds. */
 struct prof *gowall_profile(struct gowall *w);
 

@@ -17,7 +17,7 @@ struct prof;
  * Immutable; held with livewall_get, let go with livewall_put. */
 struct livewall_data {
 	struct prof *p;
-	double hz;
+	double hz;        /* the rate of the last ticks (below --wall-hz under max_cpu) */
 	uint64_t ticks;   /* snapshots taken since the start or the last zero */
 	uint64_t failed;  /* of them, those that read nothing (runtime not up, torn list) */
 	uint64_t torn;    /* goroutines dropped because they ran while read */
@@ -28,11 +28,15 @@ struct livewall_data {
 };
 
 /* Starts the sampler thread on Go process pid at hz snapshots a second (above 0, at most
- * 1000), with a symbolizer of its own. Running goroutines take their stacks from oncpu,
- * which the session's aggregator fills (borrowed, must outlive the livewall; NULL: they
- * are "[running]"). NULL with errno and a one-line reason in why. */
-struct livewall *livewall_start(pid_t pid, double hz, struct gowall_oncpu *oncpu, char *why,
-				size_t whylen);
+ * 1000), with a symbolizer of its own. With max_cpu above 0, the snapshots take at most
+ * that share of a core: a target with more goroutines than the rate allows is read less
+ * often, each tick counting the longer interval (livewall_data.hz is the rate kept).
+ * Running goroutines take their stacks from oncpu, which the session's aggregator fills
+ * (borrowed, must outlive the livewall; NULL: they are "[running]"). NULL with errno and a
+ * one-line reason in why. */
+#define LIVEWALL_DEFAULT_MAX_CPU 0.05
+struct livewall *livewall_start(pid_t pid, double hz, double max_cpu, struct gowall_oncpu *oncpu,
+				char *why, size_t whylen);
 /* Stops the thread (it never stops the target: nothing to resume) and frees everything
  * but data still held, which stays valid until its livewall_put. Accepts NULL. */
 void livewall_stop(struct livewall *lw);

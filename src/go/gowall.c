@@ -66,6 +66,7 @@ struct gowall_oncpu {
 /* A running goroutine of a past tick waiting for its request. */
 struct pending {
 	uint64_t t;
+	int64_t period; /* the wall time it counts: the period of its tick */
 	uint32_t bucket, way;
 	const struct gort_labels *labels; /* interned by the snapshot: valid until gosnap_free */
 };
@@ -256,6 +257,18 @@ void gowall_oncpu_put(struct gowall_oncpu *o, uint64_t goid, uint64_t time_ns,
 	pthread_mutex_unlock(&o->mu);
 }
 
+void gowall_set_period(struct gowall *w, int64_t period_ns)
+{
+	if (period_ns <= 0)
+		return;
+	w->period = period_ns;
+	if (w->oncpu) {
+		pthread_mutex_lock(&w->oncpu->mu);
+		w->oncpu->window = GP_MAX((uint64_t)w->period, ONCPU_MIN_WINDOW_NS);
+		pthread_mutex_unlock(&w->oncpu->mu);
+	}
+}
+
 void gowall_set_oncpu(struct gowall *w, struct gowall_oncpu *o)
 {
 	if (o) {
@@ -287,13 +300,13 @@ static int oncpu_request(struct gowall *w, uint64_t goid, uint64_t t,
 	if (i == ONCPU_WAYS)
 		return -ENOSPC;
 	xgrow((void **)&w->pend, &w->pendcap, w->npend + 1, sizeof(*w->pend));
-	w->pend[w->npend++] = (struct pending){ t, b, i, labels };
+	w->pend[w->npend++] = (struct pending){ t, w->period, b, i, labels };
 	return 0;
 }
 
 /* A running goroutine's sample: the chain pcs[0..n) (none: "[running]"). */
 static void add_running(struct gowall *w, const uint64_t *pcs, size_t n,
-			const struct gort_labels *labels)
+			const struct gort_labels *labels, int64_t period)
 {
 	struct prof_label lab[WALL_LABELS];
 	size_t nl = labels_of(w, w->v_running, labels, lab), nloc = 0;
@@ -303,7 +316,7 @@ static void add_running(struct gowall *w, const uint64_t *pcs, size_t n,
 		w->locs[nloc++] = w->running_loc;
 	for (size_t f = 0; f < n; f++)
 		w->locs[nloc++] = location(w, pcs[f], f == 0);
-	prof_add_sample(w->p, w->locs, nloc, &w->period, lab, nl);
+	prof_add_sample(w->p, w->locs, nloc, &period, lab, nl);
 	w->st.samples++;
 	w->st.running++;
 	if (n)
@@ -336,7 +349,7 @@ static void resolve(struct gowall *w, int all)
 		}
 		pthread_mutex_unlock(&o->mu);
 		if (ready)
-			add_running(w, pcs, n, p->labels);
+			add_running(w, pcs, n, p->labels, p->period);
 		else
 			w->pend[keep++] = *p;
 	}
@@ -372,7 +385,7 @@ int gowall_tick(struct gowall *w)
 
 		if ((g->flags & GOSNAP_NO_STACK) && g->state == GOSNAP_RUNNING) {
 			if (!w->oncpu || oncpu_request(w, g->goid, t, g->labels))
-				add_running(w, NULL, 0, g->labels);
+				add_running(w, NULL, 0, g->labels, w->period);
 			continue;
 		}
 		xgrow((void **)&w->locs, &w->locscap, g->nframes + 1, sizeof(*w->locs));

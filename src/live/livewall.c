@@ -29,6 +29,10 @@ struct livewall {
 	struct symbolizer *sym;
 	struct gowall *w;
 	double hz;
+	/* The share of a core the snapshots may take (0: no limit), and the mean interval
+	 * between ticks that keeps them under it, never below 1/hz (ns; the wall thread's). */
+	double max_cpu;
+	uint64_t step;
 	struct gowall_stats base; /* the counts at the last zero */
 	uint64_t t0;              /* start or last zero, util_now_ns */
 	/* One published copy a second, oldest first, for windows (under lock). */
@@ -130,7 +134,7 @@ static void publish(struct livewall *lw, int gone)
 
 	gowall_get_stats(lw->w, &st);
 	d->p = prof_snapshot(gowall_profile(lw->w));
-	d->hz = lw->hz;
+	d->hz = 1e9 / (double)lw->step;
 	d->ticks = st.ticks - lw->base.ticks;
 	d->failed = st.failed - lw->base.failed;
 	d->torn = st.torn - lw->base.torn;
@@ -159,19 +163,32 @@ static void publish(struct livewall *lw, int gone)
 		hist_put(gone_v, ngone);
 }
 
+/* The calling thread's CPU time, ns. */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 static void *wall_main(void *arg)
 {
 	struct livewall *lw = arg;
-	uint64_t step = (uint64_t)(1e9 / lw->hz), next = util_now_ns(), x = next | 1;
+	uint64_t step_min = lw->step, next = util_now_ns(), x = next | 1, cost[4] = { 0 }, last = 0;
+	unsigned nt = 0;
 
 	for (;;) {
 		struct timespec ts;
+		uint64_t c0;
 		int stop, zero, rc;
 
 		pthread_mutex_lock(&lw->lock);
 		zero = lw->zero;
 		lw->zero = 0;
 		pthread_mutex_unlock(&lw->lock);
+		c0 = thread_cpu_ns();
 		if (zero) {
 			struct livewall_data **v;
 			size_t n;
@@ -188,7 +205,28 @@ static void *wall_main(void *arg)
 			gowall_get_stats(lw->w, &lw->base);
 			lw->t0 = util_now_ns();
 		}
+		/* Each tick counts the time since the one before (the first a mean interval):
+		 * a tick the machine delayed, or one after the rate was lowered, counts the
+		 * time that passed, and the wall seconds add up to the span. The intervals are
+		 * random, not the program's doing, so the states stay fairly weighed. */
+		if (last)
+			gowall_set_period(lw->w, (int64_t)(util_now_ns() - last));
+		last = util_now_ns();
 		rc = gowall_tick(lw->w);
+		if (lw->max_cpu > 0) {
+			uint64_t c = UINT64_MAX, want;
+
+			/* A snapshot costs about its goroutines' count, and now and then much
+			 * more: the first one names every frame, the first after a GC cycle
+			 * decodes every label set again. The cheapest of the last four is the
+			 * steady cost, which the rate follows. */
+			cost[nt++ % 4] = thread_cpu_ns() - c0;
+			for (unsigned k = 0; k < GP_MIN(nt, 4u); k++)
+				c = GP_MIN(c, cost[k]);
+			want = GP_MAX(step_min, (uint64_t)((double)c / lw->max_cpu));
+			if (want > lw->step + lw->step / 8 || want + want / 8 < lw->step)
+				lw->step = want;
+		}
 		publish(lw, rc == -ESRCH);
 		if (rc == -ESRCH)
 			break; /* the target is gone */
@@ -198,7 +236,7 @@ static void *wall_main(void *arg)
 		x ^= x << 13;
 		x ^= x >> 7;
 		x ^= x << 17;
-		next += step / 2 + x % step;
+		next += lw->step / 2 + x % lw->step;
 		if (next < util_now_ns())
 			next = util_now_ns(); /* late: no burst to catch up */
 		ts.tv_sec = (time_t)(next / 1000000000ULL);
@@ -214,14 +252,16 @@ static void *wall_main(void *arg)
 	return NULL;
 }
 
-struct livewall *livewall_start(pid_t pid, double hz, struct gowall_oncpu *oncpu, char *why,
-				size_t whylen)
+struct livewall *livewall_start(pid_t pid, double hz, double max_cpu, struct gowall_oncpu *oncpu,
+				char *why, size_t whylen)
 {
 	struct livewall *lw = xcalloc(1, sizeof(*lw));
 	pthread_condattr_t ca;
 	int e;
 
 	lw->hz = hz;
+	lw->max_cpu = max_cpu;
+	lw->step = (uint64_t)(1e9 / hz);
 	lw->sym = symbolizer_new(pid);
 	lw->w = gowall_new(pid, lw->sym, hz, why, whylen);
 	if (!lw->w) {
