@@ -5,9 +5,10 @@
 # life (the handler's samples, the only ones with handler=checkout, are those of the loop
 # it measures). go tool pprof on the wall profile: sample type wall/nanoseconds; under
 # -tagfocus=handler=checkout the states running + runnable hold the handler's computing
-# share within 5 points of the workload's own figure, sleep the rest; and at least 90% of
-# its running time has main.compute on the stack (the stack of a perf sample taken at the
-# same time, not "[running]"). 50 Hz for 12 s: about 600 snapshots, so a 5-point miss is 3
+# share within 5 points of the workload's own figure, sleep the rest; and its running time
+# has the stack of a perf sample taken at the same time, not "[running]": at least half of
+# it (a thread the kernel does not run has no sample: three busy loops beside it left 76 to
+# 87%), and of that at least 95% has main.compute on the stack. 50 Hz for 12 s: about 600 snapshots, so a 5-point miss is 3
 # standard deviations of the sampling. Plain builds of each GO_VERSIONS release.
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
@@ -16,11 +17,11 @@ need_pprof
 plan_per_version 4
 SRC=$TOP_SRCDIR/tests/workloads/go/wall.go
 
-# running_ms FILE [FOCUS]: milliseconds of handler=checkout in state running (whose stack
-# has FOCUS), as go tool pprof sums them.
+# running_ms FILE [FOCUS [IGNORE]]: milliseconds of handler=checkout in state running (whose
+# stack has FOCUS and not IGNORE), as go tool pprof sums them.
 running_ms() {
 	pprof -unit=ms -tags -tagfocus=handler=checkout -tagfocus=state=running \
-		${2:+-focus="$2"} "$1" 2>/dev/null |
+		${2:+-focus="$2"} ${3:+-ignore="$3"} "$1" 2>/dev/null |
 		awk '/^ *handler: Total/ { v = $3; sub(/ms$/, "", v); print v + 0; exit }'
 }
 
@@ -46,9 +47,10 @@ for v in $GO_VERSIONS; do
 		awk -v a="$ours" -v b="$own" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 5 && d <= 5) }'
 	[ -n "$ours" ] || diag_file "$T/tags-$v"
 	run=$(running_ms "$wf")
+	stk=$(running_ms "$wf" '' '^\[running\]$')
 	comp=$(running_ms "$wf" '^main\.compute$')
-	check "go$v: ${comp:-?} of ${run:-?} ms of the handler running have main.compute on the stack (90%)" \
-		awk -v c="${comp:-0}" -v r="${run:-0}" 'BEGIN { exit !(r > 0 && c >= 0.9 * r) }'
+	check "go$v: ${stk:-?} of ${run:-?} ms of the handler running have a perf sample's stack (50%), ${comp:-?} main.compute (95% of those)" \
+		awk -v c="${comp:-0}" -v s="${stk:-0}" -v r="${run:-0}" 'BEGIN { exit !(r > 0 && s >= 0.5 * r && c >= 0.95 * s) }'
 	[ -n "$run" ] && [ "$run" != 0 ] || diag_file "$T/err-$v"
 done
 finish

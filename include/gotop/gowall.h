@@ -18,16 +18,12 @@ struct symbolizer;
 struct gowall *gowall_new(pid_t pid, struct symbolizer *sym, double hz, char *why, size_t whylen);
 void gowall_free(struct gowall *w); /* accepts NULL */
 
-/* Takes one snapshot and adds each goroutine as a sample worth one period (1e9/hz ns) of
- * wall time: its stack (running goroutines, whose stack is their thread's, get the frame
- * "[running]"), the label "state" (running, runnable, syscall, or the wait reason) and its
- * pprof labels. 0, or -errno from gosnap_take. */
+/* Takes one snapshot and adds each goroutine as a sample worth the wall time since the
+ * previous tick (the first: 1e9/hz ns): its stack (a running goroutine's from its perf
+ * sample, see gowall_set_oncpu, else the frame "[running]"), the label "state" (running,
+ * runnable, syscall, or the wait reason) and its pprof labels. 0, or -errno from
+ * gosnap_take. */
 int gowall_tick(struct gowall *w);
-
-/* The wall time each goroutine counts from the next tick on (1e9/hz ns from gowall_new):
- * for a caller that changes its rate, so that the profile's time stays the time that
- * passed. Ignored unless above 0. */
-void gowall_set_period(struct gowall *w, int64_t period_ns);
 
 /* The profile (borrowed until gowall_free): sample type and period wall/nanoseconds. */
 struct prof *gowall_profile(struct gowall *w);

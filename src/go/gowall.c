@@ -87,6 +87,7 @@ struct gowall {
 	struct pending *pend;
 	size_t npend, pendcap;
 	uint32_t v_running;
+	uint64_t last_tick; /* util_now_ns of the last tick (0: none yet) */
 };
 
 struct gowall *gowall_new(pid_t pid, struct symbolizer *sym, double hz, char *why, size_t whylen)
@@ -257,7 +258,9 @@ void gowall_oncpu_put(struct gowall_oncpu *o, uint64_t goid, uint64_t time_ns,
 	pthread_mutex_unlock(&o->mu);
 }
 
-void gowall_set_period(struct gowall *w, int64_t period_ns)
+/* The wall time each goroutine of the next tick counts, and the window its on-CPU sample
+ * may come from. */
+static void set_period(struct gowall *w, int64_t period_ns)
 {
 	if (period_ns <= 0)
 		return;
@@ -370,7 +373,16 @@ int gowall_tick(struct gowall *w)
 	/* The tick's time for the on-CPU samples: the snapshot's start, when the first
 	 * goroutines are read (a snapshot the scheduler interrupts can end much later). */
 	uint64_t t = util_now_ns();
-	int rc = gosnap_take(w->snap, 0, &r);
+	int rc;
+
+	/* Each tick counts the time since the one before (the first 1/hz): a tick the
+	 * machine delayed, or one of a caller that lowered its rate, counts the time that
+	 * passed, so the wall seconds add up to the span. The callers draw their intervals
+	 * at random, not in step with the program, so the states stay fairly weighed. */
+	if (w->last_tick)
+		set_period(w, (int64_t)(t - w->last_tick));
+	w->last_tick = t;
+	rc = gosnap_take(w->snap, 0, &r);
 
 	w->st.ticks++;
 	if (rc) {

@@ -176,7 +176,7 @@ static uint64_t thread_cpu_ns(void)
 static void *wall_main(void *arg)
 {
 	struct livewall *lw = arg;
-	uint64_t step_min = lw->step, next = util_now_ns(), x = next | 1, cost[4] = { 0 }, last = 0;
+	uint64_t step_min = lw->step, next = util_now_ns(), x = next | 1, cost[4] = { 0 };
 	unsigned nt = 0;
 
 	for (;;) {
@@ -205,13 +205,8 @@ static void *wall_main(void *arg)
 			gowall_get_stats(lw->w, &lw->base);
 			lw->t0 = util_now_ns();
 		}
-		/* Each tick counts the time since the one before (the first a mean interval):
-		 * a tick the machine delayed, or one after the rate was lowered, counts the
-		 * time that passed, and the wall seconds add up to the span. The intervals are
-		 * random, not the program's doing, so the states stay fairly weighed. */
-		if (last)
-			gowall_set_period(lw->w, (int64_t)(util_now_ns() - last));
-		last = util_now_ns();
+		/* Each tick counts the time since the one before (gowall_tick), also after the
+		 * rate was lowered. */
 		rc = gowall_tick(lw->w);
 		if (lw->max_cpu > 0) {
 			uint64_t c = UINT64_MAX, want;
