@@ -1,5 +1,6 @@
 /* goruntime-batch.c: gort_read_batch, the work of gort_read for all of a drain's
- * samples with a few vectored reads (process_vm_readv) instead of a few reads each. */
+ * samples with a few vectored reads (process_vm_readv) instead of a few reads each; and
+ * gort_labels_batch, its label rounds alone for goroutines read elsewhere (gosnap.c). */
 #include "config.h"
 #include "goruntime-int.h"
 
@@ -131,10 +132,19 @@ static int pf_read(void *ctx, uint64_t addr, void *buf, size_t len)
 	return mem_read(g->pf_mem, addr, buf, len);
 }
 
-static void pf_begin(struct gort *g, const struct gp_mem *mem)
+/* Starts a batch. want: reads the batch is known to need, or 0; the table starts with
+ * room for them (up to PF_SLOTS), not at PF_SLOTS_MIN, when a batch's size is known
+ * beforehand (gort_labels_batch: a chunk's label sets, read once per GC cycle). */
+static void pf_begin(struct gort *g, const struct gp_mem *mem, size_t want)
 {
-	if (!g->pf || (g->pf_full && g->pf_slots < PF_SLOTS)) {
-		g->pf_slots = g->pf ? 2 * g->pf_slots : PF_SLOTS_MIN;
+	uint32_t slots = g->pf ? g->pf_slots : PF_SLOTS_MIN;
+
+	if (g->pf && g->pf_full && slots < PF_SLOTS)
+		slots *= 2;
+	while (slots < PF_SLOTS && slots / 2 < want)
+		slots *= 2;
+	if (!g->pf || slots != g->pf_slots) {
+		g->pf_slots = slots;
 		free(g->pf);
 		g->pf = xcalloc(g->pf_slots, sizeof(*g->pf));
 		g->pf_gen = 0;
@@ -181,6 +191,82 @@ static void snap_load(const struct gort_sample *in, size_t n)
 	__asm__ volatile("" : : "r"(x));
 }
 
+/* Works out one item of a batch through pf_read (pmem): item k of arg's arrays. */
+typedef void (*pf_item_fn)(struct gort *gr, const struct gp_mem *pmem, size_t k, void *arg);
+
+/*
+ * The label rounds of a batch (see above) for items pending[0..n), pending used as
+ * scratch: each round runs one() for every item not answered yet with reads only
+ * requested (PF_DRY), throws away the answer (and the statistics) of each item that
+ * missed a read, and reads every request with one vectored read. What is still missing
+ * after PF_ROUNDS rounds, or did not fit the table, is read on the spot. Leaves the
+ * reader as gort_read expects it (PF_OFF).
+ */
+static void pf_rounds(struct gort *gr, const struct gp_mem *pmem, size_t *pending, size_t n,
+		      pf_item_fn one, void *arg)
+{
+	size_t i;
+	int round;
+
+	gr->pf_mode = PF_DRY;
+	for (round = 0; round < PF_ROUNDS && n; round++) {
+		size_t k = 0;
+
+		for (i = 0; i < n; i++) {
+			struct gort_stats save = gr->st;
+
+			gr->pf_missed = false;
+			one(gr, pmem, pending[i], arg);
+			if (gr->pf_missed) {
+				gr->st = save;
+				pending[k++] = pending[i];
+			}
+		}
+		n = k;
+		if (!gr->pf_nreq)
+			break;
+		pf_issue(gr, false);
+	}
+	gr->pf_mode = PF_PASS;
+	gr->pf_missed = false;
+	for (i = 0; i < n; i++)
+		one(gr, pmem, pending[i], arg);
+	gr->snap = NULL;
+	gr->pf_mode = PF_OFF;
+	gr->pf_nreq = 0;
+}
+
+/* Room for n items in the batch scratch (batch, pending). */
+static void batch_room(struct gort *gr, size_t n)
+{
+	size_t cap = gr->batch_cap;
+
+	if (n <= cap)
+		return;
+	xgrow((void **)&gr->batch, &cap, n, sizeof(*gr->batch));
+	gr->pending = xrealloc(gr->pending, cap * sizeof(*gr->pending));
+	gr->batch_cap = cap;
+}
+
+/* gort_read_batch's samples after identify: the goroutines to finish, with labels. */
+struct finish_arg {
+	const struct gort_sample *in;
+	struct gort_result *out;
+	int *rcs;
+	bool have_sg, sg_around;
+	uint32_t sg;
+};
+
+static void finish_one(struct gort *gr, const struct gp_mem *pmem, size_t k, void *arg)
+{
+	const struct finish_arg *a = arg;
+	const struct batch_item *b = &gr->batch[k];
+
+	gr->snap = a->in[k].snap;
+	a->rcs[k] = gort_finish(gr, pmem, b->rc, &b->cur, b->flags, a->have_sg && b->cur.early,
+				a->sg_around, a->sg, &a->out[k]);
+}
+
 size_t gort_read_batch(struct gort *gr, const struct gp_mem *mem, const struct gort_sample *in,
 		       size_t n, struct gort_result *out, int *rcs)
 {
@@ -191,16 +277,10 @@ size_t gort_read_batch(struct gort *gr, const struct gp_mem *mem, const struct g
 	bool have_sg = false, sg_around = false;
 	size_t i, npend = 0;
 	bool need_sg = false;
-	int round;
+	struct finish_arg a = { in, out, rcs, false, false, 0 };
 
-	if (n > gr->batch_cap) {
-		size_t cap = gr->batch_cap;
-
-		xgrow((void **)&gr->batch, &cap, n, sizeof(*gr->batch));
-		gr->pending = xrealloc(gr->pending, cap * sizeof(*gr->pending));
-		gr->batch_cap = cap;
-	}
-	pf_begin(gr, mem);
+	batch_room(gr, n);
+	pf_begin(gr, mem, 0);
 	snap_load(in, n);
 	/* Samples whose label sets were not copied at the sample (snap_piece) need the sweep
 	 * generation, unless the snapshot's goroutines had no labels at all. */
@@ -258,44 +338,50 @@ size_t gort_read_batch(struct gort *gr, const struct gp_mem *mem, const struct g
 		 * (labels_of); no GC cycle ended in between. */
 		sg_around = pf_read(gr, sgaddr, before, 8) == 0 && ld32(before, 0) == sg;
 	}
-	gr->pf_mode = PF_DRY;
-	for (round = 0; round < PF_ROUNDS && npend; round++) {
-		size_t k = 0;
+	a.have_sg = have_sg;
+	a.sg_around = sg_around;
+	a.sg = sg;
+	pf_rounds(gr, &pmem, gr->pending, npend, finish_one, &a);
+	return (size_t)(gr->pf_calls + gr->pf_spot - reads_before);
+}
 
-		for (i = 0; i < npend; i++) {
-			struct batch_item *b = &gr->batch[gr->pending[i]];
-			struct gort_stats save = gr->st;
-			int rc;
+/* gort_labels_batch's goroutines: the label set of each view. */
+struct labels_arg {
+	const struct gview *views;
+	bool have_sg, sg_before;
+	uint32_t sg;
+	const struct gort_labels **outs;
+	int *flags, *rcs;
+};
 
-			gr->pf_missed = false;
-			gr->snap = in[gr->pending[i]].snap;
-			rc = gort_finish(gr, &pmem, b->rc, &b->cur, b->flags, have_sg && b->cur.early,
-					 sg_around, sg, &out[gr->pending[i]]);
-			if (gr->pf_missed) {
-				gr->st = save;
-				gr->pending[k++] = gr->pending[i];
-			} else {
-				rcs[gr->pending[i]] = rc;
-			}
-		}
-		npend = k;
-		if (!gr->pf_nreq)
-			break;
-		pf_issue(gr, false);
-	}
-	/* What is still missing (deep maps, a full table) is read on the spot. */
-	gr->pf_mode = PF_PASS;
-	gr->pf_missed = false;
-	for (i = 0; i < npend; i++) {
-		struct batch_item *b = &gr->batch[gr->pending[i]];
+static void labels_one(struct gort *gr, const struct gp_mem *pmem, size_t k, void *arg)
+{
+	const struct labels_arg *a = arg;
 
-		gr->snap = in[gr->pending[i]].snap;
-		rcs[gr->pending[i]] = gort_finish(gr, &pmem, b->rc, &b->cur, b->flags,
-						  have_sg && b->cur.early, sg_around, sg,
-						  &out[gr->pending[i]]);
-	}
+	a->outs[k] = NULL;
+	a->flags[k] = 0;
+	a->rcs[k] = gort_labels_of(gr, pmem, &a->views[k], a->have_sg, a->sg_before, a->sg,
+				   &a->outs[k], &a->flags[k]);
+}
+
+size_t gort_labels_batch(struct gort *gr, const struct gp_mem *mem, const struct gview *views,
+			 size_t n, bool have_sg, bool sg_before, uint32_t sg,
+			 const struct gort_labels **outs, int *flags, int *rcs)
+{
+	const uint64_t reads_before = gr->pf_calls + gr->pf_spot;
+	const struct gp_mem pmem = { pf_read, gr, NULL };
+	struct labels_arg a = { views, have_sg, sg_before, sg, outs, flags, rcs };
+	size_t i;
+
+	if (!n)
+		return 0;
+	batch_room(gr, n);
+	/* A label set takes a few reads: its cell or header, its buckets or array, its
+	 * strings (goruntime-decode.c). */
+	pf_begin(gr, mem, 4 * n);
 	gr->snap = NULL;
-	gr->pf_mode = PF_OFF;
-	gr->pf_nreq = 0;
+	for (i = 0; i < n; i++)
+		gr->pending[i] = i;
+	pf_rounds(gr, &pmem, gr->pending, n, labels_one, &a);
 	return (size_t)(gr->pf_calls + gr->pf_spot - reads_before);
 }

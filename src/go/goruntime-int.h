@@ -13,7 +13,7 @@
  *   goruntime-content.c  label sets known by the content the BPF program copied at the
  *                        sample; labels_of, which chooses between the two
  *   goruntime-batch.c    gort_read_batch: the same work for a drain's samples with few
- *                        vectored reads
+ *                        vectored reads; gort_labels_batch: label sets alone, the same way
  */
 #ifndef GOTOP_GORUNTIME_INT_H
 #define GOTOP_GORUNTIME_INT_H
@@ -398,5 +398,13 @@ int gort_labels_cached(struct gort *g, const struct gp_mem *mem, const struct gv
 int gort_labels_of(struct gort *g, const struct gp_mem *mem, const struct gview *gv,
 		   bool have_sg, bool sg_before, uint32_t sg, const struct gort_labels **out,
 		   int *flags);
+
+/* goruntime-batch.c: the label sets of views[0..n) (each with labels != 0, not from a
+ * sample's snapshot) as gort_labels_of(views[k], have_sg, sg_before, sg) gives them, into
+ * outs[k], flags[k] and rcs[k], with a vectored read per pointer level for all of them
+ * (the label rounds of gort_read_batch). Returns the reads made (system calls). */
+size_t gort_labels_batch(struct gort *gr, const struct gp_mem *mem, const struct gview *views,
+			 size_t n, bool have_sg, bool sg_before, uint32_t sg,
+			 const struct gort_labels **outs, int *flags, int *rcs);
 
 #endif

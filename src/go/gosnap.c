@@ -6,7 +6,8 @@
  *   1. the g's (status, stack bounds, sched, wait fields, labels pointer);
  *   2. the used part of each parked goroutine's stack, [sched.sp, stack.hi), up to
  *      STACK_READ bytes (a frame beyond is read on its own);
- *   3. the frame-pointer walk in those copies; label sets through the reader's cache;
+ *   3. the frame-pointer walk in those copies; label sets through the reader's cache, those
+ *      not known yet all together, a vectored read per pointer level (gort_labels_batch);
  *   4. the g's again: a goroutine whose status, sched, stack bounds, id or labels changed
  *      ran meanwhile, and its stack may mix two moments: it is dropped and counted.
  *
@@ -75,6 +76,10 @@ struct gosnap {
 	struct mem_iov *iov;
 	uint64_t *gptrs;
 	size_t gptrs_cap;
+	/* a chunk's label sets not in lmemo, worked out together (gort_labels_batch) */
+	struct gview *lview;
+	const struct gort_labels **lset;
+	int *lflags, *lrc;
 
 	/* g.labels -> its set (pointer | 1; 1: none; 0: undecodable): proving a cached set still holds costs
 	 * the label cache a read each time, and a service has a set per request. Label sets
@@ -278,6 +283,10 @@ void gosnap_free(struct gosnap *s)
 	free(s->stk);
 	free(s->iov);
 	free(s->gptrs);
+	free(s->lview);
+	free(s->lset);
+	free(s->lflags);
+	free(s->lrc);
 	free(s->out);
 	free(s->pcs);
 	hashmap_free(&s->lmemo);
@@ -518,7 +527,7 @@ static void chunk(struct gosnap *s, const uint64_t *gptrs, size_t n, int64_t now
 	struct gsnap_fields f1[CHUNK];
 	bool want[CHUNK], sg_ok;
 	uint32_t sg = 0;
-	size_t i, nst, used = 0, stk_off[CHUNK];
+	size_t i, nst, nmiss, used = 0, stk_off[CHUNK];
 
 	read_gs(s, gptrs, n, s->g1, st, &sg, &sg_ok);
 	if (!sg_ok || !s->lmemo_epoch || sg != s->lmemo_sg || s->lmemo.n > LMEMO_MAX) {
@@ -569,6 +578,35 @@ static void chunk(struct gosnap *s, const uint64_t *gptrs, size_t n, int64_t now
 		for (i = 0; i < nst; i++)
 			st->bytes += s->iov[i].len;
 	}
+	/* The label sets not in the memo, each decoded as a goroutine of the chunk that has
+	 * it finds it, but together: one vectored read per pointer level for all of them
+	 * instead of a read per level per set (a first snapshot after a GC cycle decodes
+	 * every set again). The memo then answers every goroutine below. Between the two
+	 * reads of the g's as before, so the check still drops a goroutine whose labels
+	 * changed. */
+	nmiss = 0;
+	for (i = 0; i < n; i++) {
+		int created;
+
+		if (!want[i] || !f1[i].labels)
+			continue;
+		hashmap_put(&s->lmemo, f1[i].labels, &created);
+		if (created)
+			s->lview[nmiss++] = (struct gview){ .addr = gptrs[i], .labels = f1[i].labels,
+							    .goid = f1[i].goid,
+							    .status = f1[i].status };
+	}
+	gort_labels_batch(s->gort, s->mem, s->lview, nmiss, sg_ok, sg_ok, sg, s->lset, s->lflags,
+			  s->lrc);
+	for (i = 0; i < nmiss; i++) {
+		const struct gort_labels *l = s->lset[i];
+
+		if (s->lrc[i] || (s->lflags[i] & (GORT_LABELS_BAD | GORT_LABELS_DROPPED)))
+			l = NULL;
+		/* pointer | 1 when decoded; bare NULL (0) stands for undecodable */
+		*hashmap_get(&s->lmemo, s->lview[i].labels) =
+			(uint64_t)(uintptr_t)l | (s->lflags[i] ? 0 : 1);
+	}
 	/* Walk and label; then read the g's again. */
 	{
 		size_t k = 0, first = s->nout;
@@ -596,25 +634,10 @@ static void chunk(struct gosnap *s, const uint64_t *gptrs, size_t n, int64_t now
 				g->wait = s->wait[f1[i].reason];
 			g->frame0 = (uint32_t)s->npcs;
 			if (f1[i].labels) {
-				struct gview gv = { .addr = gptrs[i], .labels = f1[i].labels,
-						    .goid = f1[i].goid, .status = f1[i].status };
-				int fl = 0, created;
-				uint64_t *memo = hashmap_put(&s->lmemo, f1[i].labels, &created);
+				uint64_t memo = *hashmap_get(&s->lmemo, f1[i].labels);
 
-				if (!created) {
-					g->labels = (const struct gort_labels *)(uintptr_t)(*memo & ~1ULL);
-					fl = *memo & 1 ? 0 : GORT_LABELS_BAD;
-				} else {
-					if (gort_labels_of(s->gort, s->mem, &gv, sg_ok, sg_ok, sg,
-							   &g->labels, &fl))
-						g->labels = NULL;
-					if (fl & (GORT_LABELS_BAD | GORT_LABELS_DROPPED))
-						g->labels = NULL;
-					/* pointer | 1 when decoded; bare NULL (0, never a new entry's
-					 * value once stored) stands for undecodable */
-					*memo = (uint64_t)(uintptr_t)g->labels | (fl ? 0 : 1);
-				}
-				if (fl)
+				g->labels = (const struct gort_labels *)(uintptr_t)(memo & ~1ULL);
+				if (!(memo & 1))
 					g->flags |= GOSNAP_LABELS_BAD;
 			}
 			if (g->state == GOSNAP_RUNNING) {
@@ -715,6 +738,10 @@ int gosnap_take(struct gosnap *s, size_t max_g, struct gosnap_result *out)
 		s->g1 = xrealloc(s->g1, s->nscratch * s->gsz);
 		s->g2 = xrealloc(s->g2, s->nscratch * s->gsz);
 		s->stk = xrealloc(s->stk, s->nscratch * STACK_READ);
+		s->lview = xrealloc(s->lview, s->nscratch * sizeof(*s->lview));
+		s->lset = xrealloc(s->lset, s->nscratch * sizeof(*s->lset));
+		s->lflags = xrealloc(s->lflags, s->nscratch * sizeof(*s->lflags));
+		s->lrc = xrealloc(s->lrc, s->nscratch * sizeof(*s->lrc));
 	}
 	s->nout = 0;
 	s->npcs = 0;
