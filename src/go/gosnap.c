@@ -81,12 +81,12 @@ struct gosnap {
 	const struct gort_labels **lset;
 	int *lflags, *lrc;
 
-	/* g.labels -> its set (pointer | 1; 1: none; 0: undecodable): proving a cached set still holds costs
-	 * the label cache a read each time, and a service has a set per request. Label sets
-	 * are never changed once stored (runtime/pprof: a new labelMap per WithLabels), so an
-	 * entry holds while the object at g.labels cannot have been freed: within one GC
-	 * sweep generation (lmemo_sg), when every g.labels was read between two reads of it
-	 * that agree; else for one snapshot. */
+	/* g.labels -> its set (pointer | 1; 1: none; 0: undecodable): proving a cached set
+	 * still holds costs the label cache a read each time, and a service has a set per
+	 * request. Label sets are never changed once stored (runtime/pprof: a new labelMap
+	 * per WithLabels), so an entry holds while the object at g.labels cannot have been
+	 * freed: within one GC sweep generation (lmemo_sg), when every g.labels was read
+	 * between two reads of it that agree; else for one snapshot. */
 	struct hashmap lmemo;
 	uint32_t lmemo_sg;
 	bool lmemo_epoch;
@@ -360,9 +360,9 @@ static bool same_moment(const struct gsnap_fields *a, const struct gsnap_fields 
 /* A goroutine running at the first read is kept whatever it did by the check, as the same
  * goroutine with the same labels: no stack of it was read, so none can be torn, and its
  * sched is stale by nature (systemstack, morestack and preemption write it, and a stack
- * copy moves its bounds, while it runs: runtime/asm_amd64.s, runtime/stack.go). Dropping it when it parked or switched stacks
- * meanwhile would drop running goroutines more often the longer a snapshot takes, and bias
- * a wall profile against the code that runs. */
+ * copy moves its bounds, while it runs: runtime/asm_amd64.s, runtime/stack.go). Dropping
+ * it when it parked or switched stacks meanwhile would drop running goroutines more often
+ * the longer a snapshot takes, and bias a wall profile against the code that runs. */
 static bool same_running(const struct gsnap_fields *a, const struct gsnap_fields *b)
 {
 	return a->status == GOSNAP_RUNNING && a->goid == b->goid && a->labels == b->labels;
