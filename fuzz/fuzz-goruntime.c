@@ -6,6 +6,7 @@
 
 #include "fuzz.h"
 #include "goruntime-input.h"
+#include "gort-check.h"
 #include "gotop/goruntime.h"
 #include "gotop/mem.h"
 
@@ -27,40 +28,12 @@ const char *__asan_default_options(void)
 	return "malloc_context_size=0";
 }
 
-/* What goruntime.h promises about a decoded label set. */
-static void check_labels(const struct gort_labels *l)
-{
-	uint32_t i;
-
-	if (!l)
-		return;
-	if (l->n > GORT_MAX_LABELS || (l->n && !l->pairs))
-		abort();
-	for (i = 0; i < l->n; i++) {
-		const struct gort_label *p = &l->pairs[i];
-
-		if (p->klen > GORT_MAX_STRLEN + sizeof(GORT_TRUNC_MARK) ||
-		    p->vlen > GORT_MAX_STRLEN + sizeof(GORT_TRUNC_MARK))
-			abort();
-		if (p->key[p->klen] != 0 || p->value[p->vlen] != 0)
-			abort(); /* NUL-terminated for convenience */
-		/* every byte readable (ASan) */
-		for (uint32_t k = 0; k < p->klen; k++)
-			sink += (uint8_t)p->key[k];
-		for (uint32_t k = 0; k < p->vlen; k++)
-			sink += (uint8_t)p->value[k];
-		if (i && memcmp(l->pairs[i - 1].key, p->key,
-				l->pairs[i - 1].klen < p->klen ? l->pairs[i - 1].klen : p->klen) > 0)
-			abort(); /* sorted by key bytes */
-	}
-}
-
 static void check(int rc, const struct gort_result *r)
 {
 	if (rc > 0)
 		abort();
 	if (rc == 0)
-		check_labels(r->labels);
+		fz_check_labels(r->labels);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -7,6 +7,7 @@
 
 #include "fuzz.h"
 #include "goruntime-input.h"
+#include "gort-check.h"
 #include "gosnap-input.h"
 #include "gotop/gopclntab.h"
 #include "gotop/goruntime.h"
@@ -80,30 +81,6 @@ static void check_text(const char *t, size_t max)
 			abort();
 }
 
-/* What goruntime.h promises about a decoded label set. */
-static void check_labels(const struct gort_labels *l)
-{
-	uint32_t i, k;
-
-	if (!l)
-		return;
-	if (l->n > GORT_MAX_LABELS || (l->n && !l->pairs))
-		abort();
-	for (i = 0; i < l->n; i++) {
-		const struct gort_label *p = &l->pairs[i];
-
-		if (p->klen > GORT_MAX_STRLEN + sizeof(GORT_TRUNC_MARK) ||
-		    p->vlen > GORT_MAX_STRLEN + sizeof(GORT_TRUNC_MARK))
-			abort();
-		if (p->key[p->klen] != 0 || p->value[p->vlen] != 0)
-			abort();
-		for (k = 0; k < p->klen; k++)
-			sink += (uint8_t)p->key[k];
-		for (k = 0; k < p->vlen; k++)
-			sink += (uint8_t)p->value[k];
-	}
-}
-
 /* What gosnap.h promises about a snapshot. */
 static void check(const struct gosnap_result *r, size_t max_g)
 {
@@ -130,7 +107,7 @@ static void check(const struct gosnap_result *r, size_t max_g)
 		check_text(gosnap_state_text(g), 64);
 		if ((g->flags & GOSNAP_LABELS_BAD) && g->labels)
 			abort();
-		check_labels(g->labels);
+		fz_check_labels(g->labels);
 		for (k = 0; k < g->nframes; k++) /* readable (ASan) */
 			sink += r->pcs[g->frame0 + k];
 	}
