@@ -610,7 +610,7 @@ static void group_row(struct ui *ui, struct wview *w, const struct wgroup *g, st
 		return;
 	name = where(p, &s, &nl);
 	if (name && bytes_eq(name, nl, "[running]", 9))
-		tl_put(l, UA_DIM, "(running on a thread: stack not read)");
+		tl_put(l, UA_DIM, "(running on a thread: no perf sample of it near the read)");
 	else if (name)
 		tl_untrusted(l, UA_NORMAL, name, nl, 0, TL_NOCUT);
 	/* Its labels (those of the sample with the most time): a group is a stack and a
