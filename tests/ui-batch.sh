@@ -31,12 +31,12 @@ section "$out" 2 Top >"$T/top.txt"
 check "Top lists the hot function hot_ab" grep -Eq '^ +[0-9.]+% +[0-9.]+% +[0-9]+ hot_ab +cchains.c:[0-9]+' "$T/top.txt"
 # The 2:1 split within (1.5, 2.6) needs about 2,000 samples (the ratio's standard deviation
 # is then 0.1); a busy machine gives the workload a few hundred in 2 s, so the update is
-# taken again over a longer span until it has them.
+# taken again over a longer span (up to 16 s) until it has them.
 d=2
 while :; do
 	"$GOTOP_PERF" --batch -n 2 -d $d --rows 0 --view top -- "$W" $((d + 5)) >"$T/ratio" 2>&1
 	n=$(sed -n 's/^cumulative  *\([0-9][0-9]*\) samples.*/\1/p' "$T/ratio" | tail -1)
-	{ [ "${n:-0}" -ge 2000 ] || [ $d -ge 32 ]; } && break
+	{ [ "${n:-0}" -ge 2000 ] || [ $d -ge 16 ]; } && break
 	d=$((d * 2))
 done
 section "$T/ratio" 2 Top >"$T/ratio.txt"
