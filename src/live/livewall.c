@@ -103,6 +103,8 @@ static struct livewall_data **hist_take(struct livewall *lw, size_t n)
 {
 	struct livewall_data **out = xmalloc((n ? n : 1) * sizeof(*out));
 
+	if (n == 0)
+		return out; /* the history may not exist yet: memcpy wants a pointer */
 	memcpy(out, lw->hist, n * sizeof(*out));
 	memmove(lw->hist, lw->hist + n, (lw->nhist - n) * sizeof(*lw->hist));
 	lw->nhist -= n;
