@@ -281,6 +281,8 @@ int repair_core(const struct repair_input *in, uint64_t *out, size_t *nout, size
 struct fcache_ent {
 	uint64_t key; /* pc << 1 | innermost (pc and pc|1 are different pcs) */
 	struct repair_frame f;
+	/* A pc in no mapping: symbolizer_maps_version + 1 when it was looked up (0: found). */
+	uint32_t miss;
 };
 
 /* The cut at the outermost frame (top_cut) of chains seen before: a cut looks up every
@@ -358,21 +360,30 @@ static void live_frame(void *ctx, uint64_t pc, int innermost, struct repair_fram
 	struct fcache_ent *e = &r->cache[util_mix64(key) & (FCACHE - 2)];
 	const struct sym_module *mod = NULL;
 
-	if (e[0].key == key && key) {
-		*out = e[0].f;
-		return;
-	}
-	if (e[1].key == key && key) {
-		*out = e[1].f;
-		return;
+	/* A pc in no mapping is remembered only while the maps are as they were: its mmap
+	 * may still be unread in another CPU's ring, and a miss kept for good would leave
+	 * every later sample at that pc unrepaired. */
+	for (int k = 0; k < 2; k++) {
+		if (e[k].key == key && key &&
+		    (!e[k].miss || e[k].miss == symbolizer_maps_version(r->sym) + 1)) {
+			*out = e[k].f;
+			return;
+		}
 	}
 	memset(out, 0, sizeof(*out));
 	symbolizer_lookup(r->sym, look, 0, &mod, NULL, 0);
-	/* A pc in no mapping yet is not remembered: its mmap may still be unread in
-	 * another CPU's ring, and one miss kept would leave every later sample at that pc
-	 * unrepaired. */
-	if (mod == NULL)
+	if (mod == NULL) {
+		struct fcache_ent *m = e[0].key == key ? &e[0] : e[1].key == key ? &e[1] : NULL;
+
+		if (!m) {
+			e[1] = e[0];
+			m = e;
+		}
+		m->key = key;
+		m->f = *out;
+		m->miss = symbolizer_maps_version(r->sym) + 1;
 		return;
+	}
 	if (mod && mod->sf && symfile_file_vaddr(mod->sf, mod->start, mod->pgoff, look, &vaddr) == 0) {
 		struct gopcln *g = symfile_gopcln(mod->sf);
 		int mcall = 0;
@@ -420,9 +431,14 @@ static void live_frame(void *ctx, uint64_t pc, int innermost, struct repair_fram
 		if (mcall)
 			out->top = 1;
 	}
-	e[1] = e[0];
+	if (e[1].key == key) {
+		e[1] = e[0]; /* a miss of this pc found now: it moves to the front */
+	} else if (e[0].key != key) {
+		e[1] = e[0];
+	}
 	e->key = key;
 	e->f = *out;
+	e->miss = 0;
 }
 
 void repair_frame_at(struct repair *r, uint64_t pc, int innermost, struct repair_frame *out)
