@@ -407,13 +407,7 @@ static void *wall_main(void *arg)
 
 		if (gowall_tick(wr->w) == -ESRCH)
 			break; /* the target is gone */
-		/* Intervals drawn uniformly from [step/2, 3 step/2): the same rate on average,
-		 * and never in step with a program that works and sleeps at the same period
-		 * (at a fixed 10 Hz a 100 ms request loop would be seen in one phase only). */
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		next += step / 2 + x % step;
+		next += gowall_interval(step, &x);
 		now = util_now_ns();
 		if (next > now) {
 			struct timespec ts = { (time_t)((next - now) / 1000000000ULL),

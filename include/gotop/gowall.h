@@ -25,6 +25,18 @@ void gowall_free(struct gowall *w); /* accepts NULL */
  * gosnap_take. */
 int gowall_tick(struct gowall *w);
 
+/* The interval to the next tick for a mean of step ns: drawn uniformly from
+ * [step/2, 3 step/2) with the xorshift state *x (never 0), so that ticks are never in step
+ * with a program that works and sleeps at the sampling period (at a fixed 10 Hz a 100 ms
+ * request loop would be seen in one phase only). */
+static inline uint64_t gowall_interval(uint64_t step, uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return step / 2 + *x % step;
+}
+
 /* The profile (borrowed until gowall_free): sample type and period wall/nanoseconds. */
 struct prof *gowall_profile(struct gowall *w);
 

@@ -227,13 +227,7 @@ static void *wall_main(void *arg)
 		publish(lw, rc == -ESRCH);
 		if (rc == -ESRCH)
 			break; /* the target is gone */
-		/* Intervals drawn uniformly from [step/2, 3 step/2), as record --wall draws them
-		 * (ui/cmd-record.c): the same rate on average, never in step with a program
-		 * that works and sleeps at the sampling period. */
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		next += lw->step / 2 + x % lw->step;
+		next += gowall_interval(lw->step, &x);
 		if (next < util_now_ns())
 			next = util_now_ns(); /* late: no burst to catch up */
 		ts.tv_sec = (time_t)(next / 1000000000ULL);
