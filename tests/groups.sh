@@ -76,7 +76,7 @@ check "spin_user: a large share of cpu-clock (${sp_cpu}%) and almost no page fau
 # --ratio picks cs/faults), checked against go tool pprof on the profile --save writes (the
 # data of the last update).
 B=$T/b.pb.gz
-"$GOTOP_PERF" --batch -n 3 -d 1 --rows 0 --view top,tree,threads --save "$B" \
+"$GOTOP_PERF" --batch -n 3 -d 1 --rows 0 --min-pct 0 --view top,tree,threads --save "$B" \
 	--ratio context-switches/page-faults -e "$G" -- "$W" 6 >"$T/batch" 2>"$T/batch.err"
 rc=$?
 # The last update's rows (the file holds three).
@@ -94,10 +94,14 @@ check "Top: faults, faults/ms, cs and (--ratio) cs/faults columns (batch exit $r
 	grep -Eq '^ +SELF% +TOTAL% +SAMPLES +faults +faults/ms +cs +cs/faults FUNCTION' "$T/last"
 check "... touch_pages's faults are pprof's total of it, its faults/ms page faults per ms of its CPU, cs/faults its switches per fault ($4 = $want_pf, $5 = $want_ratio, $7 = $want_csr)" \
 	sh -c "[ '$4' = '$want_pf' ] && [ '$5' = '$want_ratio' ] && [ '$7' = '$want_csr' ] && [ '$want_pf' -gt 0 ]"
-# Tree: the touch_pages node under mix_round holds what pprof counts with it on the stack.
-trow=$(awk '/^== Tree ==/ { s = 1 } s && $NF == "touch_pages" { print; exit }' "$T/last")
-set -- $trow
-check "Tree: touch_pages's node has its faults ($4 = $want_pf)" [ "$4" = "$want_pf" ]
+# Tree: the touch_pages nodes (nearly always one, under mix_round; a stack cut short on a
+# loaded machine adds another) hold what pprof counts with it on the stack. It calls
+# nothing that calls it back, so the nodes do not nest and their sum is its total.
+tree_pf=$(awk '/^== Tree ==/ { s = 1; next } /^== / { s = 0 } s && $NF == "touch_pages" { t += $4; n++ }
+	END { printf "%d %d\n", t, n }' "$T/last")
+set -- $tree_pf
+check "Tree: touch_pages's nodes have its faults ($1 in $2 nodes = $want_pf)" [ "$1" = "$want_pf" ]
+[ "$1" = "$want_pf" ] || awk '/^== Tree ==/ { s = 1 } /^== Threads/ { s = 0 } s' "$T/last" | diag_file /dev/stdin
 all_pf=$(col_total 3)
 trow=$(awk '/^== Threads ==/ { s = 1; getline; getline; print; exit }' "$T/last")
 set -- $trow
