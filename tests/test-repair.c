@@ -15,6 +15,7 @@
 
 #include "gotop/repair.h"
 #include "gotop/symbolizer.h"
+#include "gotop/util.h"
 
 /* A tiny program: functions [lo, hi) with a pcsp per pc range. */
 struct fn {
@@ -442,6 +443,19 @@ static int find_seg(struct dl_phdr_info *info, size_t size, void *data)
 	return 1;
 }
 
+/* The segment of sg mapped again from the file, at a new address. */
+static void *map_again(const struct seg *sg)
+{
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	void *m;
+
+	assert_true(fd >= 0);
+	m = mmap(NULL, sg->len, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, sg->off);
+	close(fd);
+	assert_true(m != MAP_FAILED);
+	return m;
+}
+
 /* A pc looked up before its mapping was read (its mmap record still in another CPU's
  * ring) must not stay unknown once the maps are read again. */
 static void test_live_late_mapping(void **state)
@@ -451,8 +465,7 @@ static void test_live_late_mapping(void **state)
 	struct repair_frame f;
 	struct seg sg = { .pc = (uintptr_t)&test_cross_switch };
 	uint64_t pc2;
-	void *m;
-	int fd;
+	void *m, *m2, *m3;
 
 	(void)state;
 	/* The control: this function's own entry, whose CFI gives the return address at SP. */
@@ -463,11 +476,7 @@ static void test_live_late_mapping(void **state)
 	/* The same code mapped again from the file, at a new address. */
 	dl_iterate_phdr(find_seg, &sg);
 	assert_true(sg.len > 0);
-	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-	assert_true(fd >= 0);
-	m = mmap(NULL, sg.len, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, sg.off);
-	close(fd);
-	assert_true(m != MAP_FAILED);
+	m = map_again(&sg);
 	pc2 = (uint64_t)(uintptr_t)m + (uint64_t)(sg.pc_off - sg.off);
 	/* Looked up before the maps are read again (unknown, unless the symbolizer's reload
 	 * interval has passed already), then after the mmap is seen. */
@@ -476,6 +485,25 @@ static void test_live_late_mapping(void **state)
 	repair_frame_at(r, pc2, 1, &f);
 	assert_true(f.known);
 	assert_int_equal(f.sp_delta, 0);
+	/* Mapped at a third address, its mmap never seen (its record read before the maps
+	 * were, or lost). A sample's leaf there, newer than the maps: they are read again. */
+	m2 = map_again(&sg);
+	pc2 = (uint64_t)(uintptr_t)m2 + (uint64_t)(sg.pc_off - sg.off);
+	usleep(2000);
+	symbolizer_set_sample_time(sym, util_now_ns());
+	usleep(2000);
+	repair_frame_at(r, pc2, 1, &f);
+	assert_true(f.known);
+	/* A return address at a fourth (no sample time proves it mapped): known once the
+	 * maps would be read again anyway. */
+	m3 = map_again(&sg);
+	pc2 = (uint64_t)(uintptr_t)m3 + (uint64_t)(sg.pc_off - sg.off) + 1;
+	repair_frame_at(r, pc2, 0, &f);
+	usleep(250 * 1000); /* the symbolizer's reload interval, 200 ms */
+	repair_frame_at(r, pc2, 0, &f);
+	assert_true(f.known);
+	munmap(m3, sg.len);
+	munmap(m2, sg.len);
 	munmap(m, sg.len);
 	repair_free(r);
 	symbolizer_free(sym);

@@ -67,6 +67,14 @@ void symbolizer_invalidate_maps(struct symbolizer *s);
 /* Changes whenever a lookup could find a mapping it missed before: the maps were
  * read again, or a new mmap was seen. */
 uint32_t symbolizer_maps_version(const struct symbolizer *s);
+/* The time (CLOCK_MONOTONIC ns, as perf samples carry it) of the sample whose addresses
+ * are looked up next: its leaf, where the CPU ran, was mapped then, so a miss on it reads
+ * maps older than that again. */
+void symbolizer_set_sample_time(struct symbolizer *s, uint64_t t_ns);
+/* Whether a miss now would read the maps again (for a return address, or a leaf): a
+ * caller that remembers a miss (with symbolizer_maps_version) looks again when it would.
+ */
+int symbolizer_miss_would_reload(const struct symbolizer *s, int is_return);
 
 /* The symfile of the main executable (Go awareness: version, DWARF, gopclntab), or
  * NULL when it cannot be opened. Borrowed until symbolizer_free. */

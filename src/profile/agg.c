@@ -440,7 +440,8 @@ static uint64_t location_for(struct agg *a, struct evprof *e, uint64_t addr, int
 	/* In no mapping when last looked up: again only once the maps may have changed
 	 * (the value is the location id, and the maps version above bit 32). */
 	um = hashmap_get(&e->unmapped, key);
-	if (um && *um && (uint32_t)(*um >> 32) == symbolizer_maps_version(a->sym)) {
+	if (um && *um && (uint32_t)(*um >> 32) == symbolizer_maps_version(a->sym) &&
+	    !symbolizer_miss_would_reload(a->sym, is_return)) {
 		a->unmapped_seen = 1;
 		return *um & 0xffffffffu;
 	}
@@ -1087,6 +1088,7 @@ static void fold_sample(struct agg *a, struct evprof *e, const struct perf_sampl
 	int defer;
 
 	go_init(a);
+	symbolizer_set_sample_time(a->sym, s->time);
 	chain_read(a, s, gc, &c);
 	map_main_first(a, e, &c);
 	defer = hold_for_kernel(a, &c);

@@ -365,13 +365,14 @@ static void live_frame(void *ctx, uint64_t pc, int innermost, struct repair_fram
 	 * every later sample at that pc unrepaired. */
 	for (int k = 0; k < 2; k++) {
 		if (e[k].key == key && key &&
-		    (!e[k].miss || e[k].miss == symbolizer_maps_version(r->sym) + 1)) {
+		    (!e[k].miss || (e[k].miss == symbolizer_maps_version(r->sym) + 1 &&
+				    !symbolizer_miss_would_reload(r->sym, !innermost)))) {
 			*out = e[k].f;
 			return;
 		}
 	}
 	memset(out, 0, sizeof(*out));
-	symbolizer_lookup(r->sym, look, 0, &mod, NULL, 0);
+	symbolizer_lookup(r->sym, pc, !innermost, &mod, NULL, 0);
 	if (mod == NULL) {
 		struct fcache_ent *m = e[0].key == key ? &e[0] : e[1].key == key ? &e[1] : NULL;
 

@@ -19,8 +19,11 @@
 #include "gotop/maps.h"
 #include "gotop/util.h"
 
-/* A miss reloads /proc/PID/maps at most this often, unless a new mmap was seen. */
+/* A miss reloads /proc/PID/maps at most this often, unless a new mmap was seen or the
+ * miss is a sample's leaf newer than the maps (then at most every
+ * SYMBOLIZER_LEAF_RELOAD_NS). */
 #define SYMBOLIZER_RELOAD_NS (200ull * 1000 * 1000)
+#define SYMBOLIZER_LEAF_RELOAD_NS (1000ull * 1000)
 /* Largest [vdso] image read from the target (it is two pages on x86_64). */
 #define SYMBOLIZER_MAX_VDSO (1u << 20)
 /* Modules kept at most (a process that maps and unmaps forever): then new ones are
@@ -43,6 +46,7 @@ struct symbolizer {
 	struct sym_module **emods; /* per entry of maps, lazily */
 	int maps_tried, gone, invalid;
 	uint64_t last_load_ns;
+	uint64_t sample_ns; /* symbolizer_set_sample_time */
 
 	struct sym_module **mods; /* every module ever handed out, by id */
 	size_t nmods, capmods;
@@ -173,6 +177,28 @@ void symbolizer_invalidate_maps(struct symbolizer *s)
 	s->invalid = 1;
 }
 
+void symbolizer_set_sample_time(struct symbolizer *s, uint64_t t_ns)
+{
+	s->sample_ns = t_ns;
+}
+
+/* A miss reads the maps again: after an mmap was seen; for a sample's leaf (the CPU ran
+ * there, so it was mapped) when the maps were read before the sample, whose mmap record
+ * may still be unread in another CPU's ring, or read before the maps were; and for any
+ * address once SYMBOLIZER_RELOAD_NS passed. */
+int symbolizer_miss_would_reload(const struct symbolizer *s, int is_return)
+{
+	uint64_t age;
+
+	if (!s->maps_tried || s->gone)
+		return !s->maps_tried;
+	if (s->invalid)
+		return 1;
+	age = util_now_ns() - s->last_load_ns;
+	return age >= SYMBOLIZER_RELOAD_NS ||
+	       (!is_return && s->sample_ns > s->last_load_ns && age >= SYMBOLIZER_LEAF_RELOAD_NS);
+}
+
 int symbolizer_kernel_status(const struct symbolizer *s)
 {
 	return s->ks_err;
@@ -219,14 +245,14 @@ static void ensure_maps(struct symbolizer *s)
 	}
 }
 
-static const struct maps_entry *find_entry(struct symbolizer *s, uint64_t addr, size_t *idx)
+static const struct maps_entry *find_entry(struct symbolizer *s, uint64_t addr, int is_return,
+					   size_t *idx)
 {
 	const struct maps_entry *e;
 
 	ensure_maps(s);
 	e = maps_find(s->maps, addr);
-	if (e == NULL && !s->gone &&
-	    (s->invalid || util_now_ns() - s->last_load_ns >= SYMBOLIZER_RELOAD_NS)) {
+	if (e == NULL && symbolizer_miss_would_reload(s, is_return)) {
 		load_maps(s);
 		e = maps_find(s->maps, addr);
 	}
@@ -647,7 +673,7 @@ int symbolizer_lookup(struct symbolizer *s, uint64_t addr, int is_return,
 		a--;
 	if (kallsyms_is_kernel_addr(a))
 		return kernel_lookup(s, a, mod, out, max);
-	e = find_entry(s, a, &idx);
+	e = find_entry(s, a, is_return, &idx);
 	if (e == NULL) {
 		s->st.no_mapping++;
 		return -ENOENT;
