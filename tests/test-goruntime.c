@@ -986,6 +986,69 @@ static void test_cache_and_interning(void **state)
 	fake_free(f);
 }
 
+/* The label cache grows when its sets in use do not fit (sets evicted, then decoded
+ * again: a snapshot of all goroutines cycling through more sets than it holds), and not
+ * when each set is seen once (a sample per request). */
+static void test_cache_growth(void **state)
+{
+	enum { CYCLE = 6000 };
+	struct fake *f = fake_new("go1.24.4");
+	struct gort_result r;
+	struct gort_stats st;
+	struct fthread t;
+	uint64_t *obj = calloc(CYCLE, sizeof(*obj)), slots0, dec0, hits0;
+	char v[16];
+	int i, pass;
+
+	make_thread(f, &t, 1, 2);
+	gort_get_stats(f->gr, &st);
+	slots0 = st.label_cache_slots;
+	assert_true(slots0 < CYCLE);
+	/* Seen once each: 3 times as many sets as the cache holds. */
+	for (i = 0; i < (int)(3 * slots0); i++) {
+		struct str p[2] = { S("req"), { v, 0 } };
+
+		p[1].n = (size_t)snprintf(v, sizeof(v), "%d", i % 97);
+		set_labels(f, t.g, slice_labels(f, p, 1, false));
+		assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+		if (f->top > HEAP_SIZE - (64u << 10))
+			f->top = 1u << 20;
+	}
+	gort_get_stats(f->gr, &st);
+	assert_int_equal(st.label_cache_slots, slots0);
+	/* A cycle over more sets than it holds, as snapshots make. */
+	f->top = 1u << 20;
+	for (i = 0; i < CYCLE; i++) {
+		struct str p[2] = { S("req"), { v, 0 } };
+
+		p[1].n = (size_t)snprintf(v, sizeof(v), "%d", i % 97);
+		obj[i] = slice_labels(f, p, 1, false);
+	}
+	for (pass = 0; pass < 4; pass++) {
+		gort_get_stats(f->gr, &st);
+		dec0 = st.label_decodes;
+		hits0 = st.label_hits_epoch + st.label_hits_checked;
+		for (i = 0; i < CYCLE; i++) {
+			set_labels(f, t.g, obj[i]);
+			assert_int_equal(rd(f, &t, t.g, t.sp, &r), 0);
+			snprintf(v, sizeof(v), "%d", i % 97);
+			assert_int_equal(r.labels->pairs[0].vlen, strlen(v));
+			assert_memory_equal(r.labels->pairs[0].value, v, strlen(v));
+		}
+		gort_get_stats(f->gr, &st);
+		print_message("pass %d: %" PRIu64 " decodes, %" PRIu64 " hits, %" PRIu64 " slots\n", pass,
+			      st.label_decodes - dec0,
+			      st.label_hits_epoch + st.label_hits_checked - hits0, st.label_cache_slots);
+	}
+	/* It grows in the second pass; the third still decodes what was evicted in the
+	 * second before it grew; the last: nearly all hits. */
+	assert_true(st.label_cache_slots > slots0);
+	assert_true(st.label_cache_slots <= 4 * slots0);
+	assert_true(st.label_decodes - dec0 < CYCLE / 20);
+	free(obj);
+	fake_free(f);
+}
+
 /* The same labels pointer, new contents (the GC freed the object and reused it). */
 static void test_cache_invalidation_slice(void **state)
 {
@@ -1918,6 +1981,7 @@ int main(void)
 		cmocka_unit_test(test_map_growth),
 		cmocka_unit_test(test_map_garbage),
 		cmocka_unit_test(test_cache_and_interning),
+		cmocka_unit_test(test_cache_growth),
 		cmocka_unit_test(test_cache_invalidation_slice),
 		cmocka_unit_test(test_cache_invalidation_map),
 		cmocka_unit_test(test_cache_epoch),

@@ -125,6 +125,7 @@ struct gort_stats {
 	uint64_t label_stale;        /* cached entry whose fingerprint no longer matched */
 	uint64_t label_decodes, label_bad;
 	uint64_t interned_sets, interned_bytes, allm_walks;
+	uint64_t label_cache_slots;  /* entries the label cache has room for now */
 	uint64_t batch_readvs;       /* vectored reads (mem_readv) made by gort_read_batch */
 	uint64_t snapshots;          /* reads that took g and m from a sample-time snapshot */
 	uint64_t snap_labels_moved;  /* of those, goroutines whose g.labels changed since */

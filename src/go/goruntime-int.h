@@ -74,8 +74,15 @@
 
 #define TID_SLOTS 4096 /* thread -> m cache: 1024 sets */
 #define TID_WAYS 4
-#define LC_SETS 1024
-#define LC_WAYS 4
+/* The label cache starts with LC_SETS sets and doubles, up to LC_SETS_MAX, when the label
+ * sets in use do not fit: when as many as a sixteenth of its entries were decoded again
+ * soon after being evicted (gort.lc_ghost). A service with a label set per request has one
+ * per goroutine serving one; a snapshot of all goroutines after a GC cycle proves a cached
+ * set with a read or two, where a set no longer cached costs a read per pointer level.
+ * Sets seen once (a sample per request) do not grow it. */
+#define LC_SETS 512
+#define LC_SETS_MAX 16384
+#define LC_WAYS 8
 
 /* A thread's m: fixed for the thread's life (m.procid == tid), and so are the m's g0
  * and gsignal (runtime/proc.go mcommoninit, malg). */
@@ -197,6 +204,12 @@ struct gort {
 	 * cold at each drain). */
 	uint64_t *lc_tag;
 	uint64_t lc_clock;
+	size_t lc_sets; /* a power of two, LC_SETS to LC_SETS_MAX */
+	/* The g.labels of evicted entries, direct-mapped, as many slots as entries; a set
+	 * decoded again while its address is still here would have been a hit in a larger
+	 * cache (lc_ghost_hits, since the last growth). */
+	uint64_t *lc_ghost;
+	size_t lc_ghost_hits;
 
 	struct iset **iset; /* open addressing on hash */
 	size_t iset_cap, iset_n, iset_bytes;

@@ -26,7 +26,7 @@ void gort_lc_drop(struct gort *g, struct lc_entry *e)
 
 static struct lc_entry *lc_find(struct gort *g, uint64_t ptr)
 {
-	size_t base = (util_mix64(ptr) & (LC_SETS - 1)) * LC_WAYS;
+	size_t base = (util_mix64(ptr) & (g->lc_sets - 1)) * LC_WAYS;
 	const uint64_t *tag = &g->lc_tag[base];
 	int i;
 
@@ -36,9 +36,43 @@ static struct lc_entry *lc_find(struct gort *g, uint64_t ptr)
 	return NULL;
 }
 
+static size_t ghost_slot(const struct gort *g, uint64_t ptr)
+{
+	return (util_mix64(ptr) >> 20) & (g->lc_sets * LC_WAYS - 1);
+}
+
+/* Doubles the cache, every entry kept: the entries of a set go to the set of the same
+ * index or to the one half the new size above it, which no other set sends entries to. */
+static void lc_grow(struct gort *g)
+{
+	size_t sets = g->lc_sets * 2, i;
+	struct lc_entry *lc = xcalloc(sets * LC_WAYS, sizeof(*lc));
+	uint64_t *tag = xcalloc(sets * LC_WAYS, sizeof(*tag));
+
+	free(g->lc_ghost);
+	g->lc_ghost = xcalloc(sets * LC_WAYS, sizeof(*g->lc_ghost));
+	g->lc_ghost_hits = 0;
+	for (i = 0; i < g->lc_sets * LC_WAYS; i++) {
+		size_t base, j;
+
+		if (!g->lc_tag[i])
+			continue;
+		base = (util_mix64(g->lc_tag[i]) & (sets - 1)) * LC_WAYS;
+		for (j = base; tag[j]; j++)
+			;
+		tag[j] = g->lc_tag[i];
+		lc[j] = g->lc[i];
+	}
+	free(g->lc);
+	free(g->lc_tag);
+	g->lc = lc;
+	g->lc_tag = tag;
+	g->lc_sets = sets;
+}
+
 static struct lc_entry *lc_victim(struct gort *g, uint64_t ptr)
 {
-	size_t base = (util_mix64(ptr) & (LC_SETS - 1)) * LC_WAYS;
+	size_t base = (util_mix64(ptr) & (g->lc_sets - 1)) * LC_WAYS;
 	struct lc_entry *set = &g->lc[base], *v = &set[0];
 	int i;
 
@@ -48,6 +82,7 @@ static struct lc_entry *lc_victim(struct gort *g, uint64_t ptr)
 		if (set[i].used < v->used)
 			v = &set[i];
 	}
+	g->lc_ghost[ghost_slot(g, g->lc_tag[v - g->lc])] = g->lc_tag[v - g->lc];
 	gort_lc_drop(g, v);
 	return v;
 }
@@ -87,8 +122,15 @@ static void heap_chunks(struct lc_entry *e)
 void gort_lc_put(struct gort *g, uint64_t ptr, bool epoch, uint32_t sweepgen, const uint8_t *fp,
 		 uint32_t fplen, const struct gort_labels *set, uint32_t nkeep)
 {
-	struct lc_entry *e = lc_victim(g, ptr);
+	uint64_t *ghost = &g->lc_ghost[ghost_slot(g, ptr)];
+	struct lc_entry *e;
 
+	if (*ghost == ptr) {
+		*ghost = 0;
+		if (++g->lc_ghost_hits >= g->lc_sets * LC_WAYS / 16 && g->lc_sets < LC_SETS_MAX)
+			lc_grow(g);
+	}
+	e = lc_victim(g, ptr);
 
 	g->lc_tag[e - g->lc] = ptr;
 	e->used = ++g->lc_clock;

@@ -41,8 +41,10 @@ struct gort *gort_new(const char *go_version, Dwarf *dwarf, int arch)
 	if (o.labels_kind == GORT_LABELS_MAP)
 		g->bucket = xmalloc(o.bucket_size);
 	g->tids = xcalloc(TID_SLOTS, sizeof(*g->tids));
-	g->lc = xcalloc((size_t)LC_SETS * LC_WAYS, sizeof(*g->lc));
-	g->lc_tag = xcalloc((size_t)LC_SETS * LC_WAYS, sizeof(*g->lc_tag));
+	g->lc_sets = LC_SETS;
+	g->lc = xcalloc(g->lc_sets * LC_WAYS, sizeof(*g->lc));
+	g->lc_tag = xcalloc(g->lc_sets * LC_WAYS, sizeof(*g->lc_tag));
+	g->lc_ghost = xcalloc(g->lc_sets * LC_WAYS, sizeof(*g->lc_ghost));
 	g->dp = xcalloc(MAP_COLLECT, sizeof(*g->dp));
 	return g;
 }
@@ -54,8 +56,10 @@ void gort_reset(struct gort *g)
 	if (!g)
 		return;
 	memset(g->tids, 0, TID_SLOTS * sizeof(*g->tids));
-	for (i = 0; i < (size_t)LC_SETS * LC_WAYS; i++)
+	for (i = 0; i < g->lc_sets * LC_WAYS; i++)
 		gort_lc_drop(g, &g->lc[i]);
+	memset(g->lc_ghost, 0, g->lc_sets * LC_WAYS * sizeof(*g->lc_ghost));
+	g->lc_ghost_hits = 0;
 	g->last_allm_walk = 0;
 	if (g->ss)
 		memset(g->ss, 0, SS_SLOTS * sizeof(*g->ss));
@@ -82,6 +86,7 @@ void gort_free(struct gort *g)
 	free(g->tids);
 	free(g->lc);
 	free(g->lc_tag);
+	free(g->lc_ghost);
 	free(g->dp);
 	free(g->buf);
 	free(g->gbuf);
@@ -144,6 +149,7 @@ void gort_get_stats(const struct gort *g, struct gort_stats *out)
 	*out = g->st;
 	out->interned_sets = g->iset_n;
 	out->interned_bytes = g->iset_bytes;
+	out->label_cache_slots = g->lc_sets * LC_WAYS;
 	out->batch_readvs = g->pf_calls;
 }
 
