@@ -208,7 +208,11 @@ if go_build "$GO_VERSION" plain "$TOP_SRCDIR/tests/workloads/go/demo.go" "$GOW/d
 	wait_for ' go1\.23' >/dev/null
 	keys 4
 	check "Labels lists the demo's handler values" wait_for '^ +[0-9.]+% +[0-9]+  (search|checkout|login|inventory) '
-	# Select the row of "search" and focus on it.
+	# Select the row of "search" and focus on it, paused: the rows are sorted by share,
+	# which may reorder them between reading the screen and the keys (a slow build).
+	wait_for '^ +[0-9.]+% +[0-9]+  search ' >/dev/null
+	keys p
+	wait_for ' paused ' >/dev/null
 	wait_for '^ +[0-9.]+% +[0-9]+  search ' >/dev/null
 	n=$(awk '/SHARE% +SAMPLES/ { s = NR; next } s && $3 == "search" { print NR - s - 1; exit }' "$T/pane.txt")
 	keys Home
@@ -216,6 +220,7 @@ if go_build "$GO_VERSION" plain "$TOP_SRCDIR/tests/workloads/go/demo.go" "$GOW/d
 	while [ $i -lt "${n:-0}" ]; do keys Down; i=$((i + 1)); done
 	keys Enter
 	check "Enter focuses Top on handler=search" wait_for 'focus: handler=search \([0-9.]+% of [0-9]+\)'
+	keys p
 	check "... Top under the focus: main.handleSearch holds most of it" wait_cmd awk '
 		$4 == "main.handleSearch" { t = $2; sub("%", "", t); if (t + 0 > 40) ok = 1 } END { exit !ok }' "$T/pane.txt"
 	keys q

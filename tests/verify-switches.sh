@@ -27,7 +27,9 @@ json() { jq -r "$2" "$1" 2>/dev/null; }
 # truth crossed a switch (cross_at=): all; with c_inner; of those with the Go caller of the
 # cgo call right after runtime.cgocall (main._Cfunc_c_outer and main.cgoLoop, or
 # c_callback's main._Cfunc_c_callback and main.callbackLoop); through runtime.morestack; of
-# those with main.growDeep right after it; ending at runtime.goexit or at the verifier's 256
+# those with main.growDeep right after it (both without the stops in a signal handler, whose
+# truth goes through the kernel's signal frame by libc's CFI: where the signal came decides
+# what follows); ending at runtime.goexit or at the verifier's 256
 # frames (a recursion 2000 deep); through a callback's runtime.cgocallback; of those with
 # runtime.cgocall, main._Cfunc_c_callback and main.callbackLoop right after it; of those
 # whose repaired chain disagrees, stops in a signal handler apart (SIG): a repaired chain
@@ -43,7 +45,8 @@ crossings() {
 		n++
 		if (fn ~ /(^|;)c_inner;/) { c++
 			if (fn ~ /;runtime\.cgocall;main\._Cfunc_c_(outer;main\.cgoLoop|callback;main\.callbackLoop);/) cok++ }
-		if (fn ~ /;runtime\.morestack;/) { g++; if (fn ~ /;runtime\.morestack;main\.growDeep;/) gok++ }
+		if (fn ~ /;runtime\.morestack;/ && fn !~ /^runtime\.(cgoS|s)igtramp;/) { g++
+			if (fn ~ /;runtime\.morestack;main\.growDeep;/) gok++ }
 		if (fn ~ /;runtime\.goexit$/ || nt >= 256) top++
 		if (fn ~ /;runtime\.cgocallback;/) { cb++
 			if (fn ~ /;runtime\.cgocallback;runtime\.cgocall;main\._Cfunc_c_callback;main\.callbackLoop;/) cbok++
