@@ -1,10 +1,16 @@
 // gomany: N goroutines parked in a channel receive 8 calls deep, half of them under pprof
 // labels, and one goroutine counting loop iterations (the work rate bench/gosnap.sh compares
-// with and without snapshots). Usage: gomany N [UNITS]
+// with and without snapshots). Usage: gomany N [UNITS | chunks SECONDS]
 // Prints "ready" when every goroutine is parked, then every second "rate ITERATIONS".
-// With UNITS (bench/goroutines-slowdown.sh): fixed work instead. After "ready" it waits for
-// SIGUSR1, then one goroutine counts UNITS units (GOMAXPROCS as the machine's), prints
+// With UNITS: fixed work instead. After "ready" it waits for SIGUSR1, then one goroutine
+// counts UNITS units (GOMAXPROCS as the machine's), prints
 // "done WALL_NS WORKER_CPU_NS PROCESS_CPU_NS" and the program exits.
+// With "chunks SECONDS" (bench/goroutines-slowdown.sh): after SIGUSR1, one goroutine locked
+// to its thread works in chunks of 10,000 units for SECONDS or until the next SIGUSR1, then
+// prints a line "chunk START_NS END_NS CPU_NS" per chunk (wall clock, Unix ns; the thread's
+// CPU time, CLOCK_THREAD_CPUTIME_ID) and exits.
+// GOMANY_GC_MS=M runs a garbage collection every M ms: every label set a reader cached may
+// then have been freed, so each snapshot after one proves the sets again (bench/gosnap.sh).
 package main
 
 import (
@@ -19,6 +25,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 var count uint64
@@ -27,6 +34,41 @@ const rusageThread = 1 // RUSAGE_THREAD, linux/include/uapi/linux/resource.h
 
 func cpuNs(r *syscall.Rusage) int64 {
 	return r.Utime.Nano() + r.Stime.Nano()
+}
+
+const clockThreadCputime = 3 // CLOCK_THREAD_CPUTIME_ID, linux/include/uapi/linux/time.h
+
+// threadCPU: the calling thread's CPU time in ns, to the ns (getrusage(2) splits it into
+// user and system time at the tick's resolution).
+func threadCPU() int64 {
+	var ts syscall.Timespec
+	syscall.RawSyscall(syscall.SYS_CLOCK_GETTIME, clockThreadCputime, uintptr(unsafe.Pointer(&ts)), 0)
+	return ts.Nano()
+}
+
+// chunks works for secs seconds (or until stop) in chunks of 10,000 units on a thread of
+// its own, then prints each chunk's wall-clock span and CPU time.
+func chunks(secs float64, stop chan os.Signal) {
+	type chunk struct{ t0, t1, cpu int64 }
+	var out []chunk
+	runtime.LockOSThread()
+	end := time.Now().Add(time.Duration(secs * float64(time.Second)))
+	x := uint64(1)
+	for time.Now().Before(end) && len(stop) == 0 {
+		t0, c0 := time.Now().UnixNano(), threadCPU()
+		for u := 0; u < 10000; u++ {
+			for i := 0; i < 1000; i++ {
+				x ^= x << 13
+				x ^= x >> 7
+				x ^= x << 17
+			}
+		}
+		out = append(out, chunk{t0, time.Now().UnixNano(), threadCPU() - c0})
+	}
+	for _, c := range out {
+		fmt.Println("chunk", c.t0, c.t1, c.cpu)
+	}
+	fmt.Println("sink", x&1)
 }
 
 //go:noinline
@@ -53,6 +95,23 @@ func main() {
 		}
 	}
 	wg.Wait()
+	if ms, _ := strconv.Atoi(os.Getenv("GOMANY_GC_MS")); ms > 0 {
+		go func() {
+			for {
+				time.Sleep(time.Duration(ms) * time.Millisecond)
+				runtime.GC()
+			}
+		}()
+	}
+	if len(os.Args) > 3 && os.Args[2] == "chunks" {
+		secs, _ := strconv.ParseFloat(os.Args[3], 64)
+		start := make(chan os.Signal, 1)
+		signal.Notify(start, syscall.SIGUSR1)
+		fmt.Println("ready")
+		<-start
+		chunks(secs, start)
+		return
+	}
 	if len(os.Args) > 2 {
 		units, _ := strconv.Atoi(os.Args[2])
 		start := make(chan os.Signal, 1)

@@ -1,37 +1,43 @@
 #!/bin/sh
 # goroutines-slowdown.sh: the target's slowdown while all its goroutines are read at 10 Hz.
-# Usage (from a build directory): sh ../bench/goroutines-slowdown.sh [GO_VERSION [ROUNDS]]
-# Environment: N goroutines (default 10000), UNITS of work (default 1000000, about 2 s of CPU).
+# Usage (from a build directory): sh ../bench/goroutines-slowdown.sh [GO_VERSION [PAIRS]]
+# Environment: N goroutines (default 10000).
 #
-# The target is bench/gomany.go N UNITS: N goroutines parked 8 calls deep, half under pprof
-# labels, then, at SIGUSR1, one goroutine (locked to its thread) doing a fixed amount of
-# work; it prints the work's wall time, its thread's CPU time and the process's CPU time
-# over the work, and exits. Each round runs it three times, in turn:
-#   alone  nothing attached;
-#   snap   bench/gosnap.c attached: gosnap_take every 100 ms and nothing else (the snapshot
-#          alone, as the Goroutines view and record --wall make it);
+# The target is bench/gomany.go N chunks SECONDS: N goroutines parked 8 calls deep, half
+# under pprof labels, and one goroutine locked to its thread doing fixed chunks of work
+# (about 20 ms each) and noting each chunk's wall-clock span and CPU time, until the script
+# tells it to stop (SIGUSR1). The reader is
+# attached all along but runs only in every other second: the script stops it (SIGSTOP)
+# and lets it go on (SIGCONT) in turns, PAIRS times (default 30), and notes the windows.
+# Readers, one run each:
+#   none   sleep(1): nothing read; the method's own error (1.000 expected);
+#   snap   bench/gosnap.c: gosnap_take every 100 ms and nothing else (the snapshot alone,
+#          as the Goroutines view and record --wall make it);
 #   wall   gotop-perf record --wall --wall-hz 10 -F 1 (the wall-clock profiler, with CPU
 #          sampling at 1 Hz so that it does not count).
-# The reader is attached 2 s before the work starts, so that its first snapshot (every label
-# set decoded) is not in the window; the alone run waits the same 2 s. The order of the three
-# rotates each round. Per round, the ratios snap/alone and wall/alone of: the worker's CPU
-# time (what the work itself cost: the figure that holds on a busy machine), the process's
-# CPU time, and the wall time (which also counts the CPU the reader took from the target:
-# on a machine with fewer free CPUs than runnable threads it is mostly that). Median (min to
-# max) over the rounds; 1.000 is no slowdown. Each reader runs under bench/cputime.c: its
-# CPU over its life in % of one core.
+# The first snapshot (every label set decoded) is taken 2 s before the work starts.
+#
+# Why windows and not whole runs: on a shared machine the same work's CPU time drifts by
+# several % from minute to minute (other load sharing caches and memory), so runs with and
+# without a reader, a minute apart, resolve a slowdown of 3 % at best. Each window with the
+# reader is compared with the two windows without it on either side, a second away; the
+# drift cancels, and the median over PAIRS windows resolves a fraction of a %.
+# Per window with the reader: the mean CPU time of its chunks over the mean of the chunks in
+# the two neighbouring windows (what the work itself cost: the figure that holds on a busy
+# machine), and the same for the chunks' wall time (which also counts the CPU the reader
+# took from the target when no CPU was free). Chunks within 50 ms of a switch are left out.
+# Printed: median, quartiles, and mean +- twice its standard error; 1.000 is no slowdown.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 srcdir=$(cd "$here/.." && pwd)
 builddir=$(pwd)
 ver=${1:-1.23}
-rounds=${2:-7}
+pairs=${2:-30}
 n=${N:-10000}
-units=${UNITS:-1000000}
 work=$(mktemp -d /tmp/gotop-gslow.XXXXXX)
 tp=
 rp=
-trap 'kill $tp $rp 2>/dev/null; rm -rf "$work"' EXIT INT TERM
+trap 'kill -CONT $rp 2>/dev/null; kill $tp $rp 2>/dev/null; rm -rf "$work"' EXIT INT TERM
 [ -x "$builddir/gotop-perf" ] && [ -f "$builddir/libgotop.a" ] ||
 	{ echo "run from a build directory" >&2; exit 1; }
 libs=$(awk '/^(LIBDW|LIBELF|LIBUNWIND|ZLIB|PROTOBUF_C|LIBBPF|CAPSTONE|LIBPFM)_LIBS = / { sub(/^[^=]*= /, ""); printf "%s ", $0 }' \
@@ -39,69 +45,98 @@ libs=$(awk '/^(LIBDW|LIBELF|LIBUNWIND|ZLIB|PROTOBUF_C|LIBBPF|CAPSTONE|LIBPFM)_LI
 # shellcheck disable=SC2086 # a list of linker flags
 ${CC:-cc} -O2 -g -fno-omit-frame-pointer -I"$builddir" -I"$srcdir/include" -o "$work/gosnap" \
 	"$here/gosnap.c" "$builddir/libgotop.a" $libs -lpthread || exit 1
-${CC:-cc} -O2 -o "$work/cputime" "$here/cputime.c" || exit 1
 "$srcdir/tests/helpers/go-build.sh" "$ver" plain "$here/gomany.go" "$work/gomany" || exit 1
 
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)], "(" v[1], "to", v[NR] ")" }'; }
+# ticks PID: the process's user + system CPU in clock ticks (proc(5) stat fields 14, 15).
+ticks() { sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'; }
+hz=$(getconf CLK_TCK)
 
-# run MODE: one run of the target; appends "WALL WORKER_CPU PROCESS_CPU" (ns) to $work/t_MODE.
+# run READER: one run; prints the ratios.
 run() {
-	"$work/gomany" "$n" "$units" >"$work/t.out" &
+	secs=$((3 * pairs + 30)) # a bound: the script ends the work after the last window
+	"$work/gomany" "$n" chunks "$secs" >"$work/t.out" &
 	tp=$!
 	while ! grep -q ready "$work/t.out"; do sleep 0.1; done
 	case $1 in
-	snap) "$work/cputime" "$work/cpu" "$work/gosnap" "$tp" 1000000 >"$work/snap.out" \
-		2>/dev/null & rp=$! ;;
-	wall) "$work/cputime" "$work/cpu" "$builddir/gotop-perf" record -q -p "$tp" --wall \
-		--wall-hz 10 -F 1 -o "$work/rec.pb.gz" >/dev/null 2>"$work/rec.err" & rp=$! ;;
+	none) sleep 100000 & rp=$! ;;
+	snap) "$work/gosnap" "$tp" 1000000 >/dev/null 2>&1 & rp=$! ;;
+	wall) "$builddir/gotop-perf" record -q -p "$tp" --wall --wall-hz 10 -F 1 \
+		-o "$work/rec.pb.gz" >/dev/null 2>"$work/rec.err" & rp=$! ;;
 	esac
 	sleep 2
+	kill -STOP "$rp"
+	kill -USR1 "$tp"
+	sleep 1
+	: >"$work/win"
+	# The reader's CPU over the windows (it runs in no other): read outside them, so that
+	# the windows with the reader hold no more of the script's own work than the others.
+	k0=$(ticks "$rp")
+	i=0
+	while [ $i -lt $((2 * pairs + 1)) ]; do
+		t0=$(date +%s%N)
+		if [ $((i % 2)) = 1 ]; then
+			kill -CONT "$rp"
+			sleep 1
+			kill -STOP "$rp"
+			echo "on $t0 $(date +%s%N)" >>"$work/win"
+		else
+			sleep 1
+			echo "off $t0 $(date +%s%N)" >>"$work/win"
+		fi
+		i=$((i + 1))
+	done
+	on_ticks=$(($(ticks "$rp") - k0))
 	kill -USR1 "$tp"
 	wait "$tp"
-	[ -n "$rp" ] && wait "$rp"
 	tp=
+	kill -CONT "$rp"
+	kill "$rp" 2>/dev/null
+	wait "$rp" 2>/dev/null
 	rp=
-	if [ "$1" != alone ]; then
-		sed -n 's/.*user=\([0-9.]*\) sys=\([0-9.]*\) wall=\([0-9.]*\).*/\1 \2 \3/p' "$work/cpu" |
-			awk '{ printf "%.1f\n", 100 * ($1 + $2) / $3 }' >>"$work/cpu_$1"
-	fi
-	[ "$1" = snap ] && awk '/^snap/ && NR > 2 { print $4 }' "$work/snap.out" >>"$work/snapcpu"
-	awk '/^done/ { print $2, $3, $4 }' "$work/t.out" >"$work/last"
-	cat "$work/last" >>"$work/t_$1"
-}
-
-echo "$n goroutines, $units units, Go $ver, $rounds rounds; load average $(cut -d' ' -f1-3 /proc/loadavg)"
-: >"$work/snapcpu"
-r=0
-while [ $r -lt "$rounds" ]; do
-	case $((r % 3)) in
-	0) order="alone snap wall" ;;
-	1) order="snap wall alone" ;;
-	*) order="wall alone snap" ;;
-	esac
-	for m in $order; do
-		run $m
-	done
-	# one line per round: the three runs' wall and worker CPU, and the ratios to alone
-	paste -d' ' "$work/t_alone" "$work/t_snap" "$work/t_wall" | tail -1 | awk -v r=$r '{
-		printf "round %d: wall s / worker CPU s: alone %.3f / %.3f, snap %.3f / %.3f, wall %.3f / %.3f\n",
-			r, $1 / 1e9, $2 / 1e9, $4 / 1e9, $5 / 1e9, $7 / 1e9, $8 / 1e9
-		for (k = 1; k <= 3; k++) {
-			print $(3 + k) / $k > "'"$work"'/r_snap_" k
-			print $(6 + k) / $k > "'"$work"'/r_wall_" k
+	cat "$work/win" "$work/t.out" | awk -v name="$1" -v on_ticks="$on_ticks" -v hz="$hz" -v pairs="$pairs" '
+	$1 == "on" || $1 == "off" { w++; kind[w] = $1; ws[w] = $2 + 50e6; we[w] = $3; next }
+	$1 == "chunk" {
+		# the window holding the whole chunk, away from the switches
+		for (k = 1; k <= w; k++)
+			if ($2 >= ws[k] && $3 <= we[k]) {
+				cpu[k] += $4; wall[k] += $3 - $2; nc[k]++
+				break
+			}
+	}
+	function sort(a, n,   i, j, t) {
+		for (i = 2; i <= n; i++)
+			for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+	}
+	function report(what, a, n,   i, s, ss, m, se) {
+		sort(a, n)
+		for (i = 1; i <= n; i++) { s += a[i]; ss += a[i] * a[i] }
+		m = s / n
+		se = n > 1 ? sqrt((ss - n * m * m) / (n - 1) / n) : 0
+		printf "  %s: median %.4f (quartiles %.4f to %.4f), mean %.4f +- %.4f\n", what,
+			a[int((n + 1) / 2)], a[int((n + 3) / 4)], a[int((3 * n + 1) / 4)], m, 2 * se
+	}
+	END {
+		for (k = 2; k < w; k++) {
+			if (kind[k] != "on" || !nc[k] || !nc[k - 1] || !nc[k + 1])
+				continue
+			off_cpu = (cpu[k - 1] / nc[k - 1] + cpu[k + 1] / nc[k + 1]) / 2
+			off_wall = (wall[k - 1] / nc[k - 1] + wall[k + 1] / nc[k + 1]) / 2
+			n++
+			rc[n] = cpu[k] / nc[k] / off_cpu
+			rw[n] = wall[k] / nc[k] / off_wall
+			chunks += nc[k]
+		}
+		printf "%s: %d windows with the reader (of %d), %.0f chunks each, the reader %.1f%% of a core\n",
+			name, n, pairs, chunks / (n ? n : 1), 100 * on_ticks / hz / pairs
+		if (n) {
+			report("worker CPU", rc, n)
+			report("worker wall", rw, n)
 		}
 	}'
-	for k in 1 2 3; do
-		cat "$work/r_snap_$k" >>"$work/rs$k"
-		cat "$work/r_wall_$k" >>"$work/rw$k"
-	done
-	r=$((r + 1))
-done
-f() { awk '{ printf "%.4f\n", $1 }' "$1" | median; }
-secs() { awk -v k="$1" '{ printf "%.3f\n", $k / 1e9 }' "$work/t_alone" | median; }
-echo "alone: wall s $(secs 1), worker CPU s $(secs 2)"
-echo "snap/alone: worker CPU $(f "$work/rs2"); process CPU $(f "$work/rs3"); wall $(f "$work/rs1")"
-echo "wall/alone: worker CPU $(f "$work/rw2"); process CPU $(f "$work/rw3"); wall $(f "$work/rw1")"
-echo "snapshot CPU ms (gosnap, steady state): $(median <"$work/snapcpu")"
-echo "reader CPU, % of a core: snap $(median <"$work/cpu_snap"); wall $(median <"$work/cpu_wall")"
+}
+
+echo "$n goroutines, Go $ver, $pairs windows of 1 s with each reader; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+run none
+run snap
+run wall
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

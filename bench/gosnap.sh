@@ -8,6 +8,8 @@
 # (a set of their own each, as pprof.Do makes per request), and one goroutine counting loop
 # iterations. bench/gosnap.c takes 11 snapshots 100 ms apart and prints the CPU time of each
 # (CLOCK_PROCESS_CPUTIME_ID); the first, which decodes every label set, is reported apart.
+# Then the same with a garbage collection before every snapshot (GOMANY_GC_MS): a label set
+# cached at an address may have been freed since, so each is proved again.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 srcdir=$(cd "$here/.." && pwd)
@@ -36,6 +38,16 @@ for n in 100 10000 100000; do
 	name=$(awk '/^name/ { print $5 }' "$work/snap")
 	echo "$n goroutines: snapshot CPU ms: first $first, then $steady; naming the first: $name ms"
 	echo "   $(awk '/^snap/ { print $7, "readvs,", $9, "bytes,", $11, "torn"; exit }' "$work/snap")"
+	kill $gp
+	wait $gp 2>/dev/null
+	# The same with a garbage collection every 50 ms: every snapshot comes after one, and
+	# each label set cached before it has to be proved again (it may have been freed).
+	GOMANY_GC_MS=50 "$work/gomany" $n >"$work/out" &
+	gp=$!
+	while ! grep -q ready "$work/out"; do sleep 0.2; done
+	"$work/gosnap" $gp 11 >"$work/snap" || exit 1
+	gc=$(awk '/^snap/ && NR > 2 { print $4 }' "$work/snap" | median)
+	echo "   after a GC cycle each: $gc ms; $(awk '/^snap/ && NR > 2 { t += $11; n++ } END { printf "%.0f torn per snapshot", t / n }' "$work/snap")"
 	kill $gp
 	wait $gp 2>/dev/null
 done
