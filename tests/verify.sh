@@ -111,7 +111,14 @@ utime() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null; }
 for sig in TERM HUP KILL; do
 	"$GOTOP_PERF" verify -p $cpid --rate 3000 --max-stopped 30% >"$T/kill.out" 2>&1 &
 	vpid=$!
-	sleep 1.2
+	# A second into its work (its handlers are in place once it says it verifies; under
+	# valgrind that takes seconds).
+	n=0
+	while ! grep -q '^gotop-perf: verifying PID' "$T/kill.out" 2>/dev/null && [ $n -lt $((100 * gp_slow)) ]; do
+		sleep 0.05
+		n=$((n + 1))
+	done
+	sleep 1
 	kill -$sig $vpid
 	wait $vpid 2>/dev/null
 	rc=$?
