@@ -9,7 +9,8 @@
  *   3. the frame-pointer walk in those copies; label sets through the reader's cache, those
  *      not known yet all together, a vectored read per pointer level (gort_labels_batch);
  *   4. the g's again: a goroutine whose status, sched, stack bounds, id or labels changed
- *      ran meanwhile, and its stack may mix two moments: it is dropped and counted.
+ *      ran meanwhile, and its stack may mix two moments: it is dropped and counted; one
+ *      running at either read (same id, same labels) is kept as running, without a stack.
  *
  * Format facts:
  * - g.sched {sp, pc, ..., bp} is saved when a goroutine parks: mcall saves the caller's pc
@@ -368,6 +369,15 @@ static bool same_running(const struct gsnap_fields *a, const struct gsnap_fields
 	return a->status == GOSNAP_RUNNING && a->goid == b->goid && a->labels == b->labels;
 }
 
+/* A goroutine running at the second read (runnable at the first, preempted and put back,
+ * or woken meanwhile) is kept as running, without the stack read before it ran: that stack
+ * may have changed since. Dropping it would drop, as above, the goroutines that run
+ * (a busy program's goroutines go from running to runnable and back all the time). */
+static bool ran_since(const struct gsnap_fields *a, const struct gsnap_fields *b)
+{
+	return b->status == GOSNAP_RUNNING && a->goid == b->goid && a->labels == b->labels;
+}
+
 /* A stack walk over one goroutine's copy of its stack. */
 struct walk {
 	struct gosnap *s;
@@ -686,6 +696,15 @@ static void chunk(struct gosnap *s, const uint64_t *gptrs, size_t n, int64_t now
 						/* counted when kept: the stats are the result's */
 						st->cut += !!(g->flags & GOSNAP_STACK_CUT);
 						st->repaired += !!(g->flags & GOSNAP_REPAIRED);
+						s->out[keep++] = *g;
+						continue;
+					}
+					if (ran_since(&f1[gi], &f2)) {
+						g->state = GOSNAP_RUNNING;
+						g->flags = (g->flags & GOSNAP_LABELS_BAD) | GOSNAP_NO_STACK;
+						g->nframes = 0;
+						g->wait = NULL;
+						g->wait_ns = -1;
 						s->out[keep++] = *g;
 						continue;
 					}
