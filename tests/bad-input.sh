@@ -94,11 +94,7 @@ for sig in TERM INT; do
 	gpid=$!
 	track $gpid
 	# Signalled once it records (it says so): under valgrind its start takes many seconds.
-	i=0
-	while ! grep -q 'recording PID' "$out" 2>/dev/null && [ $i -lt 600 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
+	wait_line "$out" 'recording PID' 60
 	sleep 1
 	kill -$sig $gpid
 	wait $gpid

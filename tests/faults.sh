@@ -93,11 +93,7 @@ if go_build "$GO_VERSION" plain "$TOP_SRCDIR/tests/workloads/go/labels.go" "$GOW
 	# Starved while it samples only: its threads go to nice 19 once sampling has begun and
 	# back to 0 when the window ends. At nice 19 from the start, a busy machine (another
 	# test, the CI's other job) left it a thousandth of the CPU: no sample after 40 s.
-	n=0
-	while ! grep -q '^gotop-perf: recording' "$out" 2>/dev/null && [ $n -lt $((100 * gp_slow)) ]; do
-		sleep 0.1
-		n=$((n + 1))
-	done
+	wait_line "$out" '^gotop-perf: recording'
 	gp=
 	for p in $(pgrep -f "burst.pb.gz"); do
 		[ "$(cat /proc/$p/comm 2>/dev/null)" = gotop-perf ] && gp=$p

@@ -87,8 +87,7 @@ if [ -n "$last" ]; then
 		"$T/gomany" 20000 >"$T/gomany.out" 2>&1 &
 		gm=$!
 		track $gm
-		n=0
-		while ! grep -q ready "$T/gomany.out" && [ $n -lt 300 ]; do sleep 0.1; n=$((n + 1)); done
+		wait_line "$T/gomany.out" ready 30
 		"$GOTOP_PERF" -p $gm --batch --rows 0 -d 1 -n $((12 * gp_slow)) --view goroutines-wall \
 			>"$T/many" 2>&1
 		kill $gm 2>/dev/null

@@ -113,11 +113,7 @@ for sig in TERM HUP KILL; do
 	vpid=$!
 	# A second into its work (its handlers are in place once it says it verifies; under
 	# valgrind that takes seconds).
-	n=0
-	while ! grep -q '^gotop-perf: verifying PID' "$T/kill.out" 2>/dev/null && [ $n -lt $((100 * gp_slow)) ]; do
-		sleep 0.05
-		n=$((n + 1))
-	done
+	wait_line "$T/kill.out" '^gotop-perf: verifying PID' 5
 	sleep 1
 	kill -$sig $vpid
 	wait $vpid 2>/dev/null

@@ -153,6 +153,16 @@ cmd_pids() {
 		  if ($0 == cmd || (any && index($0, cmd " ") == 1)) print pid }'
 }
 
+# wait_line FILE ERE [SECONDS]: until a line of FILE matches ERE (a program saying it is
+# ready), at most SECONDS (10 unless given, times gp_slow); status 1 when none did.
+wait_line() {
+	_wl=0
+	while ! grep -Eq "$2" "$1" 2>/dev/null; do
+		[ $_wl -lt $((${3:-10} * 10 * gp_slow)) ] || return 1
+		sleep 0.1
+		_wl=$((_wl + 1))
+	done
+}
 finish() { exit $tap_failed; }
 
 # pprof_total FILE [COLUMN [OPTIONS...]]: sum of sample value COLUMN (1-based, default 2) from
