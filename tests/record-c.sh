@@ -5,7 +5,7 @@
 
 need_perf
 need_pprof
-plan 14
+plan 15
 W=$TOP_BUILDDIR/tests/workloads/cchains
 P=$T/c.pb.gz
 
@@ -62,4 +62,19 @@ check "the mapping has the GNU build id of the binary" \
 	grep -q "$(eu-readelf -n "$W" 2>/dev/null | awk '/Build ID:/ { print $3 }')" "$T/raw"
 pprof -traces -lines "$P" >"$T/lines" 2>&1
 check "functions have file:line (cchains.c)" grep -q 'hot_ab .*cchains.c:[0-9]' "$T/lines"
+
+# A command is counted from its exec on. Its execve's work before the exec point (here
+# copying 1.5 MB of arguments, the kernel's copy_strings) runs on the launcher's user
+# stack, gotop-perf's own pcs: counted, it showed as "[unknown]" frames over execve.
+a=$(head -c 100000 /dev/zero | tr '\0' x)
+"$GOTOP_PERF" record -F 20000 -o "$T/exec.pb.gz" -- "$W" 1 $a $a $a $a $a $a $a $a $a $a $a $a $a $a $a \
+	>"$T/exec.out" 2>&1
+pprof_stacks "$T/exec.pb.gz" >"$T/exec.stacks"
+if ! grep -q 'do_syscall_64' "$T/exec.stacks"; then
+	skip "no named kernel frames in the profile: cannot tell execve's parts apart"
+else
+	pre=$(grep -c 'copy_strings' "$T/exec.stacks")
+	check "a command's execve is not sampled before its exec point ($pre stacks in copy_strings)" \
+		[ "$pre" -eq 0 ]
+fi
 finish

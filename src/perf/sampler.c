@@ -1102,7 +1102,11 @@ int sampler_start(struct sampler *s)
 {
 	int r;
 
-	evset_enable(s, s->cur, 1);
+	/* A command not yet exec'd is counted from its exec on, by the kernel: enabled now,
+	 * its execve would be sampled with the launcher's user stack (gotop-perf's own pcs,
+	 * in no mapping of the command). */
+	if (!s->o.enable_on_exec)
+		evset_enable(s, s->cur, 1);
 	s->running = 1;
 	r = pthread_create(&s->thread, NULL, sampler_main, s);
 	if (r) {
