@@ -2,7 +2,7 @@
 # cli.sh: --help, --version, list, man page, and command-line errors with their exit codes.
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
-plan 16
+plan 24
 out=$T/out
 "$GOTOP_PERF" --help >"$out" 2>&1
 check "--help exits 0 and shows record usage" grep -q 'gotop-perf record (-p PID' "$out"
@@ -53,4 +53,20 @@ check "record -e cpu-clock -e cpu-clock is refused (exit 2) naming the event" \
 check "... and so is an event under two of its names (page-faults, faults)" \
 	sh -c "[ $? -eq 2 ] && grep -q \"event 'faults' is given twice (as page-faults)\" '$out'"
 check "man page exists and names the commands" grep -q 'record' "$TOP_BUILDDIR/doc/gotop-perf.1"
+# The display options the live UI and view share: a bad value is the same usage error in
+# both, before any target or file is looked at.
+for cmd in live view; do
+	for bad in "--sort size:invalid sort 'size'" "--rows -3:invalid number of rows '-3'" \
+		"--min-pct 101:invalid percentage '101'" "--tag =x:invalid --tag '=x'"; do
+		opt=${bad%%:*}
+		if [ $cmd = live ]; then
+			"$GOTOP_PERF" --batch $opt -p 1 >"$out" 2>&1
+		else
+			"$GOTOP_PERF" view --batch $opt "$T/none.pb.gz" >"$out" 2>&1
+		fi
+		rc=$?
+		check "$cmd $opt: exit 2 and '${bad#*:}'" \
+			sh -c "[ $rc -eq 2 ] && grep -qF \"${bad#*:}\" '$out' && [ \$(wc -l <'$out') -eq 1 ]"
+	done
+done
 finish

@@ -1,7 +1,9 @@
-/* cli.c: what the commands share: messages, number parsing, the stop signals, and the
- * sampling options of `record` and the live UI. */
+/* cli.c: what the commands share: messages, number parsing, the stop signals, the
+ * sampling options of `record` and the live UI, and the display options of the live UI
+ * and `view`. */
 #include "config.h"
 #include "cli.h"
+#include "ui.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -209,6 +211,123 @@ int cli_sampling_option(struct session_opts *s, int c, const char *arg, size_t m
 	default:
 		return -1;
 	}
+}
+
+void cli_display_init(struct cli_display *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->rows = 25;
+	d->min_pct = 1.0;
+	d->views = "top,tree,labels";
+}
+
+int cli_display_filter(struct cli_display *d, enum model_filter_kind kind, const char *key,
+		       const char *str, int64_t num)
+{
+	if (d->nfilters == CLI_MAX_FILTERS) {
+		cli_error("at most %d focus options", CLI_MAX_FILTERS);
+		return EXIT_USAGE;
+	}
+	d->filters[d->nfilters].kind = kind;
+	d->filters[d->nfilters].key = key;
+	d->filters[d->nfilters].str = str;
+	d->filters[d->nfilters].num = num;
+	d->nfilters++;
+	return 0;
+}
+
+int cli_display_option(struct cli_display *d, int c, char *arg)
+{
+	char *end, *eq;
+	uint64_t v;
+
+	switch (c) {
+	case CLI_OPT_BATCH:
+		d->batch = 1;
+		return 0;
+	case CLI_OPT_VIEW:
+		d->views = arg;
+		return 0;
+	case CLI_OPT_ROWS:
+		errno = 0;
+		d->rows = strtol(arg, &end, 10);
+		if (errno || end == arg || *end || d->rows < 0) {
+			cli_error("invalid number of rows '%s'", arg);
+			return EXIT_USAGE;
+		}
+		return 0;
+	case CLI_OPT_SORT:
+		if (strcmp(arg, "self") && strcmp(arg, "total") && strcmp(arg, "name")) {
+			cli_error("invalid sort '%s' (self, total or name)", arg);
+			return EXIT_USAGE;
+		}
+		d->sort = arg;
+		return 0;
+	case CLI_OPT_MIN_PCT:
+		d->min_pct = strtod(arg, &end);
+		if (end == arg || *end || !(d->min_pct >= 0) || d->min_pct > 100) {
+			cli_error("invalid percentage '%s'", arg);
+			return EXIT_USAGE;
+		}
+		return 0;
+	case CLI_OPT_CALLERS:
+		d->callers = arg;
+		return 0;
+	case CLI_OPT_FOCUS:
+	case CLI_OPT_IGNORE:
+		return cli_display_filter(d, c == CLI_OPT_FOCUS ? MODEL_FOCUS : MODEL_IGNORE, NULL, arg, 0);
+	case CLI_OPT_TAG:
+		eq = strchr(arg, '=');
+		if (!eq || eq == arg) {
+			cli_error("invalid --tag '%s' (KEY=VALUE)", arg);
+			return EXIT_USAGE;
+		}
+		*eq = 0;
+		/* gotop-perf's thread and goroutine labels are numbers */
+		if (!strcmp(arg, "thread") || !strcmp(arg, "goroutine")) {
+			if (cli_parse_u64(eq + 1, &v)) {
+				cli_error("invalid %s '%s'", arg, eq + 1);
+				return EXIT_USAGE;
+			}
+			return cli_display_filter(d, MODEL_LABEL, arg, NULL, (int64_t)v);
+		}
+		return cli_display_filter(d, MODEL_LABEL, arg, eq + 1, 0);
+	case CLI_OPT_SAVE:
+		d->save = arg;
+		return 0;
+	case CLI_OPT_BASE:
+		d->base = arg;
+		return 0;
+	case 'o':
+		d->out_dir = arg;
+		return 0;
+	case CLI_OPT_NO_COLOR:
+		d->no_color = 1;
+		return 0;
+	case CLI_OPT_ASCII:
+		d->ascii = 1;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+void cli_display_apply(const struct cli_display *d, struct ui *ui)
+{
+	size_t i;
+
+	ui->save_dir = d->out_dir;
+	ui->batch_rows = (size_t)d->rows;
+	ui->batch_min_pct = d->min_pct;
+	ui->color = !d->no_color && !(getenv("NO_COLOR") && *getenv("NO_COLOR"));
+	if (d->sort)
+		view_top_set_sort(&ui->views[VIEW_TOP], d->sort);
+	if (d->callers)
+		ui_set_callers_fn(ui, d->callers, strlen(d->callers));
+	for (i = 0; i < d->nfilters; i++)
+		ui_add_filter(ui, d->filters[i].kind, d->filters[i].kind == MODEL_LABEL, d->filters[i].key,
+			      d->filters[i].key ? strlen(d->filters[i].key) : 0, d->filters[i].str,
+			      d->filters[i].str ? strlen(d->filters[i].str) : 0, d->filters[i].num);
 }
 
 void cli_json_str(FILE *f, const char *s)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "gotop/model.h"
 #include "gotop/session.h"
 
 /* Exit codes (documented in --help and gotop-perf.1). */
@@ -58,6 +59,59 @@ void cli_sampling_usage(FILE *f, size_t max_events);
 int cli_sampling_option(struct session_opts *s, int c, const char *arg, size_t max_events);
 /* Defaults what was not given (cpu-clock). */
 void cli_sampling_finish(struct session_opts *s);
+
+/* The display options shared by the live UI and `view`: what --batch prints and how, the
+ * focus filters, the baseline, where snapshots go. They fill a struct cli_display
+ * (cli_display_init first); cli_display_apply hands them to an initialised UI. */
+#define CLI_MAX_FILTERS 8
+struct ui;
+struct cli_display {
+	int batch;
+	const char *views; /* --view's list */
+	long rows;
+	const char *sort;
+	double min_pct;
+	const char *callers;
+	const char *save;
+	const char *base;
+	const char *out_dir;
+	int no_color, ascii;
+	struct {
+		enum model_filter_kind kind;
+		const char *key, *str; /* str NULL: the label's value is the number num */
+		int64_t num;
+	} filters[CLI_MAX_FILTERS];
+	size_t nfilters;
+};
+enum {
+	CLI_OPT_BATCH = 0x220, CLI_OPT_VIEW, CLI_OPT_ROWS, CLI_OPT_SORT, CLI_OPT_MIN_PCT,
+	CLI_OPT_CALLERS, CLI_OPT_FOCUS, CLI_OPT_IGNORE, CLI_OPT_TAG, CLI_OPT_SAVE, CLI_OPT_BASE,
+	CLI_OPT_NO_COLOR, CLI_OPT_ASCII,
+};
+#define CLI_DISPLAY_SHORTOPTS "o:"
+#define CLI_DISPLAY_LONGOPTS                                                   \
+	{ "batch", no_argument, NULL, CLI_OPT_BATCH },                         \
+	{ "view", required_argument, NULL, CLI_OPT_VIEW },                     \
+	{ "rows", required_argument, NULL, CLI_OPT_ROWS },                     \
+	{ "sort", required_argument, NULL, CLI_OPT_SORT },                     \
+	{ "min-pct", required_argument, NULL, CLI_OPT_MIN_PCT },               \
+	{ "callers", required_argument, NULL, CLI_OPT_CALLERS },               \
+	{ "focus", required_argument, NULL, CLI_OPT_FOCUS },                   \
+	{ "ignore", required_argument, NULL, CLI_OPT_IGNORE },                 \
+	{ "tag", required_argument, NULL, CLI_OPT_TAG },                       \
+	{ "save", required_argument, NULL, CLI_OPT_SAVE },                     \
+	{ "base", required_argument, NULL, CLI_OPT_BASE },                     \
+	{ "output-dir", required_argument, NULL, 'o' },                        \
+	{ "no-color", no_argument, NULL, CLI_OPT_NO_COLOR },                   \
+	{ "ascii", no_argument, NULL, CLI_OPT_ASCII }
+void cli_display_init(struct cli_display *d);
+/* As cli_sampling_option, for the display options. */
+int cli_display_option(struct cli_display *d, int c, char *arg);
+/* Adds a focus filter (a command's own options, e.g. --thread): 0 or EXIT_USAGE. */
+int cli_display_filter(struct cli_display *d, enum model_filter_kind kind, const char *key,
+		       const char *str, int64_t num);
+/* Sets what the options say on a UI after ui_init. */
+void cli_display_apply(const struct cli_display *d, struct ui *ui);
 
 /* The commands, dispatched by main.c. */
 int cmd_record(int argc, char **argv);

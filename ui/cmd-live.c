@@ -23,7 +23,6 @@
 #include "gotop/pprof.h"
 #include "gotop/util.h"
 
-#define MAX_OPT_FILTERS 8
 
 struct live_cli {
 	struct session_opts s;
@@ -31,18 +30,9 @@ struct live_cli {
 	double refresh;
 	unsigned window;
 	uint64_t max_memory_mb;
-	int batch;
+	struct cli_display d;
 	uint64_t iterations;
-	const char *views;
-	long rows;
-	const char *sort;
-	double min_pct;
-	const char *callers;
-	const char *out_dir;
-	const char *save;
 	const char *ratio;
-	const char *base;
-	int no_color, ascii;
 	int verify;
 	int no_wall;
 	double wall_hz;
@@ -51,42 +41,24 @@ struct live_cli {
 	int annotate_asm;
 	const char *source_paths[16], *trim_paths[16];
 	size_t nsource_paths, ntrim_paths;
-	struct { enum model_filter_kind kind; const char *key, *str; int64_t num; } filters[MAX_OPT_FILTERS];
-	size_t nfilters;
 };
 
 enum {
-	OPT_REFRESH = 300, OPT_MAX_MEMORY, OPT_BATCH, OPT_VIEW, OPT_ROWS, OPT_SORT, OPT_MIN_PCT,
-	OPT_CALLERS, OPT_FOCUS, OPT_IGNORE, OPT_TAG, OPT_THREAD, OPT_NO_COLOR,
-	OPT_ASCII, OPT_SAVE, OPT_HELP, OPT_VERIFY, OPT_BASE,
-	OPT_RATIO,
+	OPT_REFRESH = 300, OPT_MAX_MEMORY, OPT_THREAD, OPT_HELP, OPT_VERIFY, OPT_RATIO,
 	OPT_ANNOTATE, OPT_ASM, OPT_SOURCE_PATH, OPT_TRIM_PATH,
 	OPT_WALL_HZ, OPT_NO_WALL,
 };
 
 static const struct option long_opts[] = {
 	CLI_SAMPLING_LONGOPTS,
+	CLI_DISPLAY_LONGOPTS,
 	{ "refresh", required_argument, NULL, OPT_REFRESH },
 	{ "delay", required_argument, NULL, 'd' },
 	{ "window", required_argument, NULL, 'w' },
 	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
-	{ "batch", no_argument, NULL, OPT_BATCH },
 	{ "iterations", required_argument, NULL, 'n' },
-	{ "view", required_argument, NULL, OPT_VIEW },
-	{ "rows", required_argument, NULL, OPT_ROWS },
-	{ "sort", required_argument, NULL, OPT_SORT },
-	{ "min-pct", required_argument, NULL, OPT_MIN_PCT },
-	{ "callers", required_argument, NULL, OPT_CALLERS },
-	{ "focus", required_argument, NULL, OPT_FOCUS },
-	{ "ignore", required_argument, NULL, OPT_IGNORE },
-	{ "tag", required_argument, NULL, OPT_TAG },
 	{ "thread", required_argument, NULL, OPT_THREAD },
-	{ "output-dir", required_argument, NULL, 'o' },
-	{ "no-color", no_argument, NULL, OPT_NO_COLOR },
-	{ "ascii", no_argument, NULL, OPT_ASCII },
-	{ "save", required_argument, NULL, OPT_SAVE },
 	{ "ratio", required_argument, NULL, OPT_RATIO },
-	{ "base", required_argument, NULL, OPT_BASE },
 	{ "verify", no_argument, NULL, OPT_VERIFY },
 	{ "wall-hz", required_argument, NULL, OPT_WALL_HZ },
 	{ "no-wall", no_argument, NULL, OPT_NO_WALL },
@@ -151,21 +123,6 @@ static void live_usage(FILE *f)
 	cmd_live_options(f);
 }
 
-static int add_filter(struct live_cli *o, enum model_filter_kind kind, const char *key,
-		      const char *str, int64_t num)
-{
-	if (o->nfilters == MAX_OPT_FILTERS) {
-		cli_error("at most %d focus options", MAX_OPT_FILTERS);
-		return EXIT_USAGE;
-	}
-	o->filters[o->nfilters].kind = kind;
-	o->filters[o->nfilters].key = key;
-	o->filters[o->nfilters].str = str;
-	o->filters[o->nfilters].num = num;
-	o->nfilters++;
-	return 0;
-}
-
 /* A flat getopt switch, one case per option of long_opts. */
 static int parse_args(int argc, char **argv, struct live_cli *o)
 {
@@ -173,18 +130,18 @@ static int parse_args(int argc, char **argv, struct live_cli *o)
 
 	memset(o, 0, sizeof(*o));
 	session_opts_init(&o->s);
+	cli_display_init(&o->d);
 	o->refresh = 1.0;
-	o->rows = 25;
-	o->min_pct = 1.0;
 	o->max_memory_mb = LIVE_DEFAULT_MAX_MEM_MB;
-	o->views = "top,tree,labels";
 	o->wall_hz = 10;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+" CLI_SAMPLING_SHORTOPTS "d:w:n:o:", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+" CLI_SAMPLING_SHORTOPTS CLI_DISPLAY_SHORTOPTS "d:w:n:", long_opts, NULL)) != -1) {
 		uint64_t v;
 		double d;
 		int r = cli_sampling_option(&o->s, c, optarg, 1);
 
+		if (r < 0)
+			r = cli_display_option(&o->d, c, optarg);
 		if (r > 0)
 			return r;
 		if (r == 0)
@@ -214,46 +171,12 @@ static int parse_args(int argc, char **argv, struct live_cli *o)
 				return EXIT_USAGE;
 			}
 			break;
-		case OPT_BATCH:
-			o->batch = 1;
-			break;
 		case 'n':
 			if (cli_parse_u64(optarg, &o->iterations)) {
 				cli_error("invalid number of iterations '%s'", optarg);
 				return EXIT_USAGE;
 			}
 			break;
-		case OPT_VIEW:
-			o->views = optarg;
-			break;
-		case OPT_ROWS: {
-			char *end;
-
-			errno = 0;
-			o->rows = strtol(optarg, &end, 10);
-			if (errno || *end || o->rows < 0) {
-				cli_error("invalid number of rows '%s'", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		}
-		case OPT_SORT:
-			if (strcmp(optarg, "self") && strcmp(optarg, "total") && strcmp(optarg, "name")) {
-				cli_error("invalid sort '%s' (self, total or name)", optarg);
-				return EXIT_USAGE;
-			}
-			o->sort = optarg;
-			break;
-		case OPT_MIN_PCT: {
-			char *end;
-
-			o->min_pct = strtod(optarg, &end);
-			if (*end || !(o->min_pct >= 0) || o->min_pct > 100) {
-				cli_error("invalid percentage '%s'", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		}
 		case OPT_ANNOTATE:
 			o->annotate = optarg;
 			break;
@@ -273,57 +196,14 @@ static int parse_args(int argc, char **argv, struct live_cli *o)
 			list[(*n)++] = optarg;
 			break;
 		}
-		case OPT_CALLERS:
-			o->callers = optarg;
-			break;
-		case OPT_FOCUS:
-		case OPT_IGNORE:
-			r = add_filter(o, c == OPT_FOCUS ? MODEL_FOCUS : MODEL_IGNORE, NULL, optarg, 0);
-			if (r)
-				return r;
-			break;
-		case OPT_TAG: {
-			char *eq = strchr(optarg, '=');
-
-			if (!eq || eq == optarg) {
-				cli_error("invalid --tag '%s' (KEY=VALUE)", optarg);
-				return EXIT_USAGE;
-			}
-			*eq = 0;
-			/* thread and goroutine labels are numbers */
-			if (!strcmp(optarg, "thread") || !strcmp(optarg, "goroutine")) {
-				if (cli_parse_u64(eq + 1, &v)) {
-					cli_error("invalid %s '%s'", optarg, eq + 1);
-					return EXIT_USAGE;
-				}
-				r = add_filter(o, MODEL_LABEL, optarg, NULL, (int64_t)v);
-			} else {
-				r = add_filter(o, MODEL_LABEL, optarg, eq + 1, 0);
-			}
-			if (r)
-				return r;
-			break;
-		}
 		case OPT_THREAD:
 			if (cli_parse_u64(optarg, &v) || v > 0x7fffffff) {
 				cli_error("invalid thread id '%s'", optarg);
 				return EXIT_USAGE;
 			}
-			r = add_filter(o, MODEL_LABEL, "thread", NULL, (int64_t)v);
+			r = cli_display_filter(&o->d, MODEL_LABEL, "thread", NULL, (int64_t)v);
 			if (r)
 				return r;
-			break;
-		case 'o':
-			o->out_dir = optarg;
-			break;
-		case OPT_NO_COLOR:
-			o->no_color = 1;
-			break;
-		case OPT_ASCII:
-			o->ascii = 1;
-			break;
-		case OPT_SAVE:
-			o->save = optarg;
 			break;
 		case OPT_RATIO:
 			if (!strchr(optarg, '/') || optarg[0] == '/' || !strchr(optarg, '/')[1]) {
@@ -349,9 +229,6 @@ static int parse_args(int argc, char **argv, struct live_cli *o)
 		case OPT_NO_WALL:
 			o->no_wall = 1;
 			break;
-		case OPT_BASE:
-			o->base = optarg;
-			break;
 		case OPT_HELP:
 			live_usage(stdout);
 			exit(EXIT_OK);
@@ -374,7 +251,7 @@ static int parse_args(int argc, char **argv, struct live_cli *o)
 				 : "nothing to profile: give -p PID or -- COMMAND");
 		return EXIT_USAGE;
 	}
-	if (!o->batch && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
+	if (!o->d.batch && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
 		cli_error("the live UI needs a terminal; use --batch for text output");
 		return EXIT_USAGE;
 	}
@@ -552,13 +429,13 @@ static int run_batch(struct ui *ui, struct live_cli *o)
 		/* One iteration per refresh (not for the answers to requests). */
 		if (!(r & R_REDRAW) || !ui->snap || !(ui->snap->periodic || ui->snap->exited))
 			continue;
-		batch_print_iteration(ui, o->views, ++iter, o->callers != NULL);
+		batch_print_iteration(ui, o->d.views, ++iter, o->d.callers != NULL);
 		if (ui->snap->exited || (o->iterations && iter >= o->iterations))
 			break;
 	}
-	if (o->save) {
+	if (o->d.save) {
 		/* The data of the last iteration printed: the same snapshot. */
-		if (ui_save(ui, o->save)) {
+		if (ui_save(ui, o->d.save)) {
 			cli_error("%s", ui->status);
 			return EXIT_FAIL;
 		}
@@ -627,22 +504,14 @@ static void setup_ui(struct ui *ui, const struct live_cli *o, struct live *live,
 	const struct session_info *info = live_session_info(live);
 	size_t i;
 
-	ui_init(ui, o->batch);
+	ui_init(ui, o->d.batch);
 	ui->live = live;
 	ui->kernel = info->kernel;
 	ui->freq_default = o->s.freq;
-	ui->save_dir = o->out_dir;
 	ui->spawned = info->spawned;
-	ui->batch_rows = (size_t)o->rows;
-	ui->batch_min_pct = o->min_pct;
 	ui->ratio = o->ratio;
-	ui->color = !o->no_color && !(getenv("NO_COLOR") && *getenv("NO_COLOR"));
 	if (o->window)
 		ui->window_len = o->window;
-	if (o->sort)
-		view_top_set_sort(&ui->views[VIEW_TOP], o->sort);
-	if (o->callers)
-		ui_set_callers_fn(ui, o->callers, strlen(o->callers));
 	if (o->annotate)
 		view_annotate_set_fn(&ui->views[VIEW_ANNOTATE], o->annotate, strlen(o->annotate));
 	view_annotate_set_asm(&ui->views[VIEW_ANNOTATE], o->annotate_asm);
@@ -650,10 +519,7 @@ static void setup_ui(struct ui *ui, const struct live_cli *o, struct live *live,
 		view_annotate_add_path(&ui->views[VIEW_ANNOTATE], 0, o->source_paths[i]);
 	for (i = 0; i < o->ntrim_paths; i++)
 		view_annotate_add_path(&ui->views[VIEW_ANNOTATE], 1, o->trim_paths[i]);
-	for (i = 0; i < o->nfilters; i++)
-		ui_add_filter(ui, o->filters[i].kind, o->filters[i].kind == MODEL_LABEL, o->filters[i].key,
-			      o->filters[i].key ? strlen(o->filters[i].key) : 0, o->filters[i].str,
-			      o->filters[i].str ? strlen(o->filters[i].str) : 0, o->filters[i].num);
+	cli_display_apply(&o->d, ui);
 	if (!info->kernel)
 		ui_set_status(ui, UA_DIM, "%s", info->kernel_why);
 	ui->target_pid = info->pid;
@@ -670,11 +536,11 @@ static void setup_ui(struct ui *ui, const struct live_cli *o, struct live *live,
 	else if (!(ui->wall = livewall_start(info->pid, o->wall_hz,
 					     o->wall_hz_set ? 0 : LIVEWALL_DEFAULT_MAX_CPU, oncpu,
 					     ui->wall_why,
-					     sizeof(ui->wall_why))) && o->batch)
+					     sizeof(ui->wall_why))) && o->d.batch)
 		cli_error("wall clock: %s", ui->wall_why); /* profiling goes on without it */
 	if (o->verify) {
 		ui_verify_toggle(ui);
-		if (o->batch && ui->status_attr == UA_ERR)
+		if (o->d.batch && ui->status_attr == UA_ERR)
 			cli_error("%s", ui->status); /* profiling goes on without it */
 	}
 }
@@ -691,14 +557,14 @@ int cmd_live(int argc, char **argv)
 	rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc;
-	if (o.batch && (rc = batch_check_views(o.views)))
+	if (o.d.batch && (rc = batch_check_views(o.d.views)))
 		return rc;
-	if (o.save && (rc = pprof_check_writable(o.save))) {
-		cli_error("cannot write %s: %s", o.save, strerror(-rc));
+	if (o.d.save && (rc = pprof_check_writable(o.d.save))) {
+		cli_error("cannot write %s: %s", o.d.save, strerror(-rc));
 		return EXIT_FAIL;
 	}
 	setlocale(LC_ALL, "");
-	tl_utf8 = !o.ascii && !strcmp(nl_langinfo(CODESET), "UTF-8");
+	tl_utf8 = !o.d.ascii && !strcmp(nl_langinfo(CODESET), "UTF-8");
 #ifdef M_MMAP_THRESHOLD
 	/* The live session rebuilds its model at every refresh. With glibc's adaptive
 	 * threshold such ever-larger blocks come from the heap and fragment it: large blocks
@@ -706,8 +572,8 @@ int cmd_live(int argc, char **argv)
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	mallopt(M_TRIM_THRESHOLD, 128 * 1024);
 #endif
-	if (o.base && !(base = pprof_read_file(o.base))) {
-		cli_error("%s: %s", o.base, errno == EBADMSG ? "not a pprof profile, or a corrupt one"
+	if (o.d.base && !(base = pprof_read_file(o.d.base))) {
+		cli_error("%s: %s", o.d.base, errno == EBADMSG ? "not a pprof profile, or a corrupt one"
 							       : strerror(errno));
 		return EXIT_FAIL;
 	}
@@ -718,8 +584,8 @@ int cmd_live(int argc, char **argv)
 	}
 	setup_ui(&ui, &o, live, oncpu);
 	if (base)
-		ui_base_set(&ui, base, o.base);
-	if (o.batch) {
+		ui_base_set(&ui, base, o.d.base);
+	if (o.d.batch) {
 		ui.width = 200;
 		ui.rows = 1000000;
 		rc = run_batch(&ui, &o);

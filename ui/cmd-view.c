@@ -19,48 +19,18 @@
 #include "gotop/pprof.h"
 #include "gotop/util.h"
 
-#define MAX_OPT_FILTERS 8
-
 struct view_cli {
 	char **files;
 	size_t nfiles;
 	const char *sample_index;
-	const char *base;
-	int batch;
-	const char *views;
-	long rows;
-	const char *sort;
-	double min_pct;
-	const char *callers;
-	const char *save;
-	const char *out_dir;
-	int no_color, ascii;
-	struct { enum model_filter_kind kind; const char *key, *str; } filters[MAX_OPT_FILTERS];
-	size_t nfilters;
+	struct cli_display d;
 };
 
-enum {
-	OPT_BATCH = 300, OPT_VIEW, OPT_ROWS, OPT_SORT, OPT_MIN_PCT, OPT_CALLERS, OPT_FOCUS,
-	OPT_IGNORE, OPT_TAG, OPT_SAVE, OPT_NO_COLOR, OPT_ASCII, OPT_SAMPLE_INDEX, OPT_HELP,
-	OPT_BASE,
-};
+enum { OPT_SAMPLE_INDEX = 300, OPT_HELP };
 
 static const struct option long_opts[] = {
-	{ "batch", no_argument, NULL, OPT_BATCH },
-	{ "view", required_argument, NULL, OPT_VIEW },
-	{ "rows", required_argument, NULL, OPT_ROWS },
-	{ "sort", required_argument, NULL, OPT_SORT },
-	{ "min-pct", required_argument, NULL, OPT_MIN_PCT },
-	{ "callers", required_argument, NULL, OPT_CALLERS },
-	{ "focus", required_argument, NULL, OPT_FOCUS },
-	{ "ignore", required_argument, NULL, OPT_IGNORE },
-	{ "tag", required_argument, NULL, OPT_TAG },
-	{ "save", required_argument, NULL, OPT_SAVE },
-	{ "output-dir", required_argument, NULL, 'o' },
+	CLI_DISPLAY_LONGOPTS,
 	{ "sample-index", required_argument, NULL, OPT_SAMPLE_INDEX },
-	{ "base", required_argument, NULL, OPT_BASE },
-	{ "no-color", no_argument, NULL, OPT_NO_COLOR },
-	{ "ascii", no_argument, NULL, OPT_ASCII },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -85,101 +55,25 @@ static void view_usage(FILE *f)
 	      "                         gzipped pprof)\n", f);
 }
 
-static int add_filter(struct view_cli *o, enum model_filter_kind kind, const char *key,
-		      const char *str)
-{
-	if (o->nfilters == MAX_OPT_FILTERS) {
-		cli_error("at most %d focus options", MAX_OPT_FILTERS);
-		return EXIT_USAGE;
-	}
-	o->filters[o->nfilters].kind = kind;
-	o->filters[o->nfilters].key = key;
-	o->filters[o->nfilters].str = str;
-	o->nfilters++;
-	return 0;
-}
-
-/* A flat getopt switch, one case per option of long_opts; files may come anywhere. */
+/* A flat getopt switch over the options of this command, after the shared ones; files
+ * may come anywhere. */
 static int parse_args(int argc, char **argv, struct view_cli *o)
 {
-	int c, r;
+	int c;
 
 	memset(o, 0, sizeof(*o));
-	o->rows = 25;
-	o->min_pct = 1.0;
-	o->views = "top,tree,labels";
+	cli_display_init(&o->d);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:", long_opts, NULL)) != -1) {
-		char *end;
+	while ((c = getopt_long(argc, argv, CLI_DISPLAY_SHORTOPTS, long_opts, NULL)) != -1) {
+		int r = cli_display_option(&o->d, c, optarg);
 
+		if (r > 0)
+			return r;
+		if (r == 0)
+			continue;
 		switch (c) {
-		case OPT_BATCH:
-			o->batch = 1;
-			break;
-		case OPT_VIEW:
-			o->views = optarg;
-			break;
-		case OPT_ROWS:
-			errno = 0;
-			o->rows = strtol(optarg, &end, 10);
-			if (errno || *end || o->rows < 0) {
-				cli_error("invalid number of rows '%s'", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_SORT:
-			if (strcmp(optarg, "self") && strcmp(optarg, "total") && strcmp(optarg, "name")) {
-				cli_error("invalid sort '%s' (self, total or name)", optarg);
-				return EXIT_USAGE;
-			}
-			o->sort = optarg;
-			break;
-		case OPT_MIN_PCT:
-			o->min_pct = strtod(optarg, &end);
-			if (*end || !(o->min_pct >= 0) || o->min_pct > 100) {
-				cli_error("invalid percentage '%s'", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_CALLERS:
-			o->callers = optarg;
-			break;
-		case OPT_FOCUS:
-		case OPT_IGNORE:
-			r = add_filter(o, c == OPT_FOCUS ? MODEL_FOCUS : MODEL_IGNORE, NULL, optarg);
-			if (r)
-				return r;
-			break;
-		case OPT_TAG: {
-			char *eq = strchr(optarg, '=');
-
-			if (!eq || eq == optarg) {
-				cli_error("invalid --tag '%s' (KEY=VALUE)", optarg);
-				return EXIT_USAGE;
-			}
-			*eq = 0;
-			r = add_filter(o, MODEL_LABEL, optarg, eq + 1);
-			if (r)
-				return r;
-			break;
-		}
-		case OPT_SAVE:
-			o->save = optarg;
-			break;
-		case 'o':
-			o->out_dir = optarg;
-			break;
 		case OPT_SAMPLE_INDEX:
 			o->sample_index = optarg;
-			break;
-		case OPT_BASE:
-			o->base = optarg;
-			break;
-		case OPT_NO_COLOR:
-			o->no_color = 1;
-			break;
-		case OPT_ASCII:
-			o->ascii = 1;
 			break;
 		case OPT_HELP:
 			view_usage(stdout);
@@ -195,7 +89,7 @@ static int parse_args(int argc, char **argv, struct view_cli *o)
 		cli_error("view: no file given (gotop-perf view FILE...)");
 		return EXIT_USAGE;
 	}
-	if (!o->batch && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
+	if (!o->d.batch && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
 		cli_error("the UI needs a terminal; use --batch for text output");
 		return EXIT_USAGE;
 	}
@@ -390,24 +284,11 @@ static struct live_snapshot *files_snapshot(struct prof *p, const struct view_cl
 
 static void setup_ui(struct ui *ui, const struct view_cli *o, struct live_snapshot *s)
 {
-	size_t i;
-
-	ui_init(ui, o->batch);
+	ui_init(ui, o->d.batch);
 	ui->snap = s;
 	ui->snap_seq = s->seq;
 	ui->files = s->cmdline;
-	ui->save_dir = o->out_dir;
-	ui->batch_rows = (size_t)o->rows;
-	ui->batch_min_pct = o->min_pct;
-	ui->color = !o->no_color && !(getenv("NO_COLOR") && *getenv("NO_COLOR"));
-	if (o->sort)
-		view_top_set_sort(&ui->views[VIEW_TOP], o->sort);
-	if (o->callers)
-		ui_set_callers_fn(ui, o->callers, strlen(o->callers));
-	for (i = 0; i < o->nfilters; i++)
-		ui_add_filter(ui, o->filters[i].kind, o->filters[i].kind == MODEL_LABEL, o->filters[i].key,
-			      o->filters[i].key ? strlen(o->filters[i].key) : 0, o->filters[i].str,
-			      strlen(o->filters[i].str), 0);
+	cli_display_apply(&o->d, ui);
 	ui->ev = live_snapshot_event(s, s->event);
 	ui_rebuild(ui);
 }
@@ -424,14 +305,14 @@ int cmd_view(int argc, char **argv)
 	rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc;
-	if (o.batch && (rc = batch_check_views(o.views)))
+	if (o.d.batch && (rc = batch_check_views(o.d.views)))
 		return rc;
-	if (o.save && (rc = pprof_check_writable(o.save))) {
-		cli_error("cannot write %s: %s", o.save, strerror(-rc));
+	if (o.d.save && (rc = pprof_check_writable(o.d.save))) {
+		cli_error("cannot write %s: %s", o.d.save, strerror(-rc));
 		return EXIT_FAIL;
 	}
 	setlocale(LC_ALL, "");
-	tl_utf8 = !o.ascii && !strcmp(nl_langinfo(CODESET), "UTF-8");
+	tl_utf8 = !o.d.ascii && !strcmp(nl_langinfo(CODESET), "UTF-8");
 	p = read_files(o.files, o.nfiles);
 	if (!p)
 		return EXIT_FAIL;
@@ -441,12 +322,12 @@ int cmd_view(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	setup_ui(&ui, &o, s);
-	if (o.base) {
-		struct prof *b = pprof_read_file(o.base);
+	if (o.d.base) {
+		struct prof *b = pprof_read_file(o.d.base);
 		size_t i, nt;
 
 		if (!b) {
-			file_error(o.base, errno);
+			file_error(o.d.base, errno);
 			ui_fini(&ui);
 			return EXIT_FAIL;
 		}
@@ -460,15 +341,15 @@ int cmd_view(int argc, char **argv)
 			prof_free(b);
 			b = q;
 		}
-		ui_base_set(&ui, b, o.base);
+		ui_base_set(&ui, b, o.d.base);
 	}
-	if (o.batch) {
+	if (o.d.batch) {
 		ui.width = 200;
 		ui.rows = 1000000;
-		batch_print_iteration(&ui, o.views, 1, o.callers != NULL);
+		batch_print_iteration(&ui, o.d.views, 1, o.d.callers != NULL);
 		rc = EXIT_OK;
-		if (o.save) {
-			if (ui_save(&ui, o.save)) {
+		if (o.d.save) {
+			if (ui_save(&ui, o.d.save)) {
 				cli_error("%s", ui.status);
 				rc = EXIT_FAIL;
 			} else {
