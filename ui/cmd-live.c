@@ -23,7 +23,6 @@
 #include "gotop/pprof.h"
 #include "gotop/util.h"
 
-
 struct live_cli {
 	struct session_opts s;
 	char **command;
@@ -135,7 +134,8 @@ static int parse_args(int argc, char **argv, struct live_cli *o)
 	o->max_memory_mb = LIVE_DEFAULT_MAX_MEM_MB;
 	o->wall_hz = 10;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+" CLI_SAMPLING_SHORTOPTS CLI_DISPLAY_SHORTOPTS "d:w:n:", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+" CLI_SAMPLING_SHORTOPTS CLI_DISPLAY_SHORTOPTS "d:w:n:",
+				long_opts, NULL)) != -1) {
 		uint64_t v;
 		double d;
 		int r = cli_sampling_option(&o->s, c, optarg, 1);
