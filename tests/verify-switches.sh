@@ -8,8 +8,9 @@
 # Checked per Go release of GO_VERSIONS: comparisons that cross a switch are counted; at most 1%
 # of the repaired crossing stacks disagree with the truth; the crossing truths themselves follow
 # Go's rule (a cgo call's C frames have, after runtime.cgocall, the Go caller of the call, as in
-# Go's own profile; a stack growth's runtime.morestack is followed by main.growDeep, the
-# function whose stack grows; a callback's runtime.cgocallback by runtime.cgocall, the
+# Go's own profile; runtime.morestack is followed by the function whose prologue called it:
+# main.growDeep, whose stack grows, or a function preempted there (runtime.newstack also
+# serves preemption requests), then the goroutine's frames; a callback's runtime.cgocallback by runtime.cgocall, the
 # _Cfunc_ wrapper and main.callbackLoop; the truth ends at runtime.goexit); at most 1% of the
 # repaired callback stacks disagree; the target is left running, untraced, and stopped at
 # most --max-stopped of the time.
@@ -27,7 +28,8 @@ json() { jq -r "$2" "$1" 2>/dev/null; }
 # truth crossed a switch (cross_at=): all; with c_inner; of those with the Go caller of the
 # cgo call right after runtime.cgocall (main._Cfunc_c_outer and main.cgoLoop, or
 # c_callback's main._Cfunc_c_callback and main.callbackLoop); through runtime.morestack; of
-# those with main.growDeep right after it (both without the stops in a signal handler, whose
+# those with main.growDeep right after it, or a named function and then the goroutine's
+# frames up to runtime.goexit (both without the stops in a signal handler, whose
 # truth goes through the kernel's signal frame by libc's CFI: where the signal came decides
 # what follows); ending at runtime.goexit or at the verifier's 256
 # frames (a recursion 2000 deep); through a callback's runtime.cgocallback; of those with
@@ -46,7 +48,8 @@ crossings() {
 		if (fn ~ /(^|;)c_inner;/) { c++
 			if (fn ~ /;runtime\.cgocall;main\._Cfunc_c_(outer;main\.cgoLoop|callback;main\.callbackLoop);/) cok++ }
 		if (fn ~ /;runtime\.morestack;/ && fn !~ /^runtime\.(cgoS|s)igtramp;/) { g++
-			if (fn ~ /;runtime\.morestack;main\.growDeep;/) gok++ }
+			if (fn ~ /;runtime\.morestack;main\.growDeep;/ ||
+			    fn ~ /;runtime\.morestack;[A-Za-z_][^;?]*\.[^;?]+;([A-Za-z_][^;?]*;)*runtime\.goexit$/) gok++ }
 		if (fn ~ /;runtime\.goexit$/ || nt >= 256) top++
 		if (fn ~ /;runtime\.cgocallback;/) { cb++
 			if (fn ~ /;runtime\.cgocallback;runtime\.cgocall;main\._Cfunc_c_callback;main\.callbackLoop;/) cbok++
@@ -96,8 +99,8 @@ for v in $GO_VERSIONS; do
 	check "go$v: <= 1% of the repaired crossing stacks disagree with the truth ($repp%, $repw of ${n:-0})" \
 		awk -v p="$repp" -v n="${n:-0}" 'BEGIN { exit !(n > 0 && p <= 1) }'
 	set -- $(crossings "$T/v-$v.out")
-	diag "go$v: crossing truths: $1; through c_inner $2, with the cgo call's Go caller after runtime.cgocall $3; through morestack $4, with main.growDeep after it $5; ending at runtime.goexit $6"
-	check "go$v: crossing truths follow Go's rule: C under the cgo call's Go caller ($3 of $2), morestack under main.growDeep ($5 of $4)" \
+	diag "go$v: crossing truths: $1; through c_inner $2, with the cgo call's Go caller after runtime.cgocall $3; through morestack $4, with main.growDeep or a named caller up to goexit after it $5; ending at runtime.goexit $6"
+	check "go$v: crossing truths follow Go's rule: C under the cgo call's Go caller ($3 of $2), morestack under its caller ($5 of $4)" \
 		sh -c "[ ${2:-0} -gt 0 ] && [ ${4:-0} -gt 0 ] && [ ${3:-0} -eq ${2:-0} ] && [ ${5:-0} -eq ${4:-0} ]"
 	# The truth goes on to the goroutine's first frame unless the unwind stops early (a
 	# frame without unwind information).
