@@ -1,6 +1,6 @@
 /* cli.h: what the commands share: exit codes, messages, number parsing, the stop signals,
- * the sampling options of `record` and the live UI (cli.c), and the commands (main.c's
- * table). */
+ * the sampling options of `record` and the live UI, the display options of the live UI and
+ * `view` (cli.c), and the commands (main.c's table). */
 #ifndef GOTOP_CLI_H
 #define GOTOP_CLI_H
 
