@@ -213,11 +213,13 @@ if go_build "$GO_VERSION" plain "$TOP_SRCDIR/tests/workloads/go/demo.go" "$GOW/d
 	# line and the row's name are read again before Enter, and the keys sent again (up to
 	# 5 times) when the cursor is not on search.
 	wait_for '^ +[0-9.]+% +[0-9]+  search ' >/dev/null
+	# search_row: the screen row of "search" under the column titles.
+	search_row() { awk '/SHARE% +SAMPLES/ { s = NR; next } s && $3 == "search" { print NR - s; exit }' "$T/pane.txt"; }
 	try=0
 	placed=
 	while [ $try -lt 5 ]; do
 		pane >"$T/pane.txt" 2>/dev/null
-		n=$(awk '/SHARE% +SAMPLES/ { s = NR; next } s && $3 == "search" { print NR - s; exit }' "$T/pane.txt")
+		n=$(search_row)
 		keys g
 		i=1
 		while [ $i -lt "${n:-1}" ]; do keys j; i=$((i + 1)); done
@@ -226,7 +228,7 @@ if go_build "$GO_VERSION" plain "$TOP_SRCDIR/tests/workloads/go/demo.go" "$GOW/d
 			sleep 0.2
 			pane >"$T/pane.txt" 2>/dev/null
 			grep -Eq "^ *${n:-1}/[0-9]+ *\$" "$T/pane.txt" &&
-				[ "$(awk '/SHARE% +SAMPLES/ { s = NR; next } s && $3 == "search" { print NR - s; exit }' "$T/pane.txt")" = "${n:-1}" ] &&
+				[ "$(search_row)" = "${n:-1}" ] &&
 				placed=1 && break 2
 			k=$((k + 1))
 		done
