@@ -114,10 +114,15 @@ void sampler_set_notify_fd(struct sampler *s, int fd);
 /* Drains the rings on the calling thread and queues what they held, for a consumer
  * that wants every sample up to now (a refresh) without the thread waking often. */
 void sampler_flush(struct sampler *s);
-/* Changes the drain interval (sampler_opts.drain_ms; 0 is ignored) from now on: for a
- * command that execs a Go program after it started as something else (a shell
- * script), whose goroutines are read at the drain. Any thread. */
-void sampler_set_drain_ms(struct sampler *s, unsigned ms);
+/* Changes the drain intervals (sampler_opts.drain_ms and drain_idle_ms; ms 0 is ignored)
+ * from now on: for a command that execs a Go program after it started as something else
+ * (a shell script), whose goroutines are read at the drain, and for a BPF program loaded
+ * after the sampler started. Any thread. */
+void sampler_set_drain_ms(struct sampler *s, unsigned ms, unsigned idle_ms);
+/* Attaches BPF program prog_fd (sampler_opts.bpf) to the events open now and to those
+ * opened from now on, when none is attached yet: for a program that loads while the
+ * sampler runs. The program's fd must outlive the sampler. Any thread. */
+void sampler_set_bpf(struct sampler *s, int prog_fd);
 void sampler_batch_free(struct sampler *s, struct sample_batch *b);
 /* Switches to another event or rate without stopping: opens the new events first;
  * if that fails, the current ones keep running and err says why. 0 or -errno. */

@@ -113,7 +113,7 @@ struct sampler {
 	size_t wake_bytes;  /* sampler_set_wake_bytes: a wait in sampler_take ends at this many */
 	int notify_fd;      /* sampler_set_notify_fd, or -1 */
 	int kicked; /* sampler_kick: the next wait in sampler_take returns at once */
-	unsigned drain_req; /* sampler_set_drain_ms, taken by the thread (atomic) */
+	unsigned drain_req, drain_idle_req; /* sampler_set_drain_ms, taken by the thread (atomic) */
 	int hook_idle;      /* the hook's last end-of-drain call said the next drain may wait
 			     * (written under lock, read atomically) */
 	struct sample_batch *fill;
@@ -277,6 +277,15 @@ static void evset_close(struct sampler *s, struct evset *es)
 	es->owner = NULL;
 }
 
+/* Gives the event the BPF program (sampler_opts.bpf). An event that refuses it still
+ * samples. */
+static void attach_bpf(struct sampler *s, int fd)
+{
+	__atomic_fetch_add(ioctl(fd, PERF_EVENT_IOC_SET_BPF, s->o.bpf_prog_fd) == 0 ? &s->st.bpf_attached
+										    : &s->st.bpf_failed,
+			   1, __ATOMIC_RELAXED);
+}
+
 static struct tev *evset_find(struct evset *es, pid_t tid)
 {
 	size_t i;
@@ -327,11 +336,9 @@ static int evset_add_thread(struct sampler *s, struct evset *es, pid_t tid)
 		}
 		if (err)
 			break;
-		/* Before the event is enabled: its first sample already runs the program. An
-		 * event that refuses it still samples. */
+		/* Before the event is enabled: its first sample already runs the program. */
 		if (s->o.bpf)
-			__atomic_fetch_add(ioctl((int)fd, PERF_EVENT_IOC_SET_BPF, s->o.bpf_prog_fd) == 0
-					   ? &s->st.bpf_attached : &s->st.bpf_failed, 1, __ATOMIC_RELAXED);
+			attach_bpf(s, (int)fd);
 		if (es->owner[c] < 0) {
 			void *m = mmap(NULL, es->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
 
@@ -900,16 +907,18 @@ struct drain_wait {
 };
 
 /* The drain interval for this turn: sampler_set_drain_ms's, else the option's, or the
- * longer idle one while the hook says the target is idle. Sets the sleep and the timer
+ * longer idle one (of the same source) while the hook says the target is idle. Sets the sleep and the timer
  * slack when it changes. */
 static void drain_wait_update(struct sampler *s, struct drain_wait *w)
 {
-	unsigned want = __atomic_load_n(&s->drain_req, __ATOMIC_RELAXED);
+	unsigned want = __atomic_load_n(&s->drain_req, __ATOMIC_RELAXED), idle = s->o.drain_idle_ms;
 
-	if (!want)
+	if (want)
+		idle = __atomic_load_n(&s->drain_idle_req, __ATOMIC_RELAXED);
+	else
 		want = s->o.drain_ms ? s->o.drain_ms : DRAIN_DEFAULT_MS;
-	if (s->o.drain_idle_ms > want && __atomic_load_n(&s->hook_idle, __ATOMIC_RELAXED))
-		want = s->o.drain_idle_ms;
+	if (idle > want && __atomic_load_n(&s->hook_idle, __ATOMIC_RELAXED))
+		want = idle;
 	if (want == w->drain_ms)
 		return;
 	w->drain_ms = want;
@@ -1188,12 +1197,29 @@ void sampler_set_notify_fd(struct sampler *s, int fd)
 	pthread_mutex_unlock(&s->qlock);
 }
 
-void sampler_set_drain_ms(struct sampler *s, unsigned ms)
+void sampler_set_drain_ms(struct sampler *s, unsigned ms, unsigned idle_ms)
 {
 	if (!ms)
 		return;
+	__atomic_store_n(&s->drain_idle_req, idle_ms, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->drain_req, ms, __ATOMIC_RELAXED);
 	wake(s);
+}
+
+void sampler_set_bpf(struct sampler *s, int prog_fd)
+{
+	size_t i, c;
+
+	pthread_mutex_lock(&s->lock);
+	if (!s->o.bpf) {
+		s->o.bpf = 1;
+		s->o.bpf_prog_fd = prog_fd;
+		for (i = 0; i < s->cur->ntevs; i++)
+			for (c = 0; c < s->ncpus; c++)
+				if (s->cur->tevs[i].fds[c] >= 0)
+					attach_bpf(s, s->cur->tevs[i].fds[c]);
+	}
+	pthread_mutex_unlock(&s->lock);
 }
 
 void sampler_flush(struct sampler *s)

@@ -1256,6 +1256,7 @@ void agg_get_stats(const struct agg *a, struct agg_stats *st)
 	st->bpf_ring_full = gs.bpf_ring_full;
 	st->bpf_runs = gs.bpf_runs;
 	st->bpf_run_ns = gs.bpf_run_ns;
+	st->bpf_load = gs.bpf_load;
 }
 
 void agg_set_times(struct agg *a, int64_t start_wall_ns, int64_t duration_ns)
