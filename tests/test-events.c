@@ -191,7 +191,10 @@ static int fake_setup(void **state)
 	put("tracing/events/sched/sched_switch/id", "316\n");
 	put("tracing/events/sched/sched_wakeup/id", "317\n");
 	put("tracing/events/syscalls/sys_enter_write/id", "840\n");
+	/* A tracepoint whose name is also a vendor name libpfm4 knows (skl, forced in main). */
+	put("tracing/events/INST_RETIRED/ANY_P/id", "999\n");
 	put("tracing/events/enable", "0\n");
+	put("notracing/README", "no events directory: tracefs not mounted\n");
 	snprintf(cmd, sizeof(cmd), "%s/pmus", sysroot);
 	{
 		static char pmus[300], tr[300];
@@ -207,6 +210,7 @@ static int fake_teardown(void **state)
 {
 	char cmd[300];
 
+	events_set_roots(NULL, NULL);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", sysroot);
 	if (system(cmd) != 0)
 		return -1;
@@ -296,7 +300,65 @@ static void test_tracepoints(void **state)
 	assert_int_not_equal(events_parse("sched:../../x", &ev), 0);
 	assert_int_equal(events_tracepoints("sched", count_tp, seen), 2);
 	assert_string_equal(seen, "sched:sched_switch sched:sched_wakeup ");
-	assert_int_equal(events_tracepoints(NULL, NULL, NULL), 3);
+	assert_int_equal(events_tracepoints(NULL, NULL, NULL), 4);
+}
+
+/* What a name with a ':' is, by what exists: a tracepoint when tracefs has it, else a
+ * vendor name libpfm4 encodes here (skl, forced in main), and the reason names what is
+ * missing when nothing has it. */
+static void test_decide(void **state)
+{
+	char pmus[300], none[300], why[320];
+	struct event_spec ev;
+
+	/* tracefs has INST_RETIRED:ANY_P: the tracepoint is taken. */
+	assert_int_equal(events_parse("INST_RETIRED:ANY_P", &ev), 0);
+	assert_int_equal(ev.kind, EVENT_TRACEPOINT);
+	assert_true(ev.config == 999);
+	/* tracefs has no such tracepoint: the vendor name. */
+	if (events_parse_why("BR_MISP_RETIRED:ALL_BRANCHES", &ev, why, sizeof(why))) {
+		print_message("SKIP: libpfm4 does not know skl here: %s\n", why);
+		skip();
+	}
+	assert_int_equal(ev.kind, EVENT_VENDOR);
+	assert_true((ev.config & 0xffff) == 0xc5);
+	/* Neither: no tracepoint, no PMU's table. */
+	assert_int_equal(events_parse_why("sched:nope", &ev, why, sizeof(why)), -ENOENT);
+	assert_non_null(strstr(why, "unknown event 'sched:nope'"));
+	assert_non_null(strstr(why, "tracepoint"));
+	/* Known to other PMUs only (AMD's, with an Intel one here): which ones, and that no
+	 * tracepoint has it. */
+	assert_int_equal(events_parse_why("RETIRED_INSTRUCTIONS:u", &ev, why, sizeof(why)), -ENOENT);
+	assert_non_null(strstr(why, "not an event of this machine's PMU"));
+	assert_non_null(strstr(why, "libpfm4 knows it for amd64"));
+
+	/* tracefs not mounted (a root without events/). */
+	snprintf(pmus, sizeof(pmus), "%s/pmus", sysroot);
+	snprintf(none, sizeof(none), "%s/notracing", sysroot);
+	events_set_roots(pmus, none);
+	assert_int_equal(events_parse_why("INST_RETIRED:ANY_P", &ev, why, sizeof(why)), 0);
+	assert_int_equal(ev.kind, EVENT_VENDOR);
+	assert_true((ev.config & 0xffff) == 0xc0);
+	assert_string_equal(why, "");
+	assert_int_equal(events_parse("MEM_LOAD_RETIRED:L3_MISS:u", &ev), 0);
+	assert_int_equal(ev.kind, EVENT_VENDOR);
+	/* A name only a tracepoint could be: tracefs's absence is the reason. */
+	assert_int_equal(events_parse_why("sched:sched_switch", &ev, why, sizeof(why)), -ENODEV);
+	assert_non_null(strstr(why, "tracefs is not mounted"));
+	assert_non_null(strstr(why, "no PMU's table has this name"));
+	/* A vendor name of other PMUs: both. */
+	assert_int_equal(events_parse_why("RETIRED_INSTRUCTIONS", &ev, why, sizeof(why)), -ENOENT);
+	assert_non_null(strstr(why, "libpfm4 knows it for amd64"));
+	assert_null(strstr(why, "tracefs")); /* no ':': it could not be a tracepoint */
+	/* A bad unit mask of an event this PMU has: libpfm4's reason, not tracefs's. */
+	assert_int_equal(events_parse_why("INST_RETIRED:NO_SUCH_UMASK", &ev, why, sizeof(why)),
+			 -EINVAL);
+	assert_non_null(strstr(why, "libpfm4"));
+	/* perf's names do not depend on either. */
+	assert_int_equal(events_parse("cpu-clock:u", &ev), 0);
+	assert_int_equal(ev.kind, EVENT_SOFTWARE);
+	assert_int_equal(events_parse_why("bogus-event", &ev, why, sizeof(why)), -ENOENT);
+	assert_non_null(strstr(why, "unknown event 'bogus-event'"));
 }
 
 /* libpfm4 with LIBPFM_FORCE_PMU=skl (set in main before libpfm4 starts): the codes of the
@@ -455,6 +517,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pmu_form, fake_setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(test_sysfs_named, fake_setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(test_tracepoints, fake_setup, fake_teardown),
+		cmocka_unit_test_setup_teardown(test_decide, fake_setup, fake_teardown),
 		cmocka_unit_test(test_vendor_skl),
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_table_complete),

@@ -91,7 +91,13 @@ const struct event_desc *events_table(size_t *n);
  * when what would know it is missing (no tracefs, no PMU); why (may be NULL) gets one
  * line saying which. */
 int events_parse_why(const char *name, struct event_spec *out, char *why, size_t whylen);
-/* A group "{a,b,c}" (perf's syntax, modifiers after '}' apply to each) parses each
+/* How a name is decided: a PMU form by its slashes; perf's fixed names, raw codes and
+ * cache events; then a name with a ':' is a tracepoint when tracefs has one by that name,
+ * else a vendor name libpfm4 encodes for this machine's PMU; a bare name is a sysfs PMU's
+ * named event, else a vendor name. When nothing has it, why says what was looked at and
+ * what is missing: tracefs not mounted, no hardware PMU, or the PMUs libpfm4 knows the
+ * name for.
+ * A group "{a,b,c}" (perf's syntax, modifiers after '}' apply to each) parses each
  * event as above; a group within a group, more than EVENT_GROUP_MAX events or one event
  * twice is -EINVAL. */
 /* events_parse_why without the reason. */
@@ -106,7 +112,8 @@ void events_member_attr(const struct event_member *m, struct perf_event_attr *a)
 
 /* Where the sysfs PMUs (default /sys/bus/event_source/devices) and tracefs (default
  * /sys/kernel/tracing, then /sys/kernel/debug/tracing) are: for tests, which build
- * fake ones. NULL keeps the default. Not thread-safe: call before parsing. */
+ * fake ones (a tracefs root without an events directory is tracefs not mounted). NULL
+ * restores the default. Not thread-safe: call before parsing. */
 void events_set_roots(const char *sysfs_pmus, const char *tracefs);
 
 /* perf's generic cache events that perf accepts (tools/perf/util/parse-events.c,

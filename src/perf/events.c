@@ -353,20 +353,14 @@ int events_parse_why(const char *name, struct event_spec *out, char *why, size_t
 	}
 	memcpy(base, name, blen);
 	base[blen] = 0;
+	/* perf's fixed names first: none has a ':' or a '/', so no tracepoint or PMU form
+	 * is one, and perf encodes them as generic events whatever the PMU calls them. */
 	if (strchr(base, '/'))
 		r = evsrc_pmu_form(base, out, why, whylen);
 	else if (table_lookup(base, blen, out) == 0)
 		r = 0;
-	else if (strchr(base, ':'))
-		r = evsrc_tracepoint(base, out, why, whylen);
 	else
-		r = -ENOENT;
-	if (r == -ENOENT && !strchr(base, '/')) {
-		/* A name of a sysfs PMU's events, then libpfm4's vendor names. */
-		r = strchr(base, ':') ? -ENOENT : evsrc_sysfs_named(base, out, why, whylen);
-		if (r == -ENOENT)
-			r = evsrc_vendor(base, out, why, whylen);
-	}
+		r = evsrc_named(base, out, why, whylen);
 	if (r)
 		return r;
 	if ((r = apply_mods(mods, out, why, whylen)) != 0)
