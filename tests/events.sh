@@ -51,11 +51,13 @@ else
 		n=$((n + 1))
 	done
 	check "the $n generic cache events encode as perf encodes them${bad:+ ($bad)}" [ -z "$bad" ] && [ $n -ge 32 ]
-	if "$GOTOP_PERF" list --tracepoints sched_switch | grep -qx 'sched:sched_switch'; then
+	if ! tracefs_ready; then
+		skip "$tracefs_why"
+	elif "$GOTOP_PERF" list --tracepoints sched_switch | grep -qx 'sched:sched_switch'; then
 		bad="$(attr_diff sched:sched_switch)$(attr_diff syscalls:sys_enter_write:u)"
 		check "tracepoints encode as perf encodes them (id from tracefs)${bad:+ ($bad)}" [ -z "$bad" ]
 	else
-		skip "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)"
+		skip "this kernel has no sched:sched_switch tracepoint"
 	fi
 	# A group: each of perf's attr blocks (leader, then members) against ours.
 	grp='{task-clock,page-faults:u,cs}'
@@ -177,7 +179,9 @@ else
 	else
 		skip_n 2 "kernel sampling is not permitted here"
 	fi
-	if "$GOTOP_PERF" list --tracepoints sys_enter_write | grep -qx 'syscalls:sys_enter_write'; then
+	if ! tracefs_ready; then
+		skip_n 2 "$tracefs_why"
+	elif "$GOTOP_PERF" list --tracepoints sys_enter_write | grep -qx 'syscalls:sys_enter_write'; then
 		"$GOTOP_PERF" record -q -e syscalls:sys_enter_write -d 2 -o "$T/tp.pb.gz" -- "$W" 2.5 >"$T/out" 2>&1
 		rc=$?
 		pprof_stacks "$T/tp.pb.gz" >"$T/stacks"
@@ -193,7 +197,7 @@ else
 		pprof -raw "$T/tp.pb.gz" >"$T/raw" 2>&1
 		check "the pprof sample type is the tracepoint" grep -q '^samples/count syscalls:sys_enter_write/count' "$T/raw"
 	else
-		skip_n 2 "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)"
+		skip_n 2 "this kernel has no syscalls:sys_enter_write tracepoint (CONFIG_FTRACE_SYSCALLS)"
 	fi
 fi
 finish

@@ -11,8 +11,9 @@ command -v tmux >/dev/null 2>&1 || skip_all "tmux is not installed"
 need_perf
 [ -e /lib/terminfo/s/screen ] || [ -e /usr/share/terminfo/s/screen ] ||
 	skip_all "no terminfo entry for TERM=screen"
+tracefs_ready || skip_all "$tracefs_why"
 "$GOTOP_PERF" list --tracepoints sys_enter_write | grep -qx 'syscalls:sys_enter_write' ||
-	skip_all "no syscalls:sys_enter_write tracepoint (tracefs not mounted: mount -t tracefs nodev /sys/kernel/tracing)"
+	skip_all "this kernel has no syscalls:sys_enter_write tracepoint (CONFIG_FTRACE_SYSCALLS)"
 plan 13
 
 W=$TOP_BUILDDIR/tests/workloads/evmix
