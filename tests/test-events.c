@@ -426,6 +426,102 @@ static void test_group(void **state)
 	assert_int_equal(events_parse_why("{cpu-clock,,cs}", &ev, why, sizeof(why)), -EINVAL);
 	assert_int_equal(events_parse_why("{cpu-clock,cs}:zz", &ev, why, sizeof(why)), -EINVAL);
 	assert_int_not_equal(events_parse_why("{cpu-clock,nonsense}", &ev, why, sizeof(why)), 0);
+	/* Without :S every event samples; :S is the group's (perf's sample_read), the other
+	 * modifiers beside it go to each event. */
+	assert_int_equal(events_parse("{cpu-clock,faults}", &ev), 0);
+	assert_int_equal(ev.sample_read, 0);
+	assert_false(events_name_sample_read(ev.name));
+	assert_int_equal(events_parse("{cpu-clock,faults}:S", &ev), 0);
+	assert_int_equal(ev.sample_read, 1);
+	assert_string_equal(ev.name, "{cpu-clock,page-faults}:S");
+	assert_true(events_name_sample_read(ev.name));
+	assert_int_equal(ev.exclude_kernel, 0);
+	assert_int_equal(events_parse("{cycles,instructions}:uS", &ev), 0);
+	assert_int_equal(ev.sample_read, 1);
+	assert_int_equal(ev.exclude_kernel, 1);
+	assert_int_equal(ev.members[0].exclude_kernel, 1);
+	assert_string_equal(ev.name, "{cycles,instructions}:uS");
+	assert_true(events_name_sample_read(ev.name));
+	assert_false(events_name_sample_read("{cycles,instructions}:u"));
+	assert_false(events_name_sample_read("syscalls:sys_enter_write:u"));
+	/* :S on one event says where it goes. */
+	assert_int_equal(events_parse_why("cpu-clock:S", &ev, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "{a,b}:S"));
+	assert_int_equal(events_parse_why("{cpu-clock:S,cs}", &ev, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "{a,b}:S"));
+	assert_int_equal(events_parse_why("{cpu-clock,cs}:Sz", &ev, why, sizeof(why)), -EINVAL);
+}
+
+/* The attrs of a group's events against perf's, as `perf record -vv -e GROUP` prints them
+ * (perf 6.1, linux tools/perf/util/evsel.c evsel__config and record.c
+ * evsel__config_leader_sampling). {cpu-clock,page-faults}: leader sample_type
+ * IP|TID|TIME|ID|PERIOD, read_format ID|LOST, disabled, mmap, comm, enable_on_exec;
+ * member sample_type IP|TID|TIME|ID|PERIOD, { sample_period, sample_freq } 4000, freq 1,
+ * inherit 1, not disabled, no mmap, comm or enable_on_exec. {cpu-clock,page-faults}:S:
+ * leader sample_type IP|TID|TIME|READ|ID|PERIOD, read_format ID|GROUP|LOST; member the
+ * leader's sample_type, no sample_period or sample_freq, no freq. (perf's ID is
+ * IDENTIFIER here: the same id at a fixed place, events.c.) */
+static void test_group_attrs(void **state)
+{
+	const uint64_t base = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			      PERF_SAMPLE_PERIOD;
+	struct perf_event_attr lead, m;
+	struct event_spec ev;
+
+	assert_int_equal(events_parse("{cpu-clock,page-faults}", &ev), 0);
+	memset(&lead, 0, sizeof(lead));
+	events_attr(&ev, &lead);
+	lead.sample_type = base;
+	lead.freq = 1;
+	lead.sample_freq = 4000;
+	lead.disabled = lead.inherit = lead.mmap = lead.comm = lead.task = 1;
+	lead.enable_on_exec = 1;
+	events_group_attr(&ev, &lead);
+	assert_true(lead.sample_type == (base | PERF_SAMPLE_IDENTIFIER));
+	assert_true((lead.read_format & PERF_FORMAT_GROUP) == 0);
+	events_group_member_attr(&ev, 0, &lead, &m);
+	assert_int_equal(m.type, PERF_TYPE_SOFTWARE);
+	assert_true(m.config == PERF_COUNT_SW_PAGE_FAULTS);
+	assert_true(m.sample_type == lead.sample_type); /* one layout for the one ring */
+	assert_int_equal(m.freq, 1);
+	assert_true(m.sample_freq == 4000);
+	assert_int_equal(m.inherit, 1);
+	assert_int_equal(m.disabled, 0);
+	assert_int_equal(m.enable_on_exec, 0);
+	assert_int_equal(m.mmap + m.comm + m.task, 0);
+
+	assert_int_equal(events_parse("{cpu-clock,page-faults}:S", &ev), 0);
+	memset(&lead, 0, sizeof(lead));
+	events_attr(&ev, &lead);
+	lead.sample_type = base;
+	lead.freq = 1;
+	lead.sample_freq = 4000;
+	lead.disabled = lead.inherit = lead.mmap = 1;
+	events_group_attr(&ev, &lead);
+	assert_true(lead.sample_type == (base | PERF_SAMPLE_READ));
+	assert_true(lead.read_format & PERF_FORMAT_GROUP);
+	events_group_member_attr(&ev, 0, &lead, &m);
+	assert_true(m.config == PERF_COUNT_SW_PAGE_FAULTS);
+	assert_true(m.sample_type == lead.sample_type);
+	assert_int_equal(m.freq, 0);
+	assert_true(m.sample_period == 0);
+	assert_int_equal(m.disabled, 0);
+	assert_int_equal(m.mmap, 0);
+
+	/* A member's own modifiers: its exclude bits and the callchain levels they leave. */
+	assert_int_equal(events_parse("{cpu-clock,page-faults:u}", &ev), 0);
+	memset(&lead, 0, sizeof(lead));
+	events_attr(&ev, &lead);
+	events_group_attr(&ev, &lead);
+	events_group_member_attr(&ev, 0, &lead, &m);
+	assert_int_equal(m.exclude_kernel, 1);
+	assert_int_equal(m.exclude_callchain_kernel, 1);
+	assert_int_equal(lead.exclude_kernel, 0);
+	/* Not a group: nothing added. */
+	assert_int_equal(events_parse("cpu-clock", &ev), 0);
+	memset(&lead, 0, sizeof(lead));
+	events_group_attr(&ev, &lead);
+	assert_true(lead.sample_type == 0 && lead.read_format == 0);
 }
 
 static void test_table_complete(void **state)
@@ -500,10 +596,15 @@ static void test_explain(void **state)
 	assert_non_null(strstr(why, "cycles:pp: the PMU refuses precise sampling (precise_ip=2"));
 	events_explain_error(&ev, EOPNOTSUPP, 1, why, sizeof(why));
 	assert_non_null(strstr(why, "refuses precise sampling"));
-	/* A group the kernel refuses: the reason says what it needs. */
-	assert_int_equal(events_parse("{cpu-clock,faults}", &ev), 0);
+	/* A group the kernel refuses: the reason says what it needs (reading a group at
+	 * each sample of inherited events, :S), or that the group was refused. */
+	assert_int_equal(events_parse("{cpu-clock,faults}:S", &ev), 0);
 	events_explain_error(&ev, EINVAL, 1, why, sizeof(why));
 	assert_non_null(strstr(why, "Linux 6.12"));
+	assert_int_equal(events_parse("{cpu-clock,faults}", &ev), 0);
+	events_explain_error(&ev, EINVAL, 1, why, sizeof(why));
+	assert_null(strstr(why, "Linux 6.12"));
+	assert_non_null(strstr(why, "rejected the group"));
 }
 
 int main(void)
@@ -514,6 +615,7 @@ int main(void)
 		cmocka_unit_test(test_modifiers),
 		cmocka_unit_test(test_cache),
 		cmocka_unit_test(test_group),
+		cmocka_unit_test(test_group_attrs),
 		cmocka_unit_test_setup_teardown(test_pmu_form, fake_setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(test_sysfs_named, fake_setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(test_tracepoints, fake_setup, fake_teardown),
