@@ -109,6 +109,9 @@ void cli_sampling_usage(FILE *f, size_t max_events)
 	fprintf(f,
 		"  -p, --pid PID          profile an existing process (all its threads, also new ones)\n"
 		"  -e, --event EVENT      event to sample (default cpu-clock; see `gotop-perf list`)%s\n"
+		"                         {a,b}: a group, each event sampled with its own stacks\n"
+		"                         (where b happens); {a,b}:S: a sampled, b read at each of\n"
+		"                         its samples (how much b per a: ratio columns)\n"
 		"  -F, --freq HZ          samples per second per thread (default 1000)\n"
 		"  -c, --count PERIOD     a sample every PERIOD events instead of -F\n"
 		"      --stack-size BYTES user stack bytes copied per sample for the repair (default\n"

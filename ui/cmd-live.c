@@ -85,7 +85,7 @@ void cmd_live_options(FILE *f)
 	      "      --ignore FUNC      drop samples with a function containing FUNC (repeatable)\n"
 	      "      --tag KEY=VALUE    keep samples with this pprof label (repeatable)\n"
 	      "      --thread TID       keep samples of this thread\n"
-	      "      --ratio NUM/DEN    a group's member NUM: its ratio column divides by DEN (an\n"
+	      "      --ratio NUM/DEN    {a,b}:S: member NUM's ratio column divides by DEN (an\n"
 	      "                         event of the group) instead of the known ratio\n"
 	      "      --no-color         no colours (also when NO_COLOR is set)\n"
 	      "      --ascii            ASCII only, even on a UTF-8 terminal\n"
@@ -246,6 +246,11 @@ static int parse_args(int argc, char **argv, struct live_cli *o)
 		o->command = argv + optind;
 	}
 	cli_sampling_finish(&o->s);
+	if (o->ratio && o->s.nevents && o->s.events[0].nmembers && !o->s.events[0].sample_read) {
+		cli_error("--ratio is for a group read at its leader's samples ({a,b}:S); "
+			  "{a,b} shows each member's share");
+		return EXIT_USAGE;
+	}
 	if (!o->s.pid == !o->command) {
 		cli_error(o->s.pid ? "give either -p PID or a command, not both"
 				 : "nothing to profile: give -p PID or -- COMMAND");

@@ -380,7 +380,9 @@ void ui_members_free(struct ui *ui);
 void ui_member_heads(struct ui *ui, size_t k, char *head, size_t hn, char *ratio, size_t rn);
 /* Member k's ratio for a row whose event value is lead and members' values are x[]:
  * per ms of CPU (a clock leader), IPC (cycles and instructions), per 1000 instructions
- * (an instructions leader or member), else per event. "-" when the divisor is 0. */
+ * (an instructions leader or member), else per event. "-" when the divisor is 0. For a
+ * group whose members sample on their own ({a,b}, not {a,b}:S): x[k]'s share of the
+ * member's total under the filters instead. */
 void ui_member_ratio(struct ui *ui, size_t k, int64_t lead, const int64_t *x, char *buf, size_t n);
 /* The members' columns as views show them, UI_MEMBER_W wide each: in a title line the
  * headers, in a row each member's value x[k] and its ratio (ui_member_ratio). */

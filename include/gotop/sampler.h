@@ -53,7 +53,11 @@ struct sampler_opts {
 };
 
 /* A batch of raw records (each a struct perf_event_header and body, 8-byte aligned,
- * back to back) from one event generation. */
+ * back to back) from one event generation. A group's samples are rewritten in the
+ * batch's copy: when its members sample (event->sample_read 0), the id each sample
+ * starts with (PERF_SAMPLE_IDENTIFIER) is the index of the group's event that took it,
+ * 0 the leader and k + 1 member k; with sample_read, each value read (PERF_SAMPLE_READ)
+ * is the counter's count since the previous sample of the same thread and CPU. */
 struct sample_batch {
 	struct sample_batch *next;
 	uint32_t gen;                        /* event generation: changes when the event does */
