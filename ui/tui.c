@@ -417,7 +417,7 @@ static int prompt_accept(struct ui *ui)
 		if (*text) {
 			ui_switch_event(ui, text);
 			if (ui->cur == VIEW_EVENTS)
-				ui->cur = ui->back;
+				r |= ui_close_overlay(ui);
 			r |= R_UPDATE;
 		}
 		break;

@@ -73,10 +73,13 @@ static struct ann *ann_of(struct view *v)
 	return v->priv;
 }
 
-void view_annotate_set_fn(struct view *v, const char *name, size_t len)
+/* Shows a function (raw name bytes) from now on: its rows are made again, its inlined
+ * lines shown. */
+static void ann_open_at(struct ui *ui, struct view *v, const char *name, size_t len)
 {
 	struct ann *t = ann_of(v);
 
+	v->stale = 1;
 	if (t->fn && t->fn_len == len && !memcmp(t->fn, name, len))
 		return;
 	free(t->fn);
@@ -84,31 +87,41 @@ void view_annotate_set_fn(struct view *v, const char *name, size_t len)
 	t->fn_len = len;
 	hashmap_free(&t->collapsed);
 	memset(&t->collapsed, 0, sizeof(t->collapsed));
-	v->stale = 1;
-	v->sel = v->top = 0;
-	v->have_sel_id = 0;
-	v->moved = 0;
+	ui_reset_sel(v);
 }
 
-const char *view_annotate_fn(struct view *v)
-{
-	return ann_of(v)->fn;
-}
-
-void view_annotate_set_asm(struct view *v, int on)
-{
-	ann_of(v)->asm_mode = on;
-	v->stale = 1;
-}
-
-void view_annotate_add_path(struct view *v, int trim, const char *path)
+/* --annotate FUNC, --asm, --source-path DIR and --trim-path PREFIX (the paths borrowed for
+ * the run: they are argv's). */
+static int ann_option(struct ui *ui, struct view *v, const char *name, const char *value)
 {
 	struct ann *t = ann_of(v);
 
-	if (trim && t->ntrims < MAX_PATHS)
-		t->trims[t->ntrims++] = path;
-	else if (!trim && t->npaths < MAX_PATHS)
-		t->paths[t->npaths++] = path;
+	if (!strcmp(name, "annotate") && value) {
+		ann_open_at(ui, v, value, strlen(value));
+	} else if (!strcmp(name, "asm")) {
+		t->asm_mode = 1;
+		v->stale = 1;
+	} else if (!strcmp(name, "source-path") && value && t->npaths < MAX_PATHS) {
+		t->paths[t->npaths++] = value;
+	} else if (!strcmp(name, "trim-path") && value && t->ntrims < MAX_PATHS) {
+		t->trims[t->ntrims++] = value;
+	} else {
+		return 1;
+	}
+	return 0;
+}
+
+/* --batch without --annotate: the hottest function, chosen once. */
+static void ann_batch(struct ui *ui, struct view *v, ui_section_fn *section)
+{
+	long fn = ann_of(v)->fn ? -1 : ui_hottest_fn(ui);
+
+	if (fn >= 0) {
+		const struct model_fn *f = model_fn(ui->model, (uint32_t)fn);
+
+		ann_open_at(ui, v, f->name, f->name_len);
+	}
+	section(ui, v, ui_view_name(v->id));
 }
 
 static void add_msg(struct ann *t, int attr, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -750,8 +763,6 @@ static void ann_free(struct view *v)
 }
 
 const struct view_ops view_annotate_ops = {
-	.name = "Annotate",
-	.batch_name = "annotate",
 	.update = ann_update,
 	.nrows = ann_nrows,
 	.row_id = ann_row_id,
@@ -759,5 +770,8 @@ const struct view_ops view_annotate_ops = {
 	.row = ann_row,
 	.action = ann_action,
 	.empty = ann_empty,
+	.option = ann_option,
+	.open_at = ann_open_at,
+	.batch = ann_batch,
 	.free = ann_free,
 };

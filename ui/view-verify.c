@@ -27,7 +27,8 @@ static struct vview *vv_of(struct view *v)
 	return v->priv;
 }
 
-int ui_verify_toggle(struct ui *ui)
+/* Switches the verifier on (creating it for the target) or off; R_* flags. */
+static int toggle(struct ui *ui)
 {
 	pid_t pid = ui->snap ? ui->snap->pid : ui->target_pid;
 	int rc;
@@ -174,9 +175,28 @@ static void verify_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 	}
 }
 
+/* V in the view switches the verifier on and off. */
 static int verify_action(struct ui *ui, struct view *v, enum ui_action a)
 {
-	return R_NONE;
+	return a == ACT_TOGGLE ? toggle(ui) : R_NONE;
+}
+
+/* V shows the view and starts the verifier. */
+static int verify_enter(struct ui *ui, struct view *v)
+{
+	int r = ui->verifier && verifier_running(ui->verifier) ? R_NONE : toggle(ui);
+
+	v->stale = 1;
+	return r;
+}
+
+/* --verify: started with the session. */
+static int verify_option(struct ui *ui, struct view *v, const char *name, const char *value)
+{
+	if (strcmp(name, "verify"))
+		return 1;
+	toggle(ui);
+	return 0;
 }
 
 static const char *verify_empty(struct ui *ui, struct view *v)
@@ -203,8 +223,6 @@ static void verify_free(struct view *v)
 }
 
 const struct view_ops view_verify_ops = {
-	.name = "Verifier",
-	.batch_name = "verify",
 	.update = verify_update,
 	.nrows = verify_nrows,
 	.row_id = verify_row_id,
@@ -212,5 +230,7 @@ const struct view_ops view_verify_ops = {
 	.row = verify_row,
 	.action = verify_action,
 	.empty = verify_empty,
+	.enter = verify_enter,
+	.option = verify_option,
 	.free = verify_free,
 };
