@@ -20,11 +20,18 @@
 #include "gotop/repair.h"
 #include "gotop/util.h"
 
-volatile int cli_stop_signal;
+volatile sig_atomic_t cli_stop_signal;
+volatile sig_atomic_t cli_wake_fd = -1;
 
 static void on_signal(int sig)
 {
+	int e = errno;
+
 	cli_stop_signal = sig;
+	if (cli_wake_fd >= 0 && write(cli_wake_fd, "s", 1) < 0) {
+		/* the pipe is full: the loop wakes anyway */
+	}
+	errno = e;
 }
 
 void cli_install_signals(void)
@@ -37,6 +44,7 @@ void cli_install_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 }
 
@@ -97,6 +105,19 @@ int cli_parse_seconds(const char *s, double *out)
 	if (*end || !(v > 0) || v > 1e9)
 		return -1;
 	*out = v;
+	return 0;
+}
+
+int cli_parse_wall_hz(const char *s, double *hz)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end || !(v > 0 && v <= 1000)) {
+		cli_error("invalid --wall-hz '%s' (above 0, at most 1000)", s);
+		return -1;
+	}
+	*hz = v;
 	return 0;
 }
 

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -31,13 +32,19 @@ int cli_parse_u64(const char *s, uint64_t *out);
 /* Positive seconds, optionally followed by "s"; 0 or -1. */
 int cli_parse_seconds(const char *s, double *out);
 
+/* --wall-hz: snapshots of all goroutines per second, above 0 and at most 1000. 0, or -1
+ * after saying why. */
+int cli_parse_wall_hz(const char *s, double *hz);
 /* Writes text's words on lines of at most 80 columns, each indented by indent spaces. */
 void cli_wrap(FILE *f, const char *text, int indent);
 /* Writes s as a JSON string; s is already free of control characters (util_escape). */
 void cli_json_str(FILE *f, const char *s);
 
-/* Signal flag set by SIGINT, SIGTERM, SIGHUP (installed by cli_install_signals). */
-extern volatile int cli_stop_signal;
+/* The stop signals (SIGINT, SIGTERM, SIGHUP, SIGQUIT; SIGPIPE ignored): the handler sets
+ * cli_stop_signal and, when cli_wake_fd is not -1, writes a byte to it (the curses loop's
+ * self-pipe, which wakes its poll). */
+extern volatile sig_atomic_t cli_stop_signal;
+extern volatile sig_atomic_t cli_wake_fd;
 void cli_install_signals(void);
 
 /* The sampling options shared by `record` and the live UI: target, event(s), rate, stack

@@ -183,17 +183,11 @@ static int parse_args(int argc, char **argv, struct live_cli *o)
 		case OPT_VERIFY:
 			o->verify = 1;
 			break;
-		case OPT_WALL_HZ: {
-			char *end;
-
-			o->wall_hz = strtod(optarg, &end);
-			if (*end || !(o->wall_hz > 0 && o->wall_hz <= 1000)) {
-				cli_error("invalid --wall-hz '%s' (above 0, at most 1000)", optarg);
+		case OPT_WALL_HZ:
+			if (cli_parse_wall_hz(optarg, &o->wall_hz))
 				return EXIT_USAGE;
-			}
 			o->wall_hz_set = 1;
 			break;
-		}
 		case OPT_NO_WALL:
 			o->no_wall = 1;
 			break;
