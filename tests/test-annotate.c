@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include "helpers/unit.h"
+
 #include "gotop/annotate.h"
 #include "gotop/disasm.h"
 #include "gotop/gopclntab.h"
@@ -24,51 +26,6 @@
 
 static char tmpdir[256], bin[512], src[600], srcdir[512];
 static int have_tools;
-
-static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run(const char *fmt, ...)
-{
-	char cmd[8192];
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	r = system(cmd);
-	return WIFEXITED(r) ? WEXITSTATUS(r) : -1;
-}
-
-static char *capture(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *capture(const char *fmt, ...)
-{
-	char cmd[8192];
-	va_list ap;
-	size_t len = 0, cap = 1 << 16;
-	char *buf;
-	FILE *f;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	f = popen(cmd, "r");
-	if (!f)
-		return NULL;
-	buf = xmalloc(cap + 1);
-	for (;;) {
-		size_t r;
-
-		if (len == cap)
-			buf = xrealloc(buf, (cap *= 2) + 1);
-		r = fread(buf + len, 1, cap - len, f);
-		if (!r)
-			break;
-		len += r;
-	}
-	buf[len] = 0;
-	pclose(f);
-	return buf;
-}
 
 /* The line of src holding marker (1-based), or 0. */
 static int marker_line(const char *marker)
