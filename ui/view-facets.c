@@ -527,8 +527,8 @@ static void fview_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 		ui_wall_cells(ui, l, sp, fv->wall.d->p);
 	}
 	tl_put(l, UA_NORMAL, " ");
-	/* agg.c, "Threads and memory" */
-	if (!val && fv->threads && ui->snap)
+	/* agg.c, "Threads and memory"; a file (`view`) may have no thread label at all. */
+	if (!val && fv->threads && ui->snap && !ui->files)
 		tl_printf(l, UA_DIM, "new combinations once the profile held %d entries",
 			  AGG_SAMPLES_FULL);
 	if (val)
