@@ -13,8 +13,6 @@
 
 #include "gotop/fname.h"
 #include "gotop/util.h"
-#include "gotop/verify.h"
-#include "gotop/verify.h"
 
 void ui_init(struct ui *ui, int batch)
 {
@@ -32,8 +30,7 @@ void ui_init(struct ui *ui, int batch)
 void ui_fini(struct ui *ui)
 {
 	ui_views_free(ui);
-	verifier_free(ui->verifier); /* joins its thread: no target thread stays stopped */
-	ui->verifier = NULL;
+	ui_sources_free(ui); /* after the views: they let go of its data */
 	livewall_stop(ui->wall); /* after the views: they let go of its data */
 	ui->wall = NULL;
 	model_free(ui->model);

@@ -258,6 +258,7 @@ struct ui {
 	uint64_t freq_default;
 	unsigned window_len;     /* seconds used when the decaying window is switched on */
 	struct verifier *verifier; /* the Verifier view's (V), NULL until first switched on */
+	struct ui_goroutines *goroutines; /* the reader of every goroutine now (sources.c) */
 	pid_t target_pid;
 	uint32_t stack_size;     /* the samplers' user-stack bytes: the verifier repairs with as many */
 	int kernel;
@@ -388,6 +389,20 @@ void ui_info_line(struct ui *ui, struct tline *l);
  * status line): gzipped pprof, or folded stacks for a name ending in .folded. */
 char *ui_default_save_path(struct ui *ui);
 int ui_save(struct ui *ui, const char *path);
+
+/* sources.c: the readers the views need beyond the session's snapshots, made when first
+ * asked and owned by the UI (ui_fini frees them after the views). Every goroutine of the
+ * target now into *res (valid until the next call or ui_fini): 0, or -errno with why
+ * (-ENODEV: no reader, the target is none or not Go; -ESRCH gone; -EAGAIN not started). */
+struct gosnap_result;
+struct sym_frame;
+int ui_goroutines_now(struct ui *ui, struct gosnap_result *res, char *why, size_t n);
+/* The frames of a goroutine's pc (up to n, innermost first), as the reader names them. */
+int ui_goroutines_frames(struct ui *ui, uint64_t pc, struct sym_frame *f, int n);
+/* Switches the verifier on (making it for the target) or off; the status says how it went.
+ * R_* flags. */
+int ui_verifier_switch(struct ui *ui);
+void ui_sources_free(struct ui *ui);
 
 /* view-events.c: asks the worker to sample another event (a perf name); the answer goes
  * to the status. */

@@ -15,7 +15,7 @@
 
 #include "gotop/gosnap.h"
 #include "gotop/hashmap.h"
-#include "gotop/symbolizer.h"
+#include "gotop/symtab.h"
 #include "gotop/util.h"
 
 #define NAME_FRAMES 8
@@ -36,9 +36,7 @@ struct named {
 };
 
 struct gall {
-	struct symbolizer *sym;
-	struct gosnap *snap;
-	int failed;
+	int reader;                /* there is a reader (ui_goroutines_now) */
 	char why[256];
 	struct gosnap_result res;
 	struct gosnap_result kept; /* the goroutines passing the filters (arrays owned) */
@@ -59,20 +57,18 @@ static struct gall *gall_of(struct view *v)
 	return v->priv;
 }
 
-static const struct named *name_pc(struct gall *a, uint64_t pc)
+static const struct named *name_pc(struct ui *ui, struct gall *a, uint64_t pc)
 {
 	int created;
 	uint64_t *slot = hashmap_put(&a->by_pc, pc, &created);
 	struct named *nm;
-	int n;
 
 	if (!created)
 		return &a->names[*slot - 1];
 	xgrow((void **)&a->names, &a->namescap, a->nnames + 1, sizeof(*a->names));
 	nm = &a->names[a->nnames++];
 	*slot = a->nnames;
-	n = symbolizer_lookup(a->sym, pc, 1, NULL, nm->f, NAME_FRAMES);
-	nm->n = n > 0 ? n : 0;
+	nm->n = ui_goroutines_frames(ui, pc, nm->f, NAME_FRAMES);
 	return nm;
 }
 
@@ -110,22 +106,6 @@ static int is_open(const struct gall *a, size_t gi)
 	return e && *e;
 }
 
-static void open_reader(struct ui *ui, struct gall *a)
-{
-	struct symfile *sf;
-
-	a->sym = symbolizer_new(ui->target_pid);
-	sf = symbolizer_main_file(a->sym);
-	if (!sf) {
-		snprintf(a->why, sizeof(a->why), "cannot open the target's executable");
-		a->failed = 1;
-		return;
-	}
-	a->snap = gosnap_new(ui->target_pid, sf, a->why, sizeof(a->why));
-	if (!a->snap)
-		a->failed = 1;
-}
-
 static void gall_update(struct ui *ui, struct view *v)
 {
 	struct gall *a = gall_of(v);
@@ -133,17 +113,11 @@ static void gall_update(struct ui *ui, struct view *v)
 	int rc;
 
 	a->nrows = 0;
-	if (!a->sym && !a->failed && ui->target_pid > 0)
-		open_reader(ui, a);
-	if (!a->snap)
+	a->why[0] = 0;
+	rc = ui_goroutines_now(ui, &a->res, a->why, sizeof(a->why));
+	a->reader = rc != -ENODEV;
+	if (!a->reader)
 		return;
-	rc = gosnap_take(a->snap, 0, &a->res);
-	if (rc) {
-		snprintf(a->why, sizeof(a->why), "%s",
-			 rc == -EAGAIN ? "the Go runtime has not started yet"
-			 : rc == -ESRCH ? "the target has exited" : strerror(-rc));
-		a->res.n = 0;
-	}
 	/* The goroutines under the label focus, in list order. */
 	free(a->kept.g);
 	a->kept = a->res;
@@ -162,7 +136,7 @@ static void gall_update(struct ui *ui, struct view *v)
 		if (!is_open(a, i))
 			continue;
 		for (uint32_t f = 0; f < g->nframes; f++) {
-			const struct named *nm = name_pc(a, a->kept.pcs[g->frame0 + f]);
+			const struct named *nm = name_pc(ui, a, a->kept.pcs[g->frame0 + f]);
 
 			for (int k = 0; k < (nm->n ? nm->n : 1); k++) {
 				xgrow((void **)&a->rows, &a->rowscap, a->nrows + 1, sizeof(*a->rows));
@@ -200,7 +174,7 @@ static void gall_title(struct ui *ui, struct view *v, struct tline *l)
 	tl_field(l, UA_HEAD, "STATE", 22, ui->batch ? TL_NOCUT : 0);
 	tl_field(l, UA_HEAD, "LONGEST", 9, TL_RIGHT);
 	tl_put(l, UA_HEAD, "  WHERE (all goroutines now; m: wall time)");
-	if (a->snap)
+	if (a->reader)
 		tl_printf(l, UA_DIM, "  %zu goroutines, %" PRIu64 " changed while read, %.1f ms",
 			  a->res.n, a->res.st.torn, (double)a->res.st.ns / 1e6);
 }
@@ -221,12 +195,12 @@ static void wait_text(char *buf, size_t n, int64_t ns)
 
 /* The innermost frame outside the runtime: where the goroutine's own code waits; for the
  * runtime's own goroutines, their start function (the frame below runtime.goexit). */
-static const struct sym_frame *where(struct gall *a, const struct gosnap_g *g)
+static const struct sym_frame *where(struct ui *ui, struct gall *a, const struct gosnap_g *g)
 {
 	const struct sym_frame *last = NULL;
 
 	for (uint32_t f = 0; f < g->nframes; f++) {
-		const struct named *nm = name_pc(a, a->kept.pcs[g->frame0 + f]);
+		const struct named *nm = name_pc(ui, a, a->kept.pcs[g->frame0 + f]);
 
 		for (int k = 0; k < nm->n; k++) {
 			if (strncmp(nm->f[k].func, "runtime.", 8) != 0)
@@ -248,7 +222,7 @@ static void gall_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 
 	tl_reset(l);
 	if (r->kind == ROW_GROUP) {
-		const struct sym_frame *w = where(a, g);
+		const struct sym_frame *w = where(ui, a, g);
 		int open = is_open(a, r->group);
 
 		tl_printf(l, UA_NORMAL, "%7zu  ", gr->count);
@@ -274,7 +248,7 @@ static void gall_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 			tl_put(l, UA_DIM, gr->count > 1 ? "} (first's)" : "}");
 		}
 	} else if (r->kind == ROW_FRAME) {
-		const struct named *nm = name_pc(a, a->kept.pcs[g->frame0 + r->frame]);
+		const struct named *nm = name_pc(ui, a, a->kept.pcs[g->frame0 + r->frame]);
 
 		tl_put(l, UA_NORMAL, "                                          ");
 		if (!nm->n) {
@@ -335,10 +309,8 @@ static const char *gall_empty(struct ui *ui, struct view *v)
 {
 	struct gall *a = gall_of(v);
 
-	if (ui->target_pid <= 0)
-		return "no target process";
-	if (!a->snap)
-		return a->why[0] ? a->why : "not a Go program: no goroutines";
+	if (!a->reader)
+		return a->why;
 	if (a->res.n && !a->kept.n)
 		return "no goroutine carries the focused labels";
 	return a->why[0] ? a->why : "no goroutine";
@@ -349,8 +321,6 @@ static void gall_free(struct view *v)
 	struct gall *a = v->priv;
 
 	if (a) {
-		gosnap_free(a->snap);
-		symbolizer_free(a->sym);
 		free(a->kept.g);
 		free(a->groups);
 		free(a->rows);
