@@ -18,6 +18,9 @@
 
 static const struct ui_view_def defs[] = { UI_VIEWS(DEF_VIEW_, DEF_MODE_) };
 
+/* A key works in the views of a bit mask (VB, VB_ALL): 16 views at most. */
+_Static_assert(VIEW_COUNT <= 16, "more views than VB_ALL has bits");
+
 const struct ui_view_def *ui_view_defs(size_t *n)
 {
 	*n = GP_ARRAY_SIZE(defs);
