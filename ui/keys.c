@@ -47,7 +47,7 @@ static const struct ui_key keys[] = {
 	{ KEY_ENTER, ACT_TOGGLE, NULL, NULL, VB(VIEW_ANNOTATE), NULL },
 	{ 'n', ACT_FIND_NEXT, "n N", "next / previous hot line or instruction", VB(VIEW_ANNOTATE), "Next hot" },
 	{ 'N', ACT_FIND_PREV, NULL, NULL, VB(VIEW_ANNOTATE), NULL },
-	{ 'V', ACT_TOGGLE, NULL, NULL, VB(VIEW_VERIFY), NULL }, /* V again: on/off */
+	{ 'V', ACT_TOGGLE, "V", "switch the verifier on / off (its counts are kept)", VB(VIEW_VERIFY), "On/off" },
 
 	/* Everywhere. */
 	{ 'q', ACT_QUIT, "q F10", "quit", VB_ALL, "Quit" },
@@ -138,7 +138,7 @@ static const struct ui_key keys[] = {
 
 	/* Sampling. */
 	{ 'e', ACT_VIEW(VIEW_EVENTS), "e", "event picker: what this machine can count; switch live", VB_ALL, "Event" },
-	{ 'V', ACT_VIEW(VIEW_VERIFY), "V", "Verifier: how often FP stacks are wrong, per function (ptrace + libunwind); V again: on/off", VB_ALL, "Verify" },
+	{ 'V', ACT_VIEW(VIEW_VERIFY), "V", "Verifier: how often FP stacks are wrong, per function (ptrace + libunwind)", VB_ALL, "Verify" },
 	{ '[', ACT_EVENT_DATA_PREV, "[ ]", "look at the data kept for the previous / next event", VB_ALL, NULL },
 	{ ']', ACT_EVENT_DATA_NEXT, NULL, NULL, VB_ALL, NULL },
 	{ 'F', ACT_FREQ, "F", "change the sampling frequency (Hz)", VB_ALL, NULL },
