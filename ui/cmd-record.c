@@ -140,11 +140,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case OPT_WALL_HZ:
 			o->wall = 1;
-			o->wall_hz = strtod(optarg, NULL);
-			if (!(o->wall_hz > 0 && o->wall_hz <= 1000)) {
-				cli_error("invalid --wall-hz '%s' (above 0, at most 1000)", optarg);
+			if (cli_parse_wall_hz(optarg, &o->wall_hz))
 				return EXIT_USAGE;
-			}
 			break;
 		case 'q':
 			o->quiet = 1;
