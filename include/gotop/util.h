@@ -79,6 +79,13 @@ uint64_t util_now_ns(void);
 uint64_t util_wall_ns(void);
 uint64_t util_thread_cpu_ns(void);
 
+/* Opens shared library soname (dlopen, never closed) and resolves n functions: names[i]
+ * into *slots[i]. For libraries most runs do not use, opened at their first use rather
+ * than at every start, whose relocations they would cost (configure.ac, GP_SONAME). 0, or
+ * -ENOENT with a one-line reason in why (slots untouched then). */
+int util_dlsyms(const char *soname, const char *const *names, void **const *slots, size_t n,
+		char *why, size_t whylen);
+
 /* Reads a whole small file (e.g. under /proc) into a NUL-terminated buffer; caller
  * frees. Reads at most maxlen bytes. Returns NULL with errno set on failure. */
 char *util_read_file(const char *path, size_t maxlen, size_t *lenp);

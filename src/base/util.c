@@ -2,6 +2,7 @@
 #include "config.h"
 #include "gotop/util.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -276,6 +277,35 @@ uint64_t util_thread_cpu_ns(void)
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
 		return 0;
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+#define UTIL_DLSYMS_MAX 16
+
+int util_dlsyms(const char *soname, const char *const *names, void **const *slots, size_t n,
+		char *why, size_t whylen)
+{
+	void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL), *f[UTIL_DLSYMS_MAX];
+	size_t i;
+
+	if (!h) {
+		snprintf(why, whylen, "cannot open %s: %s", soname, dlerror());
+		return -ENOENT;
+	}
+	if (n > UTIL_DLSYMS_MAX) {
+		snprintf(why, whylen, "%s: more than %d functions asked for", soname, UTIL_DLSYMS_MAX);
+		return -ENOENT;
+	}
+	for (i = 0; i < n; i++) {
+		f[i] = dlsym(h, names[i]);
+		if (!f[i]) {
+			snprintf(why, whylen, "%s has no %s", soname, names[i]);
+			dlclose(h);
+			return -ENOENT;
+		}
+	}
+	for (i = 0; i < n; i++)
+		*slots[i] = f[i];
+	return 0;
 }
 
 uint64_t util_wall_ns(void)

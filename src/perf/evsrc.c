@@ -453,15 +453,45 @@ int events_tracepoints(const char *filter, int (*fn)(void *arg, const char *name
 	return count;
 }
 
-/* --- libpfm4 (perfmon/pfmlib.h, libpfm4's docs: pfm_get_os_event_encoding(3),
- * pfm_get_pmu_info(3); LIBPFM_FORCE_PMU, read at pfm_initialize, selects a model) --- */
+/* --- libpfm4 (perfmon/pfmlib.h, libpfm4's docs: pfm.get_os_event_encoding(3),
+ * pfm.get_pmu_info(3); LIBPFM_FORCE_PMU, read at pfm_initialize, selects a model) --- */
 
+/* libpfm4's functions, from the library opened at its first use (util_dlsyms): its tables
+ * of every CPU model's events are relocated at load, which every start of gotop-perf would
+ * pay, and most runs name no vendor event. */
+static struct {
+	pfm_err_t (*initialize)(void);
+	const char *(*strerror)(int code);
+	pfm_err_t (*get_pmu_info)(pfm_pmu_t pmu, pfm_pmu_info_t *info);
+	int (*get_event_next)(int idx);
+	pfm_err_t (*get_event_info)(int idx, pfm_os_t os, pfm_event_info_t *output);
+	pfm_err_t (*get_event_attr_info)(int idx, int attr_idx, pfm_os_t os,
+					 pfm_event_attr_info_t *output);
+	pfm_err_t (*get_os_event_encoding)(const char *str, int dfl_plm, pfm_os_t os, void *args);
+} pfm;
 static pthread_once_t pfm_once = PTHREAD_ONCE_INIT;
 static int pfm_status;
+static char pfm_why[256]; /* why libpfm4 did not start */
 
 static void pfm_init(void)
 {
-	pfm_status = pfm_initialize();
+	static const char *const names[] = { "pfm_initialize", "pfm_strerror", "pfm_get_pmu_info",
+					     "pfm_get_event_next", "pfm_get_event_info",
+					     "pfm_get_event_attr_info", "pfm_get_os_event_encoding" };
+	void **const slots[] = { (void **)&pfm.initialize, (void **)&pfm.strerror,
+				 (void **)&pfm.get_pmu_info, (void **)&pfm.get_event_next,
+				 (void **)&pfm.get_event_info, (void **)&pfm.get_event_attr_info,
+				 (void **)&pfm.get_os_event_encoding };
+
+	_Static_assert(GP_ARRAY_SIZE(names) == GP_ARRAY_SIZE(slots), "one slot a name");
+	if (util_dlsyms(PFM_SONAME, names, slots, GP_ARRAY_SIZE(names), pfm_why,
+			sizeof(pfm_why))) {
+		pfm_status = PFM_ERR_NOINIT;
+		return;
+	}
+	pfm_status = pfm.initialize();
+	if (pfm_status != PFM_SUCCESS)
+		snprintf(pfm_why, sizeof(pfm_why), "%s", pfm.strerror(pfm_status));
 }
 
 /* Whether libpfm4 found a hardware (core or uncore) PMU: its generic "perf" PMUs are
@@ -474,7 +504,7 @@ static int pfm_have_hw(void)
 	pfm_for_all_pmus(i) {
 		memset(&pi, 0, sizeof(pi));
 		pi.size = sizeof(pi);
-		if (pfm_get_pmu_info(i, &pi) == PFM_SUCCESS && pi.is_present &&
+		if (pfm.get_pmu_info(i, &pi) == PFM_SUCCESS && pi.is_present &&
 		    pi.type != PFM_PMU_TYPE_OS_GENERIC)
 			return 1;
 	}
@@ -498,7 +528,7 @@ static int vendor_encode(const char *base, struct event_spec *out, char *why, si
 	pthread_once(&pfm_once, pfm_init);
 	if (pfm_status != PFM_SUCCESS) {
 		say(why, whylen, "unknown event '%s' (and libpfm4 did not start: %s)", base,
-		    pfm_strerror(pfm_status));
+		    pfm_why);
 		return -EIO;
 	}
 	memset(&a, 0, sizeof(a));
@@ -506,11 +536,11 @@ static int vendor_encode(const char *base, struct event_spec *out, char *why, si
 	arg.attr = &a;
 	arg.size = sizeof(arg);
 	/* User and kernel levels: the sampler excludes the kernel where not permitted. */
-	r = pfm_get_os_event_encoding(base, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT, &arg);
+	r = pfm.get_os_event_encoding(base, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT, &arg);
 	if (r == PFM_ERR_NOTFOUND)
 		return -ENOENT;
 	if (r != PFM_SUCCESS) {
-		say(why, whylen, "%s: libpfm4: %s", base, pfm_strerror(r));
+		say(why, whylen, "%s: libpfm4: %s", base, pfm.strerror(r));
 		return -EINVAL;
 	}
 	out->kind = EVENT_VENDOR;
@@ -538,14 +568,14 @@ static int vendor_known_for(const char *base, char *buf, size_t len)
 
 		memset(&pi, 0, sizeof(pi));
 		pi.size = sizeof(pi);
-		if (pfm_get_pmu_info(i, &pi) != PFM_SUCCESS || pi.type == PFM_PMU_TYPE_OS_GENERIC)
+		if (pfm.get_pmu_info(i, &pi) != PFM_SUCCESS || pi.type == PFM_PMU_TYPE_OS_GENERIC)
 			continue;
-		for (ev = pi.first_event; ev != -1; ev = pfm_get_event_next(ev)) {
+		for (ev = pi.first_event; ev != -1; ev = pfm.get_event_next(ev)) {
 			pfm_event_info_t ei;
 
 			memset(&ei, 0, sizeof(ei));
 			ei.size = sizeof(ei);
-			if (pfm_get_event_info(ev, PFM_OS_NONE, &ei) != PFM_SUCCESS || !ei.name ||
+			if (pfm.get_event_info(ev, PFM_OS_NONE, &ei) != PFM_SUCCESS || !ei.name ||
 			    strlen(ei.name) != elen || strncasecmp(ei.name, base, elen))
 				continue;
 			if (count++ < 3 && at + 1 < len)
@@ -616,7 +646,7 @@ int events_pmu_list(int (*fn)(void *arg, const char *pmu, const char *event, con
 
 	pthread_once(&pfm_once, pfm_init);
 	if (pfm_status != PFM_SUCCESS) {
-		say(why, whylen, "libpfm4 did not start: %s", pfm_strerror(pfm_status));
+		say(why, whylen, "libpfm4 did not start: %s", pfm_why);
 		return -EIO;
 	}
 	pfm_for_all_pmus(i) {
@@ -624,25 +654,25 @@ int events_pmu_list(int (*fn)(void *arg, const char *pmu, const char *event, con
 
 		memset(&pi, 0, sizeof(pi));
 		pi.size = sizeof(pi);
-		if (pfm_get_pmu_info(i, &pi) != PFM_SUCCESS || !pi.is_present ||
+		if (pfm.get_pmu_info(i, &pi) != PFM_SUCCESS || !pi.is_present ||
 		    pi.type == PFM_PMU_TYPE_OS_GENERIC)
 			continue;
 		any = 1;
-		for (ev = pi.first_event; ev != -1; ev = pfm_get_event_next(ev)) {
+		for (ev = pi.first_event; ev != -1; ev = pfm.get_event_next(ev)) {
 			pfm_event_info_t ei;
 			int k, umasks = 0;
 			char name[256];
 
 			memset(&ei, 0, sizeof(ei));
 			ei.size = sizeof(ei);
-			if (pfm_get_event_info(ev, PFM_OS_NONE, &ei) != PFM_SUCCESS)
+			if (pfm.get_event_info(ev, PFM_OS_NONE, &ei) != PFM_SUCCESS)
 				continue;
 			for (k = 0; k < ei.nattrs; k++) {
 				pfm_event_attr_info_t ai;
 
 				memset(&ai, 0, sizeof(ai));
 				ai.size = sizeof(ai);
-				if (pfm_get_event_attr_info(ev, k, PFM_OS_NONE, &ai) != PFM_SUCCESS ||
+				if (pfm.get_event_attr_info(ev, k, PFM_OS_NONE, &ai) != PFM_SUCCESS ||
 				    ai.type != PFM_ATTR_UMASK)
 					continue;
 				umasks++;
