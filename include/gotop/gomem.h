@@ -76,7 +76,7 @@ struct gomem_snap {
 				     * (CPU ticks); mutex: mutexprofilerate (1/rate sampled) */
 	int64_t ticks_per_sec;      /* block and mutex: the runtime's CPU ticks per second
 				     * (runtime.ticks), how Go turns cycles into nanoseconds;
-				     * 0 when the target has not measured it (gomem_ticks) */
+				     * 0 when not known without measuring (gomem_ticks) */
 	int64_t time_ns;            /* CLOCK_REALTIME of the read */
 	struct gomem_stats st;
 };
@@ -148,10 +148,10 @@ int gomem_read(struct gomem *g, int kind, size_t max, struct gomem_snap *out);
 
 /* The target's CPU ticks per second (runtime.ticks.val, how the runtime turns block and
  * mutex cycles into time). When the target has not computed it yet, the value it would
- * compute now (go1.22+: from ticks.startTicks and startTime, the way ticksPerSecond does;
- * older releases: gotop-perf measures the TSC over 100 ms as tickspersecond does). 0 or
- * -errno. */
-int gomem_ticks(struct gomem *g, int64_t *out);
+ * compute now: go1.22+ from ticks.startTicks and startTime, the way ticksPerSecond does;
+ * else, with measure, gotop-perf measures the TSC over 100 ms as tickspersecond does
+ * (the call then sleeps). 0, -EAGAIN (not known without measure), or -errno. */
+int gomem_ticks(struct gomem *g, int measure, int64_t *out);
 
 /* Writes the runtime's default rate (GOMEM_DEFAULT_RATE) into runtime.MemProfileRate: the
  * one write gotop-perf makes into a target, only when the user asks (--enable-memprofile).

@@ -566,7 +566,7 @@ int gomem_read(struct gomem *g, int kind, size_t max, struct gomem_snap *out)
 	out->st.kept = out->n;
 	out->st.dropped = out->st.torn + out->st.bad;
 	gomem_rate(g, kind, &out->rate);
-	if (kind != GOMEM_HEAP && gomem_ticks(g, &out->ticks_per_sec))
+	if (kind != GOMEM_HEAP && gomem_ticks(g, 0, &out->ticks_per_sec))
 		out->ticks_per_sec = 0;
 	out->time_ns = (int64_t)util_wall_ns();
 	out->st.ns = util_now_ns() - t0;
@@ -593,7 +593,7 @@ static int64_t mono_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-int gomem_ticks(struct gomem *g, int64_t *out)
+int gomem_ticks(struct gomem *g, int measure, int64_t *out)
 {
 	uint64_t val, st_ticks, st_time;
 	int64_t t0, t1;
@@ -608,6 +608,8 @@ int gomem_ticks(struct gomem *g, int64_t *out)
 		return -ENOENT;
 	if (mem_read_u64(g->t.mem, g->t.v.ticks + g->t.v.ticks_val, &val))
 		return -EFAULT;
+	if ((int64_t)val < 0 || val > (1ULL << 40))
+		return -EINVAL; /* no CPU ticks a trillion times a second */
 	if (val) {
 		g->ticks = *out = (int64_t)val;
 		return 0;
@@ -628,6 +630,8 @@ int gomem_ticks(struct gomem *g, int64_t *out)
 			return *out ? 0 : -EINVAL;
 		}
 	}
+	if (!measure)
+		return -EAGAIN;
 	/* tickspersecond (go1.19-go1.21): cputicks across a 100 ms sleep. */
 	t0 = mono_ns();
 	c0 = rdtsc();

@@ -157,7 +157,7 @@ static int levels(const struct gpb *b, uint64_t pc, struct gopcln_func *fn, stru
 {
 	int n;
 
-	if (pc < b->bias || gopcln_find_func(b->t, pc - b->bias, fn))
+	if (!b->t || pc < b->bias || gopcln_find_func(b->t, pc - b->bias, fn))
 		return 0;
 	n = gopcln_frames(b->t, pc - b->bias, lv, MAX_LEVELS);
 	if (n <= 0) { /* a function without tables: the function alone */

@@ -830,8 +830,9 @@ static size_t logical_stack(struct gpb *b, const struct goprof_sym *sym, const u
 	for (i = 0; i < n && k < max; i++) {
 		int nl, j;
 
-		nl = pcs[i] > sym->bias ? gopcln_frames(sym->pcln, pcs[i] - 1 - sym->bias, lv, 64)
-					: 0;
+		nl = sym->pcln && pcs[i] > sym->bias
+			     ? gopcln_frames(sym->pcln, pcs[i] - 1 - sym->bias, lv, 64)
+			     : 0;
 		if (nl <= 0) {
 			out[k++] = pcs[i];
 			callee = NULL;
@@ -1113,7 +1114,8 @@ static void traceback(struct gpb *b, const struct goprof_sym *sym, const struct 
 			uint64_t pc = r->pcs[g->frame0 + i], sympc;
 			int nl, j;
 
-			if (pc <= sym->bias || gopcln_find_func(sym->pcln, pc - sym->bias, &fn))
+			if (!sym->pcln || pc <= sym->bias ||
+			    gopcln_find_func(sym->pcln, pc - sym->bias, &fn))
 				continue;
 			sympc = pc > fn.entry + sym->bias ? pc - 1 : pc;
 			nl = gopcln_frames(sym->pcln, sympc - sym->bias, lv, 64);
@@ -1240,6 +1242,9 @@ static int read_snap(struct goprof *p, int which, struct gomem_snap *s, int *err
 	/* Rate 0: mallocgc samples nothing. A program that does not link runtime/pprof
 	 * (disableMemoryProfiling) may hold a bucket or two from before schedinit set it
 	 * (go1.27: mProfStackInit's own allocation), which no one will ever look at. */
+	/* A target that never turned its cycles into time: measure as it would (100 ms). */
+	if (which > P_ALLOCS && s->n && !s->ticks_per_sec)
+		gomem_ticks(gm, 1, &s->ticks_per_sec);
 	if (which <= P_ALLOCS && s->rate == 0) {
 		*err = GOPROF_E_OFF;
 		snprintf(why, whylen,
