@@ -167,7 +167,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check(&s, kind, max);
 		if (h.flags & GMF_PROFILE)
 			check_profile(&s, t.go_minor);
-		gomem_snap_free(&s);
 	}
 	if (gomem_ticks(g, 0, &x) == 0 && x <= 0)
 		abort();

@@ -81,9 +81,6 @@ struct gomem_snap {
 	struct gomem_stats st;
 };
 
-/* Frees the arrays of a snapshot (not s itself); accepts a zeroed one. */
-void gomem_snap_free(struct gomem_snap *s);
-
 /* Where the runtime keeps the profiles in one binary (link-time addresses; 0 unknown). */
 struct gomem_vars {
 	uint64_t mbuckets, bbuckets, xbuckets; /* *bucket list heads (atomic.UnsafePointer) */
@@ -134,8 +131,8 @@ const struct gomem_target *gomem_target(const struct gomem *g);
  * (-ENOENT: that variable was not found). */
 int gomem_rate(struct gomem *g, int kind, int64_t *rate);
 
-/* Reads a snapshot of the buckets of one kind into *out (the caller's; free it with
- * gomem_snap_free). The list is walked from its head; every bucket's header, stack and
+/* Reads a snapshot of the buckets of one kind into *out; its arrays are the reader's,
+ * reused by the next read of the same kind: valid until then or gomem_free. The list is walked from its head; every bucket's header, stack and
  * record are read, and then every record again: a bucket whose counts changed in between
  * was being written. For the heap, the profile cycle is read before and after, and the
  * runtime's flush lock between the reads; a cycle that moved, a flush running or a count

@@ -60,7 +60,8 @@
 #define WIN_BYTES (WIN_PAGES * PAGE)
 #define NWIN 8 /* windows kept: buckets of a few persistentalloc chunks */
 #define TRIES 4
-#define CHUNK 1024            /* records per vectored read in the second pass */
+#define RUN_MAX (256u << 10)  /* bytes of one run of the second read */
+#define RUN_GAP (16u << 10)   /* records this far apart share a run */
 #define CYCLE_WRAP (3u << 25) /* mProfCycleWrap */
 #define RATE_MAX (1LL << 40)  /* a MemProfileRate no program sets */
 
@@ -71,6 +72,21 @@ struct win {
 	uint32_t ok;
 	uint64_t used;
 	int valid;
+};
+
+/* The arrays of one kind's snapshot: the reader's, reused by every read of that kind. */
+struct kbuf {
+	struct gomem_bucket *b;
+	size_t bcap;
+	uint64_t *pcs;
+	size_t pcap;
+};
+
+/* A run of the second read: target bytes [addr, addr + len), copied at off in runbuf. */
+struct run {
+	uint64_t addr;
+	size_t len, off;
+	int rc;
 };
 
 struct gomem {
@@ -84,18 +100,18 @@ struct gomem {
 	size_t scratch_cap;
 	int64_t ticks; /* the target's ticks per second once known */
 	struct gomem_stats *st;
+	/* scratch kept from read to read: no allocation, no fresh page, once warm */
+	struct kbuf kb[4];
+	uint8_t *rec1, *rec2, *bad, *runbuf;
+	size_t rec1cap, rec2cap, badcap, runbufcap;
+	struct run *runs;
+	uint32_t *runof; /* the run of each record */
+	size_t runscap, runofcap;
+	struct mem_iov *iov;
+	size_t iovcap;
+	struct hsum *sums;
+	size_t sumscap;
 };
-
-void gomem_snap_free(struct gomem_snap *s)
-{
-	if (!s)
-		return;
-	free(s->b);
-	free(s->pcs);
-	s->b = NULL;
-	s->pcs = NULL;
-	s->n = s->npcs = 0;
-}
 
 const struct gomem_target *gomem_target(const struct gomem *g)
 {
@@ -158,7 +174,8 @@ static const uint8_t *win_hit(const struct win *w, uint64_t a, size_t len)
 /* The bytes [a, a + len) of the target (len < WIN_BYTES), valid until the next fetch, or
  * NULL when they cannot be read. Buckets are laid out by persistentalloc upwards in chunks,
  * and the list goes from the newest to older ones: the window read ends at the bucket and
- * reaches down, where the next buckets usually are. */
+ * reaches down, where the next buckets usually are. It is one read; when a page of it is
+ * not mapped (the start of a chunk), the pages one by one. */
 static const uint8_t *fetch(struct gomem *g, uint64_t a, size_t len)
 {
 	struct mem_iov iov[WIN_PAGES];
@@ -183,18 +200,23 @@ static const uint8_t *fetch(struct gomem *g, uint64_t a, size_t len)
 		w->buf = xmalloc(WIN_BYTES);
 	top = ((a + len - 1) / PAGE + 1) * PAGE;
 	w->base = top > WIN_BYTES ? top - WIN_BYTES : 0;
-	for (i = 0; i < WIN_PAGES; i++)
-		iov[i] = (struct mem_iov){ w->base + i * PAGE, w->buf + i * PAGE, PAGE, 0 };
-	mem_readv(g->t.mem, iov, WIN_PAGES);
-	w->ok = 0;
-	for (i = 0; i < WIN_PAGES; i++)
-		if (iov[i].rc == 0) {
-			w->ok |= 1u << i;
-			got += PAGE;
-		}
 	w->valid = 1;
 	w->used = ++g->tick;
-	count_read(g, got);
+	if (mem_read(g->t.mem, w->base, w->buf, WIN_BYTES) == 0) {
+		w->ok = (uint32_t)((1ULL << WIN_PAGES) - 1);
+		count_read(g, WIN_BYTES);
+	} else {
+		for (i = 0; i < WIN_PAGES; i++)
+			iov[i] = (struct mem_iov){ w->base + i * PAGE, w->buf + i * PAGE, PAGE, 0 };
+		mem_readv(g->t.mem, iov, WIN_PAGES);
+		w->ok = 0;
+		for (i = 0; i < WIN_PAGES; i++)
+			if (iov[i].rc == 0) {
+				w->ok |= 1u << i;
+				got += PAGE;
+			}
+		count_read(g, got);
+	}
 	if ((p = win_hit(w, a, len)))
 		return p;
 	/* Pages around it are not mapped (or not readable): the bucket alone. */
@@ -236,7 +258,19 @@ void gomem_free(struct gomem *g)
 		return;
 	for (i = 0; i < NWIN; i++)
 		free(g->win[i].buf);
+	for (i = 0; i < GP_ARRAY_SIZE(g->kb); i++) {
+		free(g->kb[i].b);
+		free(g->kb[i].pcs);
+	}
 	free(g->scratch);
+	free(g->rec1);
+	free(g->rec2);
+	free(g->bad);
+	free(g->runbuf);
+	free(g->runs);
+	free(g->runof);
+	free(g->iov);
+	free(g->sums);
 	if (g->own)
 		mem_pid_free(g->own);
 	free(g);
@@ -328,29 +362,42 @@ static int lock_held(const struct gomem *g)
 }
 
 /* One pass over the list: headers, stacks and records. Fills out->b (addr, size, stack)
- * and rec (rec_size bytes per bucket). 0, or -errno when the head cannot be read. */
-static int walk(struct gomem *g, int kind, size_t max, uint64_t head, struct gomem_snap *out,
-		uint8_t **rec, size_t *reccap)
+ * and g->rec1 (rec_size bytes per bucket). A list that comes back on itself is found by
+ * Brent's cycle detection (a bucket remembered at every power of two; no table) and cut
+ * where its second round begins. */
+static void walk(struct gomem *g, int kind, size_t max, uint64_t head, struct gomem_snap *out)
 {
+	struct kbuf *kb = &g->kb[kind];
 	uint32_t rs = rec_size(g, kind);
-	struct hashmap seen = { 0 };
-	size_t bcap = 0, pcap = 0;
-	uint64_t a = head;
+	uint64_t a = head, tortoise = 0, power = 1, lam = 0;
 
 	out->n = out->npcs = 0;
 	while (a) {
 		const uint8_t *p;
-		uint64_t nstk, next;
+		uint64_t nstk;
 		struct gomem_bucket *b;
-		int created;
 
-		if (out->n >= max) {
-			out->st.truncated = 1;
+		if (a == tortoise) {
+			size_t i, mu = 0;
+
+			out->st.loop = 1;
+			/* buckets [mu, mu + lam) are the cycle, the rest repeats it */
+			for (i = 0; i + lam < out->n; i++)
+				if (out->b[i].addr == out->b[i + lam].addr) {
+					mu = i;
+					break;
+				}
+			if (mu + lam < out->n)
+				out->n = mu + lam;
 			break;
 		}
-		hashmap_put(&seen, a, &created);
-		if (!created) {
-			out->st.loop = 1;
+		if (lam++ == power) {
+			tortoise = a;
+			power *= 2;
+			lam = 1;
+		}
+		if (out->n >= max) {
+			out->st.truncated = 1;
 			break;
 		}
 		out->st.listed++;
@@ -365,9 +412,11 @@ static int walk(struct gomem *g, int kind, size_t max, uint64_t head, struct gom
 			out->st.bad++;
 			break;
 		}
-		xgrow((void **)&out->b, &bcap, out->n + 1, sizeof(*out->b));
-		xgrow((void **)&out->pcs, &pcap, out->npcs + nstk + 1, sizeof(*out->pcs));
-		xgrow((void **)rec, reccap, (out->n + 1) * rs, 1);
+		xgrow((void **)&kb->b, &kb->bcap, out->n + 1, sizeof(*kb->b));
+		xgrow((void **)&kb->pcs, &kb->pcap, out->npcs + nstk + 1, sizeof(*kb->pcs));
+		xgrow((void **)&g->rec1, &g->rec1cap, (out->n + 1) * rs, 1);
+		out->b = kb->b;
+		out->pcs = kb->pcs;
 		b = &out->b[out->n];
 		memset(b, 0, sizeof(*b));
 		b->addr = a;
@@ -375,39 +424,64 @@ static int walk(struct gomem *g, int kind, size_t max, uint64_t head, struct gom
 		b->stk0 = (uint32_t)out->npcs;
 		b->nstk = (uint32_t)nstk;
 		memcpy(out->pcs + out->npcs, p + HDR, 8 * nstk);
-		memcpy(*rec + out->n * rs, p + HDR + 8 * nstk, rs);
+		memcpy(g->rec1 + out->n * rs, p + HDR + 8 * nstk, rs);
 		out->npcs += nstk;
 		out->n++;
-		next = ld64(p + 8);
-		a = next;
+		a = ld64(p + 8);
 	}
-	hashmap_free(&seen);
-	return 0;
 }
 
-/* The second read of every record, a chunk at a time. rec2 gets them (rc != 0: unread). */
-static void reread(struct gomem *g, int kind, const struct gomem_snap *s, uint8_t *rec2,
-		   uint8_t *unread)
+/* The second read of every record into g->rec2 (g->bad[i] set for one not read). The
+ * records are gathered into runs of nearby memory (buckets lie close together, mostly in
+ * list order), each run one piece of one vectored read: a few system calls and large
+ * copies, where a piece per record costs the kernel a page lookup each. */
+static void reread(struct gomem *g, int kind, const struct gomem_snap *s)
 {
 	uint32_t rs = rec_size(g, kind);
-	struct mem_iov *iov = xmalloc(CHUNK * sizeof(*iov));
-	size_t i, k;
+	size_t i, nruns = 0, total = 0;
+	struct run *r = NULL;
 
-	for (i = 0; i < s->n; i += CHUNK) {
-		size_t m = GP_MIN((size_t)CHUNK, s->n - i);
+	xgrow((void **)&g->runof, &g->runofcap, s->n + 1, sizeof(*g->runof));
+	for (i = 0; i < s->n; i++) {
+		uint64_t a = s->b[i].addr + HDR + 8 * (uint64_t)s->b[i].nstk;
+		uint64_t lo = r ? GP_MIN(r->addr, a) : a;
+		uint64_t hi = r ? GP_MAX(r->addr + r->len, a + rs) : a + rs;
 
-		for (k = 0; k < m; k++) {
-			const struct gomem_bucket *b = &s->b[i + k];
-
-			iov[k] = (struct mem_iov){ b->addr + HDR + 8 * (uint64_t)b->nstk,
-						   rec2 + (i + k) * rs, rs, 0 };
+		if (!r || hi - lo > RUN_MAX || a + rs + RUN_GAP < r->addr ||
+		    a > r->addr + r->len + RUN_GAP) {
+			xgrow((void **)&g->runs, &g->runscap, nruns + 1, sizeof(*g->runs));
+			r = &g->runs[nruns++];
+			lo = a;
+			hi = a + rs;
 		}
-		mem_readv(g->t.mem, iov, m);
-		count_read(g, m * rs);
-		for (k = 0; k < m; k++)
-			unread[i + k] = iov[k].rc != 0;
+		r->addr = lo;
+		r->len = (size_t)(hi - lo);
+		g->runof[i] = (uint32_t)(nruns - 1);
 	}
-	free(iov);
+	for (i = 0; i < nruns; i++) {
+		g->runs[i].off = total;
+		total += g->runs[i].len;
+	}
+	xgrow((void **)&g->runbuf, &g->runbufcap, total + 1, 1);
+	xgrow((void **)&g->iov, &g->iovcap, nruns + 1, sizeof(*g->iov));
+	for (i = 0; i < nruns; i++)
+		g->iov[i] = (struct mem_iov){ g->runs[i].addr, g->runbuf + g->runs[i].off,
+					      g->runs[i].len, 0 };
+	mem_readv(g->t.mem, g->iov, nruns);
+	for (i = 0; i < nruns; i++)
+		g->runs[i].rc = g->iov[i].rc;
+	count_read(g, total);
+	if (g->st && nruns > 1) /* mem_readv: a system call per 1024 pieces */
+		g->st->readvs += (nruns - 1) / 1024;
+	xgrow((void **)&g->rec2, &g->rec2cap, s->n * (size_t)rs + 1, 1);
+	for (i = 0; i < s->n; i++) {
+		const struct run *rr = &g->runs[g->runof[i]];
+		uint64_t a = s->b[i].addr + HDR + 8 * (uint64_t)s->b[i].nstk;
+
+		g->bad[i] = rr->rc != 0;
+		if (!rr->rc)
+			memcpy(g->rec2 + i * rs, g->runbuf + rr->off + (a - rr->addr), rs);
+	}
 }
 
 static int read_cycle(struct gomem *g, uint32_t *c)
@@ -451,9 +525,7 @@ int gomem_read(struct gomem *g, int kind, size_t max, struct gomem_snap *out)
 {
 	uint64_t var = list_var(g, kind), head = 0, head2 = 0, t0 = util_now_ns();
 	uint32_t rs = rec_size(g, kind), c0 = 0, c1 = 0;
-	uint8_t *rec1 = NULL, *rec2 = NULL, *bad = NULL;
-	size_t reccap = 0, i, changed;
-	struct hsum *sums = NULL;
+	size_t i, changed;
 	int rc = 0, tries;
 
 	memset(out, 0, sizeof(*out));
@@ -476,16 +548,15 @@ int gomem_read(struct gomem *g, int kind, size_t max, struct gomem_snap *out)
 		count_read(g, 8);
 		if (rc)
 			break;
-		walk(g, kind, max, head, out, &rec1, &reccap);
+		walk(g, kind, max, head, out);
 		/* The moment the snapshot stands for: between the two reads. A flush of the
 		 * heap profile holds profMemActiveLock over its whole walk: one in progress
 		 * now could have reached some buckets of the first read and not others. */
 		held = kind == GOMEM_HEAP && lock_held(g);
 		if (mem_read_u64(g->t.mem, var, &head2))
 			head2 = head;
-		rec2 = xrealloc(rec2, out->n * (size_t)rs + 1);
-		bad = xrealloc(bad, out->n + 1);
-		reread(g, kind, out, rec2, bad);
+		xgrow((void **)&g->bad, &g->badcap, out->n + 1, 1);
+		reread(g, kind, out);
 		if (kind == GOMEM_HEAP && (rc = read_cycle(g, &c1)))
 			break;
 		/* A new cycle (mark termination, then mProf_Flush) changes what is published;
@@ -503,19 +574,18 @@ int gomem_read(struct gomem *g, int kind, size_t max, struct gomem_snap *out)
 			rc = -EAGAIN;
 			break;
 		}
-		changed = 0;
 		if (kind == GOMEM_HEAP) {
 			uint32_t idx = (c0 >> 1) % 3;
 
-			sums = xrealloc(sums, (out->n + 1) * sizeof(*sums));
+			xgrow((void **)&g->sums, &g->sumscap, out->n + 1, sizeof(*g->sums));
 			for (i = 0; i < out->n; i++) {
-				struct hsum h2;
+				struct hsum h2, *h1 = &g->sums[i];
 
-				heap_sums(g, rec1 + i * rs, out->b[i].size, idx, &sums[i]);
-				heap_sums(g, rec2 + i * rs, out->b[i].size, idx, &h2);
-				bad[i] = bad[i] || !sums[i].ok_s || !h2.ok_s ||
-					 memcmp(sums[i].s, h2.s, sizeof(h2.s)) != 0;
-				if (sums[i].s[0] || sums[i].s[1])
+				heap_sums(g, g->rec1 + i * rs, out->b[i].size, idx, h1);
+				heap_sums(g, g->rec2 + i * rs, out->b[i].size, idx, &h2);
+				g->bad[i] = g->bad[i] || !h1->ok_s || !h2.ok_s ||
+					    memcmp(h1->s, h2.s, sizeof(h2.s)) != 0;
+				if (h1->s[0] || h1->s[1])
 					all = 0;
 			}
 			/* Before any published cycle every pending count is reported, and
@@ -523,13 +593,14 @@ int gomem_read(struct gomem *g, int kind, size_t max, struct gomem_snap *out)
 			 * too): a bucket is kept when its own record holds together. */
 			if (all && out->n)
 				for (i = 0; i < out->n; i++)
-					bad[i] = !sums[i].ok_all;
+					g->bad[i] = !g->sums[i].ok_all;
 		} else {
 			for (i = 0; i < out->n; i++)
-				bad[i] = bad[i] || memcmp(rec1 + i * rs, rec2 + i * rs, rs) != 0;
+				g->bad[i] = g->bad[i] ||
+					    memcmp(g->rec1 + i * rs, g->rec2 + i * rs, rs) != 0;
 		}
 		for (i = 0, changed = 0; i < out->n; i++)
-			changed += bad[i] != 0;
+			changed += g->bad[i] != 0;
 		if (changed && !last)
 			continue;
 		/* This try stands: fill the counts, drop what changed. */
@@ -539,28 +610,26 @@ int gomem_read(struct gomem *g, int kind, size_t max, struct gomem_snap *out)
 			struct gomem_bucket *b = &out->b[i];
 
 			if (kind == GOMEM_HEAP) {
-				const uint64_t *v = out->st.all_cycles ? sums[i].all : sums[i].s;
+				const uint64_t *v =
+					out->st.all_cycles ? g->sums[i].all : g->sums[i].s;
 
 				b->allocs = (int64_t)v[0];
 				b->frees = (int64_t)v[1];
 				b->alloc_bytes = (int64_t)v[2];
 				b->free_bytes = (int64_t)v[3];
 			} else {
-				memcpy(&b->count, rec1 + i * rs, 8);
-				b->cycles = (int64_t)ld64(rec1 + i * rs + 8);
+				memcpy(&b->count, g->rec1 + i * rs, 8);
+				b->cycles = (int64_t)ld64(g->rec1 + i * rs + 8);
 			}
 		}
 		out->st.torn = changed + late;
-		compact(out, bad);
+		compact(out, g->bad);
 		break;
 	}
 	g->st = NULL;
-	free(rec1);
-	free(rec2);
-	free(bad);
-	free(sums);
 	if (rc) {
-		gomem_snap_free(out);
+		memset(out, 0, sizeof(*out));
+		out->kind = kind;
 		return rc;
 	}
 	out->st.kept = out->n;

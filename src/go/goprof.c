@@ -1239,19 +1239,18 @@ static int read_snap(struct goprof *p, int which, struct gomem_snap *s, int *err
 				 : strerror(-rc));
 		return -1;
 	}
-	/* Rate 0: mallocgc samples nothing. A program that does not link runtime/pprof
-	 * (disableMemoryProfiling) may hold a bucket or two from before schedinit set it
-	 * (go1.27: mProfStackInit's own allocation), which no one will ever look at. */
 	/* A target that never turned its cycles into time: measure as it would (100 ms). */
 	if (which > P_ALLOCS && s->n && !s->ticks_per_sec)
 		gomem_ticks(gm, 1, &s->ticks_per_sec);
+	/* Rate 0: mallocgc samples nothing. A program that does not link runtime/pprof
+	 * (disableMemoryProfiling) may hold a bucket or two from before schedinit set it
+	 * (go1.27: mProfStackInit's own allocation), which no one will ever look at. */
 	if (which <= P_ALLOCS && s->rate == 0) {
 		*err = GOPROF_E_OFF;
 		snprintf(why, whylen,
 			 "process %d keeps no heap profile: runtime.MemProfileRate is 0 "
 			 "(the program does not link runtime/pprof)",
 			 (int)p->pid);
-		gomem_snap_free(s);
 		return -1;
 	}
 	return 0;
@@ -1322,7 +1321,6 @@ struct prof *goprof_profile(struct goprof *p, const char *name, struct gomem_sta
 		*st = s.st;
 	if (rate)
 		*rate = s.rate;
-	gomem_snap_free(&s);
 	return out;
 }
 
@@ -1480,7 +1478,6 @@ int goprof_fetch(struct goprof *p, const struct goprof_req *r, struct goprof_out
 			gpb_free(b);
 			out->st = s.st;
 			out->rate = s.rate;
-			gomem_snap_free(&s);
 		}
 		answer_text(out, &text);
 	}
