@@ -445,6 +445,21 @@ static struct gpb *builder(struct goprof *p, const struct goprof_sym *sym)
 
 /* ---- heap ---- */
 
+/* Go's int64(f) on amd64: CVTTSD2SQ, which gives 0x8000000000000000 for NaN and for values
+ * out of range (C leaves those undefined; garbage counts bring them). */
+static int64_t go_int64(double f)
+{
+	if (!(f >= -9223372036854775808.0 && f < 9223372036854775808.0))
+		return INT64_MIN;
+	return (int64_t)f;
+}
+
+/* Go's int64 arithmetic wraps; C's signed overflow is undefined (garbage counts). */
+static int64_t sub64(int64_t a, int64_t b)
+{
+	return (int64_t)((uint64_t)a - (uint64_t)b);
+}
+
 void goprof_scale_heap(int64_t count, int64_t size, int64_t rate, int64_t *oc, int64_t *os)
 {
 	double avg, scale;
@@ -460,8 +475,8 @@ void goprof_scale_heap(int64_t count, int64_t size, int64_t rate, int64_t *oc, i
 	}
 	avg = (double)size / (double)count;
 	scale = 1 / (1 - exp(-avg / (double)rate));
-	*oc = (int64_t)((double)count * scale);
-	*os = (int64_t)((double)size * scale);
+	*oc = go_int64((double)count * scale);
+	*os = go_int64((double)size * scale);
 }
 
 static int runtime_name(int go_minor, const char *name)
@@ -521,8 +536,8 @@ static struct prof *heap_profile(struct gpb *b, const struct goprof_sym *sym,
 				break;
 		}
 		goprof_scale_heap(r->allocs, r->alloc_bytes, s->rate, &v[0], &v[1]);
-		goprof_scale_heap(r->allocs - r->frees, r->alloc_bytes - r->free_bytes, s->rate,
-				  &v[2], &v[3]);
+		goprof_scale_heap(sub64(r->allocs, r->frees), sub64(r->alloc_bytes, r->free_bytes),
+				  s->rate, &v[2], &v[3]);
 		if (sym->go_minor >= 27)
 			lab.num = (int64_t)r->size;
 		else
@@ -545,7 +560,7 @@ struct prof *goprof_heap_profile(const struct goprof_sym *sym, const struct gome
 /* The records as runtime/pprof gets them: counts as BlockProfile reports them. */
 static int64_t record_count(const struct gomem_snap *s, const struct gomem_bucket *r)
 {
-	int64_t c = (int64_t)r->count;
+	int64_t c = go_int64(r->count);
 
 	return s->kind == GOMEM_BLOCK && c == 0 ? 1 : c;
 }
@@ -614,10 +629,10 @@ static struct prof *contention_profile(struct gpb *b, const struct goprof_sym *s
 
 		val[0] = record_count(s, r);
 		if (sym->go_minor <= 19 && s->kind == GOMEM_MUTEX) { /* scaleMutexProfile */
-			val[0] *= s->rate;
+			val[0] = (int64_t)((uint64_t)val[0] * (uint64_t)s->rate); /* wraps, as Go */
 			ns *= (double)s->rate;
 		}
-		val[1] = (int64_t)ns;
+		val[1] = go_int64(ns);
 		nl = gpb_locs(b, stk, n, locs, MAX_LOCS);
 		prof_add_sample(p, locs, nl, val, NULL, 0);
 	}
@@ -689,7 +704,7 @@ static void pcs_line(struct tw *w, const uint64_t *stk, size_t n)
 
 static int64_t inuse_bytes(const struct gomem_bucket *r)
 {
-	return r->alloc_bytes - r->free_bytes;
+	return sub64(r->alloc_bytes, r->free_bytes);
 }
 
 static int cmp_inuse_desc(const void *a, const void *b)
@@ -735,24 +750,24 @@ static void heap_text(struct gpb *b, const struct goprof_sym *sym, const struct 
 	tw_init(&w, out);
 	for (i = 0; i < s->n; i++) {
 		v[i] = &s->b[i];
-		ao += s->b[i].allocs;
-		ab += s->b[i].alloc_bytes;
-		io += s->b[i].allocs - s->b[i].frees;
-		ib += inuse_bytes(&s->b[i]);
+		ao = (int64_t)((uint64_t)ao + (uint64_t)s->b[i].allocs);
+		ab = (int64_t)((uint64_t)ab + (uint64_t)s->b[i].alloc_bytes);
+		io = (int64_t)((uint64_t)io + (uint64_t)sub64(s->b[i].allocs, s->b[i].frees));
+		ib = (int64_t)((uint64_t)ib + (uint64_t)inuse_bytes(&s->b[i]));
 	}
 	qsort(v, s->n, sizeof(*v), sym->go_minor >= 23 ? cmp_inuse_asc : cmp_inuse_desc);
 	if (sym->go_minor >= 21 && ib == ab)
-		ab++;
+		ab = (int64_t)((uint64_t)ab + 1);
 	tw_printf(&w,
 		  "heap profile: %" PRId64 ": %" PRId64 " [%" PRId64 ": %" PRId64
 		  "] @ heap/%" PRId64 "\n",
-		  io, ib, ao, ab, 2 * s->rate);
+		  io, ib, ao, ab, (int64_t)(2 * (uint64_t)s->rate));
 	for (i = 0; i < s->n; i++) {
 		const struct gomem_bucket *r = v[i];
 		size_t n = sym->go_minor <= 22 ? GP_MIN((size_t)r->nstk, (size_t)32) : r->nstk;
 
 		tw_printf(&w, "%" PRId64 ": %" PRId64 " [%" PRId64 ": %" PRId64 "] @",
-			  r->allocs - r->frees, inuse_bytes(r), r->allocs, r->alloc_bytes);
+			  sub64(r->allocs, r->frees), inuse_bytes(r), r->allocs, r->alloc_bytes);
 		pcs_line(&w, s->pcs + r->stk0, n);
 		print_stack(b, &w, s->pcs + r->stk0, n, 0);
 	}
