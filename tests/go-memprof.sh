@@ -17,8 +17,8 @@
 
 need_pprof
 VARIANTS="plain pie stripped"
-# per release: 1 symtab check, 5 per variant, 3 for the program without runtime/pprof
-plan_per_version $((1 + 5 * 3 + 3))
+# per release: 1 symtab check, 8 per variant, 3 for the program without runtime/pprof
+plan_per_version $((1 + 8 * 3 + 3))
 
 # sums FILE COLUMN: "T total V", "F func V" (flat), "C func V" (cum) of a value column,
 # from go tool pprof -raw; zero values left out (Go writes its empty buckets as zero
@@ -107,13 +107,13 @@ compare() {
 
 run_variant() { # VERSION VARIANT
 	v=$1 var=$2 bin=$T/memprof-$1-$2 d=$T/out-$1-$2
-	go_build_or_skip 5 "$v" "$var" "$TOP_SRCDIR/tests/workloads/go/memprof.go" "$bin" || return
+	go_build_or_skip 8 "$v" "$var" "$TOP_SRCDIR/tests/workloads/go/memprof.go" "$bin" || return
 	mkdir -p "$d"
 	"$bin" "$d" -d 100s >"$d/stdout" 2>"$d/stderr" &
 	pid=$!
 	track $pid
 	if ! wait_line "$d/stdout" '^ready' 60; then
-		skip_n 5 "go$v $var: the workload did not get ready: $(head -1 "$d/stderr")"
+		skip_n 8 "go$v $var: the workload did not get ready: $(head -1 "$d/stderr")"
 		kill $pid 2>/dev/null
 		return
 	fi
@@ -121,6 +121,10 @@ run_variant() { # VERSION VARIANT
 		"$GOTOP_PERF" pprof $p -p $pid -o "$d/ours.$p.pb.gz" -v 2>"$d/ours.$p.err"
 		echo $? >"$d/ours.$p.rc"
 	done
+	for p in heap block goroutine; do
+		"$GOTOP_PERF" pprof $p -p $pid --debug 1 >"$d/ours.$p.1.txt" 2>&1
+	done
+	"$GOTOP_PERF" pprof goroutine -p $pid --debug 2 >"$d/ours.goroutine.txt" 2>&1
 	kill -USR1 $pid
 	wait_line "$d/stdout" '^again' 30 || diag "go$v $var: no second set of Go's profiles"
 	for p in heap allocs block mutex; do
@@ -149,8 +153,51 @@ run_variant() { # VERSION VARIANT
 	else
 		not_ok "go$v $var: goroutine profile: gotop-perf $ot goroutines ($op in main.park), Go $gt ($gp)"
 	fi
+	# The text forms: the heap's header and every record that is not zero (Go sorts
+	# records of equal in-use bytes in no set order; the runtime.MemStats section is the
+	# process's own), the block profile whole, and the parked goroutines' group (debug=1)
+	# and dumps (debug=2, arguments aside) as Go's.
+	if [ "$(sed -n 1p "$d/ours.heap.1.txt")" = "$(sed -n 1p "$d/heap.1.txt")" ] &&
+		[ "$(text_records "$d/ours.heap.1.txt")" = "$(text_records "$d/heap.1.txt")" ] &&
+		[ -n "$(text_records "$d/heap.1.txt")" ]; then
+		ok "go$v $var: heap --debug 1 as Go's ($(text_records "$d/heap.1.txt" | wc -l) records)"
+	else
+		diff "$d/ours.heap.1.txt" "$d/heap.1.txt" | sed -n '1,20s/^/# /p'
+		not_ok "go$v $var: heap --debug 1 differs from Go's"
+	fi
+	if cmp -s "$d/ours.block.1.txt" "$d/block.1.txt"; then
+		ok "go$v $var: block --debug 1 is Go's, byte for byte"
+	else
+		diff "$d/ours.block.1.txt" "$d/block.1.txt" | sed -n '1,20s/^/# /p'
+		not_ok "go$v $var: block --debug 1 differs from Go's"
+	fi
+	g1o=$(text_records "$d/ours.goroutine.1.txt" | grep 'main\.park')
+	g1g=$(text_records "$d/goroutine.1.txt" | grep 'main\.park')
+	g2o=$(dump_park "$d/ours.goroutine.txt")
+	g2g=$(dump_park "$d/goroutine.txt")
+	if [ -n "$g1o" ] && [ "$g1o" = "$g1g" ] && [ -n "$g2o" ] && [ "$g2o" = "$g2g" ]; then
+		ok "go$v $var: goroutine --debug 1 and 2: the parked goroutines as Go's"
+	else
+		diag "debug=1: $g1o | Go: $g1g"
+		diag "debug=2: $(echo "$g2o" | head -3) | Go: $(echo "$g2g" | head -3)"
+		not_ok "go$v $var: goroutine --debug 1 or 2 differs from Go's"
+	fi
 	kill $pid 2>/dev/null
 	wait $pid 2>/dev/null
+}
+
+# text_records FILE: the records of a debug=1 text, one line each (blank-line separated
+# blocks, joined with |), the header, zero heap records and runtime.MemStats left out, sorted.
+text_records() {
+	awk 'BEGIN { RS = "" } { sub(/^[^\n]*profile: [^\n]*\n/, "") }
+		!/^0: 0 \[0: 0\]/ && !/MemStats/ { gsub(/\n/, "|"); print }' "$1" | sort
+}
+
+# dump_park FILE: the debug=2 blocks of goroutines in main.park, the goroutine ids and
+# argument values taken out (gotop-perf shows no arguments), sorted and counted.
+dump_park() {
+	awk 'BEGIN { RS = "" } /main\.park/ { gsub(/\n/, "|"); print }' "$1" |
+		sed 's/^goroutine [0-9]* /goroutine N /; s/(\([^|]*\))|/()|/g' | sort | uniq -c
 }
 
 # The variables found from the code against .symtab (the unstripped build).

@@ -11,7 +11,8 @@
 // main.waitChan goroutines block on channels and main.contend goroutines contend on one
 // sync.Mutex, and 10 goroutines park for ever in main.park. DIR gets heap.pprof,
 // allocs.pprof, block.pprof, mutex.pprof and goroutine.pprof (runtime/pprof WriteTo,
-// debug 0), and goroutine.txt (debug 2). It prints "ready PID" and then waits (no
+// debug 0), heap.1.txt, block.1.txt, mutex.1.txt and goroutine.1.txt (debug 1), and
+// goroutine.txt (debug 2). It prints "ready PID" and then waits (no
 // allocation, no channel or mutex operation) until SIGUSR1 or -d. On SIGUSR1 it writes
 // heap.after.pprof, block.after.pprof and mutex.after.pprof, prints "again" and waits
 // for -d again. Block and mutex counts only grow: a profile read between the two must lie
@@ -172,6 +173,10 @@ func main() {
 	write(dir, "block.pprof", 0)
 	write(dir, "mutex.pprof", 0)
 	write(dir, "goroutine.pprof", 0)
+	write(dir, "heap.1.txt", 1)
+	write(dir, "block.1.txt", 1)
+	write(dir, "mutex.1.txt", 1)
+	write(dir, "goroutine.1.txt", 1)
 	f, err := os.Create(filepath.Join(dir, "goroutine.txt"))
 	if err != nil {
 		panic(err)
