@@ -693,10 +693,15 @@ int gomem_ticks(struct gomem *g, int measure, int64_t *out)
 		 * runtime/runtime.go): the TSC is the machine's, shared by both processes. */
 		c1 = rdtsc();
 		t1 = mono_ns();
-		if (c1 > st_ticks && t1 - (int64_t)st_time > 100000000) {
-			*out = (int64_t)((double)(c1 - st_ticks) * 1e9 /
-					 (double)(t1 - (int64_t)st_time));
-			return *out ? 0 : -EINVAL;
+		/* startTime is a nanotime() of the target's start: positive, not after now */
+		if (c1 > st_ticks && (int64_t)st_time > 0 && (int64_t)st_time <= t1 &&
+		    t1 - (int64_t)st_time > 100000000) {
+			double r = (double)(c1 - st_ticks) * 1e9 / (double)(t1 - (int64_t)st_time);
+
+			if (!(r >= 1 && r <= (double)(1ULL << 40)))
+				return -EINVAL;
+			*out = (int64_t)r;
+			return 0;
 		}
 	}
 	if (!measure)
