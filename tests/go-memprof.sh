@@ -17,8 +17,12 @@
 
 need_pprof
 VARIANTS="plain pie stripped"
-# per release: 1 symtab check, 8 per variant, 3 for the program without runtime/pprof
-plan_per_version $((1 + 8 * 3 + 3))
+# record --heap samples cpu-clock too
+perf_ok=1
+"$GOTOP_PERF" list 2>/dev/null | grep -q '^cpu-clock .* yes ' || perf_ok=0
+# per release: 1 symtab check, 8 per variant (and record --heap on the plain build), 3 for
+# the program without runtime/pprof
+plan_per_version $((1 + 8 * 3 + 1 + 3))
 
 # sums FILE COLUMN: "T total V", "F func V" (flat), "C func V" (cum) of a value column,
 # from go tool pprof -raw; zero values left out (Go writes its empty buckets as zero
@@ -107,13 +111,15 @@ compare() {
 
 run_variant() { # VERSION VARIANT
 	v=$1 var=$2 bin=$T/memprof-$1-$2 d=$T/out-$1-$2
-	go_build_or_skip 8 "$v" "$var" "$TOP_SRCDIR/tests/workloads/go/memprof.go" "$bin" || return
+	nchecks=8
+	[ "$var" = plain ] && nchecks=9
+	go_build_or_skip $nchecks "$v" "$var" "$TOP_SRCDIR/tests/workloads/go/memprof.go" "$bin" || return
 	mkdir -p "$d"
 	"$bin" "$d" -d 100s >"$d/stdout" 2>"$d/stderr" &
 	pid=$!
 	track $pid
 	if ! wait_line "$d/stdout" '^ready' 60; then
-		skip_n 8 "go$v $var: the workload did not get ready: $(head -1 "$d/stderr")"
+		skip_n $nchecks "go$v $var: the workload did not get ready: $(head -1 "$d/stderr")"
 		kill $pid 2>/dev/null
 		return
 	fi
@@ -125,6 +131,10 @@ run_variant() { # VERSION VARIANT
 		"$GOTOP_PERF" pprof $p -p $pid --debug 1 >"$d/ours.$p.1.txt" 2>&1
 	done
 	"$GOTOP_PERF" pprof goroutine -p $pid --debug 2 >"$d/ours.goroutine.txt" 2>&1
+	if [ "$var" = plain ] && [ $perf_ok = 1 ]; then
+		"$GOTOP_PERF" record --heap -p $pid -d 0.5 -o "$d/rec.pb.gz" 2>"$d/rec.err"
+		echo $? >"$d/rec.rc"
+	fi
 	kill -USR1 $pid
 	wait_line "$d/stdout" '^again' 30 || diag "go$v $var: no second set of Go's profiles"
 	for p in heap allocs block mutex; do
@@ -152,6 +162,20 @@ run_variant() { # VERSION VARIANT
 		ok "go$v $var: goroutine profile: $ot goroutines, 10 in main.park, as Go's"
 	else
 		not_ok "go$v $var: goroutine profile: gotop-perf $ot goroutines ($op in main.park), Go $gt ($gp)"
+	fi
+	# record --heap: the idle heap at the start and at the end, both Go's.
+	if [ "$var" = plain ] && [ $perf_ok = 0 ]; then
+		skip "go$v plain: record --heap: cpu-clock cannot be sampled here"
+	elif [ "$var" = plain ]; then
+		if [ "$(cat "$d/rec.rc")" = 0 ] && [ -s "$d/rec.pb.gz" ] &&
+			compare "go$v record heap0" 4 "$d/rec.heap0.pb.gz" "$d/heap.pprof" >"$d/rec.cmp" &&
+			compare "go$v record heap" 4 "$d/rec.heap.pb.gz" "$d/heap.pprof" >>"$d/rec.cmp"; then
+			ok "go$v plain: record --heap: FILE.heap0.pb.gz and FILE.heap.pb.gz equal Go's heap"
+		else
+			diag_file "$d/rec.err"
+			diag_file "$d/rec.cmp"
+			not_ok "go$v plain: record --heap (exit $(cat "$d/rec.rc"))"
+		fi
 	fi
 	# The text forms: the heap's header and every record that is not zero (Go sorts
 	# records of equal in-use bytes in no set order; the runtime.MemStats section is the
