@@ -466,17 +466,18 @@ size_t gpb_locs(struct gpb *b, const uint64_t *stk0, size_t n0, uint64_t *locs, 
 
 		slot = hashmap_get(&b->locs, addr);
 		if (slot) {
-			const struct gpb_loc *l = &b->locv[*slot - 1];
+			/* a copy: emit below may move b->locv */
+			const struct gpb_loc l = b->locv[*slot - 1];
 
-			if (b->dn && deck_add(b, addr, &l->first, l->first_result)) {
+			if (b->dn && deck_add(b, addr, &l.first, l.first_result)) {
 				i++;
 				continue;
 			}
 			if ((id = emit(b)) && k < max)
 				locs[k++] = id;
 			if (k < max)
-				locs[k++] = l->id;
-			i += GP_MIN((size_t)l->npcs, n - i); /* Go would panic past the end */
+				locs[k++] = l.id;
+			i += GP_MIN((size_t)l.npcs, n - i); /* Go would panic past the end */
 			continue;
 		}
 		if (!all_frames(b, addr, &f)) { /* runtime.goexit */
