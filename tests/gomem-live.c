@@ -7,7 +7,6 @@
 #include "config.h"
 #include "gotop/gomem.h"
 #include "gotop/symtab.h"
-#include "gotop/util.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -27,8 +26,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gomem-live: %s: not a Go binary\n", argv[1]);
 		return 1;
 	}
-	rc = gomem_vars_find(symfile_elf(sf), symfile_gopcln(sf),
-			     util_go_minor(symfile_go_version(sf)), &v);
+	rc = gomem_vars_find(symfile_elf(sf), symfile_gopcln(sf), &v);
 #define VAR(f, s) printf("%s %#" PRIx64 " %#" PRIx64 "\n", s, v.f, symfile_symbol_value(sf, s))
 	VAR(mbuckets, "runtime.mbuckets");
 	VAR(bbuckets, "runtime.bbuckets");

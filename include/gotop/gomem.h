@@ -94,10 +94,11 @@ struct gomem_vars {
 };
 
 /* Finds them from the code of the runtime functions that use them (amd64, the names
- * from .gopclntab; src/go/gomem-vars.c cites the code). 0 when the heap's list and cycle
- * were found, -ENOENT when not, -ENOTSUP another architecture, -EINVAL. */
+ * from .gopclntab; the same code in go1.19 to go1.27: src/go/gomem-vars.c cites it). 0
+ * when the heap's list and cycle were found, -ENOENT when not, -ENOTSUP another
+ * architecture, -EINVAL. */
 struct gopcln;
-int gomem_vars_find(Elf *elf, const struct gopcln *t, int go_minor, struct gomem_vars *out);
+int gomem_vars_find(Elf *elf, const struct gopcln *t, struct gomem_vars *out);
 
 /* What a reader needs of its target. gomem_new finds it in a live process; tests and
  * fuzzing hand it a fake memory. Addresses are runtime addresses (link-time + bias). */

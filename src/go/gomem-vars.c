@@ -150,11 +150,10 @@ static void find_ticks(Elf *elf, const struct gopcln *t, struct gomem_vars *v)
 	}
 }
 
-int gomem_vars_find(Elf *elf, const struct gopcln *t, int go_minor, struct gomem_vars *out)
+int gomem_vars_find(Elf *elf, const struct gopcln *t, struct gomem_vars *out)
 {
 	GElf_Ehdr eh;
 
-	(void)go_minor;
 	memset(out, 0, sizeof(*out));
 	if (!elf || !t || !gelf_getehdr(elf, &eh))
 		return -EINVAL;

@@ -864,7 +864,7 @@ struct gomem *gomem_new(pid_t pid, struct symfile *sf, char *why, size_t whylen)
 	}
 	/* The code first (every build), the symbol table over it when there is one. */
 	if (symfile_gopcln(sf))
-		gomem_vars_find(symfile_elf(sf), symfile_gopcln(sf), t.go_minor, v);
+		gomem_vars_find(symfile_elf(sf), symfile_gopcln(sf), v);
 	v->mbuckets = sym_or(sf, "runtime.mbuckets", v->mbuckets);
 	v->bbuckets = sym_or(sf, "runtime.bbuckets", v->bbuckets);
 	v->xbuckets = sym_or(sf, "runtime.xbuckets", v->xbuckets);

@@ -1019,15 +1019,14 @@ static void group_goroutines(struct gpb *b, const struct goprof_sym *sym,
 	free(tmp);
 }
 
-static struct prof *goroutine_profile(struct gpb *b, const struct goprof_sym *sym,
-				      const struct gosnap_result *r, const struct gprofile *gp)
+static struct prof *goroutine_profile(struct gpb *b, const struct gosnap_result *r,
+				      const struct gprofile *gp)
 {
 	struct prof *p = gpb_prof(b);
 	struct prof_value_type t;
 	uint64_t *locs = xmalloc(MAX_LOCS * sizeof(*locs));
 	size_t i;
 
-	(void)sym;
 	vt(p, &t, "goroutine", "count");
 	prof_set_sample_types(p, &t, 1);
 	prof_set_period(p, t, 1);
@@ -1077,10 +1076,6 @@ static int show_frame(const char *name, int first, int wrapper, const char *call
 		return 0;
 	return strncmp(name, "runtime.", 8) || (name[8] >= 'A' && name[8] <= 'Z');
 }
-
-struct tb_frame {
-	char *text;
-};
 
 static void creator_line(struct gpb *b, const struct goprof_sym *sym, const struct gosnap_g *g,
 			 struct sb *out)
@@ -1321,7 +1316,7 @@ struct prof *goprof_profile(struct goprof *p, const char *name, struct gomem_sta
 			return NULL;
 		b = builder(p, &p->gs);
 		group_goroutines(b, &p->gs, &r, &gp);
-		out = goroutine_profile(b, &p->gs, &r, &gp);
+		out = goroutine_profile(b, &r, &gp);
 		gprofile_free(&gp);
 		return out;
 	}
