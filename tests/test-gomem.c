@@ -224,6 +224,12 @@ static void test_cycle_moves(void **state)
 	img_init(&l, 23);
 	two_buckets(&l, af1, af2);
 	g = reader(&l, &mem);
+	{
+		uint32_t c;
+
+		assert_int_equal(gomem_cycle(g, &c), 0);
+		assert_int_equal(c, 4);
+	}
 	l.after = 1;
 	l.off = V_CYCLE;
 	l.val = 5 << 1;

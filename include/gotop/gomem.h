@@ -128,6 +128,11 @@ void gomem_free(struct gomem *g); /* accepts NULL */
 /* The runtime addresses in use (borrowed, valid until gomem_free). */
 const struct gomem_target *gomem_target(const struct gomem *g);
 
+/* The heap profile's cycle now (mProfCycle >> 1): it moves when a GC cycle ends and
+ * publishes new counts, so a view reads the buckets again only then (one 4-byte read).
+ * 0 or -errno. */
+int gomem_cycle(struct gomem *g, uint32_t *cycle);
+
 /* The rates now: runtime.MemProfileRate, blockprofilerate, mutexprofilerate. 0 or -errno
  * (-ENOENT: that variable was not found). */
 int gomem_rate(struct gomem *g, int kind, int64_t *rate);

@@ -493,6 +493,15 @@ static int read_cycle(struct gomem *g, uint32_t *c)
 	return rc;
 }
 
+int gomem_cycle(struct gomem *g, uint32_t *cycle)
+{
+	uint32_t c = 0;
+	int rc = read_cycle(g, &c);
+
+	*cycle = c >> 1;
+	return rc;
+}
+
 /* Keeps the buckets not marked in drop, in order (their stacks stay where they are). */
 static void compact(struct gomem_snap *s, const uint8_t *drop)
 {
