@@ -1,5 +1,5 @@
 #!/bin/bash
-# attach.sh: issue 6, benchmark 4: time from starting `gotop-perf -p PID --batch` to the
+# attach.sh: time to the first data: from starting `gotop-perf -p PID --batch` to the
 # first refresh that shows the target's hot function by name, on a running target.
 #
 # Usage: bench/attach.sh GOTOP PID FUNC [ROUNDS] [REFRESH] [EXTRA...]

@@ -1,8 +1,8 @@
 #!/bin/bash
-# genbig.sh: generates and builds the large Go target of issue 6's attach benchmark: a
+# genbig.sh: generates and builds the large Go target of the attach benchmark: a
 # program of many functions (DWARF, .symtab and .gopclntab all large) that burns CPU in
 # main.hot, so a profiler's first symbolized refresh can be recognised. (The large C++
-# target is clang-14 with libLLVM and libclang-cpp, see issue6.sh.)
+# target is clang-14 with libLLVM and libclang-cpp, see ingest-attach-memory.sh.)
 #
 # Usage: bench/genbig.sh go GOROOT OUT [NFUNCS]     (default 120000 functions)
 # Skips the build when OUT exists. Exit status 0, or 1.

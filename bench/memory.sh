@@ -1,5 +1,5 @@
 #!/bin/bash
-# memory.sh: issue 6, benchmark 5: gotop-perf's resident size over a long run on a busy
+# memory.sh: gotop-perf's resident size over a long run on a busy
 # multi-threaded Go target, for the live UI (--batch) and `record` attached side by side.
 #
 # Usage: bench/memory.sh GOTOP WORKDIR LABELS_BINARY [SECONDS] [THREADS] [RATE] [EVERY] [BEFORE]

@@ -1,5 +1,5 @@
 #!/bin/bash
-# owncpu-pair.sh: issue 6, benchmark 2, for comparing two builds: both attached at once to
+# owncpu-pair.sh: the profiler's own CPU, for comparing two builds: both attached at once to
 # the same busy workload, so that they see the same samples and the same machine. Rounds
 # run one after the other (owncpu.sh) differ by up to 20 % on this VM for one build; run
 # side by side, two copies of one build differed by at most 6 % (A/A check below).

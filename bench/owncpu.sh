@@ -1,5 +1,5 @@
 #!/bin/bash
-# owncpu.sh: issue 6, benchmark 2 in steady state: the profiler's own CPU per second and per
+# owncpu.sh: the profiler's own CPU in steady state per second and per
 # 1000 samples once its start-up is over, for gotop-perf record, the live UI (--batch) and
 # perf top -g, attached in turn to the same busy workload (interleaved rounds).
 #

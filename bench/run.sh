@@ -1,13 +1,15 @@
 #!/bin/bash
-# run.sh: gotop-perf's benchmarks against perf record (issue 2) and the cost of Go reading and
-# stack repair (issue 3); writes raw figures and a Markdown summary. Not part of make check.
+# run.sh: gotop-perf's benchmarks: the target's slowdown and the profilers' own CPU against
+# perf record and perf top, and the cost of Go reading and stack repair; writes raw figures
+# and a Markdown summary. Not part of make check.
 #
 # Usage: bench/run.sh [OPTIONS]            (from the build directory, or give --gotop)
 #   --only LIST       comma-separated subset of: slowdown-c, slowdown-go, gocost, syscost,
-#                     ingest, attach, memory (default: the first four; `issue2` =
-#                     slowdown-c,slowdown-go, `issue3` = gocost,syscost, `issue6` = the slowdown
-#                     runs with --modes issue6, then ingest, attach and memory via bench/issue6.sh)
-#   --memory-seconds S  length of the memory run (default 600; issue6.sh)
+#                     ingest, attach, memory (default: the first four; `slowdown` =
+#                     slowdown-c,slowdown-go, `cost` = gocost,syscost, `full` = the slowdown
+#                     runs with --modes tools, then ingest, attach and memory via
+#                     bench/ingest-attach-memory.sh)
+#   --memory-seconds S  length of the memory run (default 600; ingest-attach-memory.sh)
 #   --rates LIST      sampling frequencies in Hz, comma-separated (default 1000,10000)
 #   --modes LIST      slowdown runs to interleave, comma-separated (default alone,gotop,perf);
 #                     also: gotop-nostack (gotop-perf --stack-size 8 --no-repair --no-go),
@@ -16,7 +18,7 @@
 #                     live (the live UI: gotop-perf -p PID --batch -d 1, text to a file),
 #                     perftop (perf top -g --stdio -d 1 under script(1) for a terminal;
 #                     it does not stop with its target, so it gets SIGINT when the workload
-#                     exits); `issue6` = alone,gotop,live,perf,perftop
+#                     exits); `tools` = alone,gotop,live,perf,perftop
 #   --rounds N        interleaved rounds per configuration (default 5)
 #   --seconds S       length of one workload run alone, in seconds (default 2.5)
 #   --go VERSION      Go toolchain for the Go workloads (default 1.23)
@@ -91,13 +93,21 @@ if [ -n "$summarize" ]; then
 	exec awk -f "$here/summarize.awk" "$summarize"
 fi
 
-only=${only//issue2/slowdown-c,slowdown-go}
-only=${only//issue3/gocost,syscost}
-if [[ ",$only," == *",issue6,"* ]]; then
-	only=${only//issue6/slowdown-c,slowdown-go,ingest,attach,memory}
-	[ "$modes" = alone,gotop,perf ] && modes=alone,gotop,live,perf,perftop
-fi
-modes=${modes//issue6/alone,gotop,live,perf,perftop}
+# The groups of --only: each word of the list, expanded.
+expanded=
+for w in ${only//,/ }; do
+	case $w in
+	slowdown) w=slowdown-c,slowdown-go ;;
+	cost) w=gocost,syscost ;;
+	full)
+		w=slowdown-c,slowdown-go,ingest,attach,memory
+		[ "$modes" = alone,gotop,perf ] && modes=tools
+		;;
+	esac
+	expanded=$expanded${expanded:+,}$w
+done
+only=$expanded
+modes=${modes//tools/alone,gotop,live,perf,perftop}
 want() {
 	case ",$only," in *",$1,"*) return 0 ;; esac
 	return 1
@@ -518,14 +528,14 @@ fi
 parts=
 for w in ingest attach memory; do want $w && parts=$parts${parts:+,}$w; done
 if [ -n "$parts" ]; then
-	log "issue 6: $parts (bench/issue6.sh)"
-	"$here/issue6.sh" --gotop "$gotop" --work "$work" --parts "$parts" --rounds "$rounds" \
-		--memory-seconds "$memsecs" --go "$gover" >"$work/issue6.md" ||
-		log "bench/issue6.sh failed (see $work/issue6.md)"
+	log "ingest, attach, memory: $parts (bench/ingest-attach-memory.sh)"
+	"$here/ingest-attach-memory.sh" --gotop "$gotop" --work "$work" --parts "$parts" \
+		--rounds "$rounds" --memory-seconds "$memsecs" --go "$gover" >"$work/ingest-attach-memory.md" ||
+		log "bench/ingest-attach-memory.sh failed (see $work/ingest-attach-memory.md)"
 fi
 echo "# loadavg at end: $(cut -d' ' -f1-3 /proc/loadavg), $(($(date +%s) - t0)) s" >>"$raw"
 
 awk -f "$here/summarize.awk" "$raw" >"$work/results.md"
-[ -s "$work/issue6.md" ] && cat "$work/issue6.md" >>"$work/results.md"
+[ -s "$work/ingest-attach-memory.md" ] && cat "$work/ingest-attach-memory.md" >>"$work/results.md"
 cat "$work/results.md"
 log "raw figures: $raw; summary: $work/results.md"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# service-memory.sh: issue 34: gotop-perf's own memory on a large real Go service, Prometheus
+# service-memory.sh: gotop-perf's own memory on a large real Go service, Prometheus
 # as Debian builds it (tests/helpers/debian-service.sh: a stripped binary of about 100 MB), under a
 # steady query load, at 1 kHz, for DURATION seconds (default 1800).
 #

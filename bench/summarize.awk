@@ -155,14 +155,14 @@ END {
 					add(wl SUBSEP rate SUBSEP mode SUBSEP "sdw", (wall[wl, rate, mode, r] / wall[wl, rate, "alone", r] - 1) * 100)
 					add(wl SUBSEP rate SUBSEP mode SUBSEP "sdc", (cpu[wl, rate, mode, r] / cpu[wl, rate, "alone", r] - 1) * 100)
 				}
-				# Own CPU against perf top's in the same round (issue 6, goal <= 1/3).
+				# Own CPU against perf top's in the same round (goal <= 1/3).
 				if ((wl, rate, mode, r) in pcr && (wl, rate, "perftop", r) in pcr && pcr[wl, rate, "perftop", r] > 0)
 					add(wl SUBSEP rate SUBSEP mode SUBSEP "vs_top", pcr[wl, rate, mode, r] / pcr[wl, rate, "perftop", r])
 				if ((wl, rate, mode, r) in inr && (wl, rate, "perftop", r) in inr && inr[wl, rate, "perftop", r] > 0)
 					add(wl SUBSEP rate SUBSEP mode SUBSEP "vs_top_s", inr[wl, rate, mode, r] / inr[wl, rate, "perftop", r])
 			}
 		}
-		printf "## Issue 2: %s workload (%s), cpu-clock at %d Hz\n\n", (wl == "c" ? "C" : "Go"),
+		printf "## Slowdown and own CPU: %s workload (%s), cpu-clock at %d Hz\n\n", (wl == "c" ? "C" : "Go"),
 			(wl == "c" ? "bench/spin.c, 1 thread" : "bench/gospin.go, 1 goroutine"), rate
 		printf "Fixed work per run: %s units.\n\n", mmm(wl SUBSEP rate SUBSEP "alone" SUBSEP "units", "%d")
 		hdr = "| |"; sep = "|---|"
@@ -192,10 +192,10 @@ END {
 		g = wl SUBSEP rate SUBSEP "gotop"; pf = wl SUBSEP rate SUBSEP "perf"
 		gc = median(g SUBSEP "pcpu"); pcv = median(pf SUBSEP "pcpu")
 		if (gc != "NA" && pcv != "NA")
-			goals[++ngoals] = sprintf("Issue 2, %s, %d Hz, own CPU: gotop-perf %.1f ms vs perf %.1f ms per run (%.2f vs %.2f ms per 1000 samples): %s",
+			goals[++ngoals] = sprintf("Own CPU against perf record, %s, %d Hz: gotop-perf %.1f ms vs perf %.1f ms per run (%.2f vs %.2f ms per 1000 samples): %s",
 				(wl == "c" ? "C" : "Go"), rate, gc, pcv, median(g SUBSEP "pk"), median(pf SUBSEP "pk"),
 				verdict(gc <= pcv, g SUBSEP "pcpu", pf SUBSEP "pcpu"))
-		# Issue 6: live UI and record against perf record -g and perf top -g.
+		# The live UI and record against perf record -g and perf top -g.
 		split("gotop live", gm, " ")
 		split("perf perftop", pm, " ")
 		for (a = 1; a <= 2; a++)
@@ -204,7 +204,7 @@ END {
 				x = median(ka SUBSEP "sdw"); y = median(kb SUBSEP "sdw")
 				if (x == "NA" || y == "NA" || !((wl, rate, "m", "perftop") in seen_mode))
 					continue
-				goals[++ngoals] = sprintf("Issue 6.1, %s, %d Hz, slowdown: %s %+.1f %% vs %s %+.1f %% (wall; CPU %+.1f %% vs %+.1f %%): %s",
+				goals[++ngoals] = sprintf("Slowdown against perf, %s, %d Hz: %s %+.1f %% vs %s %+.1f %% (wall; CPU %+.1f %% vs %+.1f %%): %s",
 					(wl == "c" ? "C" : "Go"), rate, mode_name(gm[a]), x, mode_name(pm[b]), y,
 					median(ka SUBSEP "sdc"), median(kb SUBSEP "sdc"), verdict(x <= y, ka SUBSEP "sdw", kb SUBSEP "sdw"))
 			}
@@ -213,21 +213,21 @@ END {
 			x = median(ka SUBSEP "vs_top"); y = median(ka SUBSEP "vs_top_s")
 			if (x == "NA")
 				continue
-			goals[++ngoals] = sprintf("Issue 6.2, %s, %d Hz, %s own CPU / perf top -g's (paired per round): %.3f per run (%.2f vs %.2f ms per 1000 samples), %s while the target ran (%.1f vs %.1f ms/s); goal <= 0.333: %s",
+			goals[++ngoals] = sprintf("Own CPU against perf top, %s, %d Hz: %s own CPU / perf top -g's (paired per round): %.3f per run (%.2f vs %.2f ms per 1000 samples), %s while the target ran (%.1f vs %.1f ms/s); goal <= 0.333: %s",
 				(wl == "c" ? "C" : "Go"), rate, mode_name(gm[a]), x, median(ka SUBSEP "pk"), median(wl SUBSEP rate SUBSEP "perftop" SUBSEP "pk"),
 				(y == "NA" ? "n/a" : sprintf("%.3f", y)), median(ka SUBSEP "inrun_ps"), median(wl SUBSEP rate SUBSEP "perftop" SUBSEP "inrun_ps"),
 				(x <= 1 / 3 ? "met per run" : "NOT met per run") (y == "NA" ? "" : (y <= 1 / 3 ? ", met per second" : ", NOT met per second")))
 		}
 		gs = median(g SUBSEP "sdw"); ps = median(pf SUBSEP "sdw")
 		if (gs != "NA" && ps != "NA")
-			goals[++ngoals] = sprintf("Issue 2, %s, %d Hz, slowdown: gotop-perf %+.1f %% vs perf %+.1f %% (wall; CPU %+.1f %% vs %+.1f %%): %s",
+			goals[++ngoals] = sprintf("Slowdown against perf record, %s, %d Hz: gotop-perf %+.1f %% vs perf %+.1f %% (wall; CPU %+.1f %% vs %+.1f %%): %s",
 				(wl == "c" ? "C" : "Go"), rate, gs, ps, median(g SUBSEP "sdc"), median(pf SUBSEP "sdc"),
 				verdict(gs <= ps, g SUBSEP "sdw", pf SUBSEP "sdw"))
 	}
 
 	for (i = 1; i <= ngc; i++) {
 		rate = gc_order[i]
-		printf "## Issue 3: Go reading and repair, labels workload (2 workers), cpu-clock at %d Hz\n\n", rate
+		printf "## Go reading and repair: labels workload (2 workers), cpu-clock at %d Hz\n\n", rate
 		print "| gotop-perf record | CPU, ms per run | CPU, ms per second | samples | CPU, ms per 1000 samples | sampler thread, ms per 1000 | lost | with goroutine, % | labelled, % | repaired, % |"
 		print "|---|---|---|---|---|---|---|---|---|---|"
 		for (c = 1; c <= 4; c++) {
@@ -269,7 +269,7 @@ END {
 		d = median(rate SUBSEP "d_both")
 		lf = median(rate SUBSEP "full" SUBSEP "lost"); ln = median(rate SUBSEP "none" SUBSEP "lost")
 		if (d != "NA")
-			goals[++ngoals] = sprintf("Issue 3, %d Hz: Go reading + repair cost %.2f us per sample (goal < 2): %s; lost records %s with both vs %s without: %s",
+			goals[++ngoals] = sprintf("Go reading and repair, %d Hz: cost %.2f us per sample (goal < 2): %s; lost records %s with both vs %s without: %s",
 				rate, d, (d < 2) ? "met" : "NOT met", lf, ln, (lf <= ln) ? "no rise" : "RISE")
 	}
 

@@ -1,4 +1,4 @@
-/* symmem.c: issue 34: the symbol tables of a large Go binary, mapped or copied.
+/* symmem.c: the memory of the symbol tables of a large Go binary, mapped or copied.
  *
  * Opens BINARY with the symbolizer's own API (include/gotop/symtab.h) in one of two ways:
  *   mapped  symfile_open: libelf over the file with ELF_C_READ_MMAP (what gotop-perf does for

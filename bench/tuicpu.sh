@@ -1,5 +1,5 @@
 #!/bin/bash
-# tuicpu.sh: issue 6, benchmark 2 for the interactive screens: gotop-perf's live UI and perf
+# tuicpu.sh: the own CPU of the interactive screens: gotop-perf's live UI and perf
 # top's own TUI (not --stdio), each in a tmux pane of 200x50, attached at once to the same busy
 # workload at the same event, rate and refresh (1 s). The terminal is tmux's; tmux's CPU is
 # counted for neither.

@@ -6,7 +6,7 @@
 # only kernel frames, a write tracepoint's stacks end in the function that writes.
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
-plan 21
+plan 23
 W=$TOP_BUILDDIR/tests/workloads/evmix
 
 # --- the encoding, against perf ---
@@ -36,7 +36,7 @@ attr_diff() {
 	done
 }
 if ! command -v perf >/dev/null 2>&1 || [ -z "$(perf_attr cpu-clock)" ]; then
-	skip_n 5 "perf is not installed or does not print attrs (apt-get install linux-perf)"
+	skip_n 7 "perf is not installed or does not print attrs (apt-get install linux-perf)"
 else
 	bad=""
 	for ev in cpu-clock:u task-clock:k page-faults cs:uk cycles:k instructions:pp cycles:G \
@@ -51,11 +51,13 @@ else
 		n=$((n + 1))
 	done
 	check "the $n generic cache events encode as perf encodes them${bad:+ ($bad)}" [ -z "$bad" ] && [ $n -ge 32 ]
-	if "$GOTOP_PERF" list --tracepoints sched_switch | grep -qx 'sched:sched_switch'; then
+	if ! tracefs_ready; then
+		skip "$tracefs_why"
+	elif "$GOTOP_PERF" list --tracepoints sched_switch | grep -qx 'sched:sched_switch'; then
 		bad="$(attr_diff sched:sched_switch)$(attr_diff syscalls:sys_enter_write:u)"
 		check "tracepoints encode as perf encodes them (id from tracefs)${bad:+ ($bad)}" [ -z "$bad" ]
 	else
-		skip "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)"
+		skip "this kernel has no sched:sched_switch tracepoint"
 	fi
 	# A group: each of perf's attr blocks (leader, then members) against ours.
 	grp='{task-clock,page-faults:u,cs}'
@@ -75,6 +77,28 @@ else
 		$1 == "member" { print $4, num($6), $10 }' >"$T/ours"
 	check "a group's attrs, leader and members, are perf's ($(tr '\n' ';' <"$T/ours"))" \
 		sh -c "[ \$(wc -l <'$T/ours') -eq 3 ] && cmp -s '$T/ours' '$T/theirs'"
+	# A group's sampling against perf record's attrs (leader, then member): "config read
+	# group sampling": PERF_SAMPLE_READ in sample_type, PERF_FORMAT_GROUP in read_format,
+	# a sample_freq of its own. Without :S each event samples and no sample reads; with
+	# :S the samples read the group and the member does not sample.
+	for grp in '{cpu-clock,page-faults}' '{cpu-clock,page-faults}:S'; do
+		perf record -vv -e "$grp" -o "$T/perf.data" -- true 2>&1 | awk "$num"'
+			function out() { if (k++ < 2) print c, r, g, f }
+			/^perf_event_attr:/ { if (n++) out(); c = 0; r = 0; g = 0; f = 0; s = 1; next }
+			/^sys_perf_event_open/ { s = 0 }
+			s && $1 == "config" { c = num($2) }
+			s && $1 == "sample_type" { r = $2 ~ /(^|\|)READ(\||$)/ }
+			s && $1 == "read_format" { g = $2 ~ /(^|\|)GROUP(\||$)/ }
+			s && /sample_period, sample_freq/ { f = $NF + 0 > 0 }
+			END { if (n) out() }' >"$T/theirs"
+		"$GOTOP_PERF" list --attr "$grp" | awk "$num"'
+			$1 == "config" { c = $2 } $1 == "precise_ip" { lc = num(c) }
+			$1 == "sample_read" { r = $2 } $1 == "read_format_group" { g = $2 }
+			$1 == "member" { m = num($6) " " $12 " " $14 " " ($18 > 0) }
+			END { print lc, r, g, 1; print m }' >"$T/ours"
+		check "$grp samples as perf record's attrs say (ours $(tr '\n' ';' <"$T/ours") perf $(tr '\n' ';' <"$T/theirs"))" \
+			sh -c "[ \$(wc -l <'$T/theirs') -eq 2 ] && cmp -s '$T/ours' '$T/theirs'"
+	done
 	named=$(ls /sys/bus/event_source/devices/*/events 2>/dev/null | grep -v ':$' | grep -Ev '\.(scale|unit)$' | head -1)
 	if [ -n "$named" ]; then
 		bad="$(attr_diff "$named")"
@@ -177,7 +201,9 @@ else
 	else
 		skip_n 2 "kernel sampling is not permitted here"
 	fi
-	if "$GOTOP_PERF" list --tracepoints sys_enter_write | grep -qx 'syscalls:sys_enter_write'; then
+	if ! tracefs_ready; then
+		skip_n 2 "$tracefs_why"
+	elif "$GOTOP_PERF" list --tracepoints sys_enter_write | grep -qx 'syscalls:sys_enter_write'; then
 		"$GOTOP_PERF" record -q -e syscalls:sys_enter_write -d 2 -o "$T/tp.pb.gz" -- "$W" 2.5 >"$T/out" 2>&1
 		rc=$?
 		pprof_stacks "$T/tp.pb.gz" >"$T/stacks"
@@ -193,7 +219,7 @@ else
 		pprof -raw "$T/tp.pb.gz" >"$T/raw" 2>&1
 		check "the pprof sample type is the tracepoint" grep -q '^samples/count syscalls:sys_enter_write/count' "$T/raw"
 	else
-		skip_n 2 "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)"
+		skip_n 2 "this kernel has no syscalls:sys_enter_write tracepoint (CONFIG_FTRACE_SYSCALLS)"
 	fi
 fi
 finish

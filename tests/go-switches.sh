@@ -6,7 +6,8 @@
 # window does: at most 0.5% of the samples with a goroutine end at a switch, >= 99% of the
 # C-side samples have the Go caller of the cgo call, the stack-copy samples carry
 # main.growDeep at least as often as in Go's profile (less 2 points), and samples taken on g0
-# carry the suspended goroutine's labels and id; >= 99% of the samples in the callback's Go
+# carry the suspended goroutine's labels and id (an id left out only where the aggregator
+# keeps none for short-lived goroutines); >= 99% of the samples in the callback's Go
 # code (main.spinGo, C -> Go) have, below runtime.cgocallback, the cgo call's Go frames down
 # to main.callbackLoop, as in Go's profile. --no-repair keeps the old chains. Every Go
 # release of GO_VERSIONS.
@@ -44,10 +45,11 @@ traces() {
 # shares FILE: "ENDS CSIDE CGOOD COPY CGROW CLAB CCLAB" from traces: percent of the samples
 # with a goroutine that end at a switch; C-side ms and percent with their Go caller;
 # stack-copy ms (copystack called by newstack: growth, not the GC's shrinking) and percent
-# under main.growDeep; percent of the stack-copy samples labelled
-# role=grow with a goroutine id; percent of the C samples of main.cgoLoop labelled role=cgo;
+# under main.growDeep; percent of the stack-copy samples labelled role=grow; percent of the
+# C samples of main.cgoLoop labelled role=cgo (with a goroutine id);
 # ms in the callback's Go code (main.spinGo) and percent of them whose stack goes on below
-# runtime.cgocallback through runtime.cgocall and the _Cfunc_ wrapper to main.callbackLoop.
+# runtime.cgocallback through runtime.cgocall and the _Cfunc_ wrapper to main.callbackLoop;
+# the count of stack-copy traces labelled role=grow without a goroutine id.
 shares() {
 	awk '
 		{ n = split($4, f, ";"); w = $1
@@ -58,12 +60,12 @@ shares() {
 		  if (c) { cs += w; if ($4 ~ /;main\.(cgoLoop|callbackLoop);/) cg += w
 		           if ($4 ~ /c_outer/) { co += w; if ($2 == "cgo" && $3 != "-") col += w } }
 		  if ($4 ~ /runtime\.copystack;runtime\.newstack;/) { cp += w; if ($4 ~ /main\.growDeep/) cpg += w
-		           if ($2 == "grow" && $3 != "-") cpl += w }
+		           if ($2 == "grow") { cpr += w; if ($3 == "-") cpn++ } }
 		  if (f[1] == "main.spinGo") { cb += w
 		           if ($4 ~ /;runtime\.cgocallback;(runtime\.[a-z_]+;)*runtime\.cgocall;main\._Cfunc_c_callback;main\.callbackLoop(;|$)/) cbg += w } }
 		function pc(a, b) { return b ? 100 * a / b : 0 }
-		END { printf "%.2f %d %.2f %d %.2f %.2f %.2f %d %.2f\n", pc(ends, withg), cs / 1e6, pc(cg, cs),
-			cp / 1e6, pc(cpg, cp), pc(cpl, cp), pc(col, co), cb / 1e6, pc(cbg, cb) }' "$1"
+		END { printf "%.2f %d %.2f %d %.2f %.2f %.2f %d %.2f %d\n", pc(ends, withg), cs / 1e6, pc(cg, cs),
+			cp / 1e6, pc(cpg, cp), pc(cpr, cp), pc(col, co), cb / 1e6, pc(cbg, cb), cpn }' "$1"
 }
 
 # record_window V SECS: runs the workload of release V; its own profile (SIGUSR1 to SIGUSR2)
@@ -111,7 +113,7 @@ for v in $GO_VERSIONS; do
 	traces "$T/raw-$v.pb.gz" >"$T/raw-$v.tr"
 	traces "$T/go-$v.pprof" >"$T/go-$v.tr"
 	set -- $(shares "$T/rep-$v.tr")
-	ends=$1 cms=$2 cgood=$3 cpms=$4 cpgrow=$5 cplab=$6 colab=$7 cbms=$8 cbgood=$9
+	ends=$1 cms=$2 cgood=$3 cpms=$4 cpgrow=$5 cplab=$6 colab=$7 cbms=$8 cbgood=$9 cpnoid=${10}
 	set -- $(shares "$T/raw-$v.tr")
 	rawends=$1 rawcgood=$3 rawcpgrow=$5 rawcbgood=$9
 	set -- $(shares "$T/go-$v.tr")
@@ -138,8 +140,15 @@ for v in $GO_VERSIONS; do
 	check "go$v: stack-copy samples under main.growDeep as in Go's profile ($cpgrow% of $cpms ms; Go's $gocpgrow% of $gocpms ms)" \
 		awk -v p="$cpgrow" -v g="$gocpgrow" -v n="$cpms" -v gn="$gocpms" \
 			'BEGIN { exit !(p >= g - 2 && n >= 30 && gn >= 30) }'
-	check "go$v: stack-copy samples (on g0) carry role=grow and a goroutine id ($cplab%)" \
-		awk -v p="$cplab" 'BEGIN { exit !(p >= 99) }'
+	# The labels prove the goroutine was found on g0 (they are read from it at the
+	# sample). Its id may be left out on purpose: past the first AGG_GOID_ALL_MAX
+	# goroutines of a recording, only those running for a second keep theirs (agg.c,
+	# "Goroutine ids and memory"), and this workload starts a growing goroutine every few
+	# milliseconds, more on a quiet machine: every trace without an id must be one of the
+	# samples record -v counts as kept without one.
+	young=$(sed -n 's/.*keep no goroutine id: \([0-9]*\) samples.*/\1/p' "$T/rep-$v.out")
+	check "go$v: stack-copy samples (on g0) carry role=grow ($cplab%), an id but for the young past the first goroutines ($cpnoid traces without, ${young:-0} such samples)" \
+		awk -v p="$cplab" -v n="$cpnoid" -v y="${young:-0}" 'BEGIN { exit !(p >= 99 && n <= y) }'
 	check "go$v: C samples of main.cgoLoop (on g0) carry role=cgo and a goroutine id ($colab%)" \
 		awk -v p="$colab" 'BEGIN { exit !(p >= 99) }'
 	# The goroutine id of a stack-copy sample is the goroutine whose stack grows: ids

@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include "helpers/unit.h"
+
 #include "gotop/annotate.h"
 #include "gotop/disasm.h"
 #include "gotop/gopclntab.h"
@@ -24,51 +26,6 @@
 
 static char tmpdir[256], bin[512], src[600], srcdir[512];
 static int have_tools;
-
-static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run(const char *fmt, ...)
-{
-	char cmd[8192];
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	r = system(cmd);
-	return WIFEXITED(r) ? WEXITSTATUS(r) : -1;
-}
-
-static char *capture(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *capture(const char *fmt, ...)
-{
-	char cmd[8192];
-	va_list ap;
-	size_t len = 0, cap = 1 << 16;
-	char *buf;
-	FILE *f;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	f = popen(cmd, "r");
-	if (!f)
-		return NULL;
-	buf = xmalloc(cap + 1);
-	for (;;) {
-		size_t r;
-
-		if (len == cap)
-			buf = xrealloc(buf, (cap *= 2) + 1);
-		r = fread(buf + len, 1, cap - len, f);
-		if (!r)
-			break;
-		len += r;
-	}
-	buf[len] = 0;
-	pclose(f);
-	return buf;
-}
 
 /* The line of src holding marker (1-based), or 0. */
 static int marker_line(const char *marker)
@@ -265,6 +222,82 @@ static void test_rows(void **state)
 	free(rows);
 	free(self);
 	free(total);
+	annot_free(a);
+	symfile_free(sf);
+}
+
+/* A profile's addresses of a function: the mapping with the most samples is chosen, its
+ * samples land on their instructions (values and counts), another mapping's are left out,
+ * those off the code are missed; the five hottest instructions are marked. */
+static void test_samples(void **state)
+{
+	struct symfile *sf;
+	struct annot *a;
+	struct annot_counts c;
+	char *seg;
+	unsigned long long off = 0, vaddr = 0;
+	uint64_t map = 0, hot = 0, start, pgoff, x, y;
+	int64_t sum = 0, sum_n = 0;
+	size_t n, i;
+
+	(void)state;
+	if (!have_tools)
+		skip();
+	sf = symfile_open(bin, NULL);
+	a = open_fn(sf, "hl_loop", NULL);
+	n = annot_ninsns(a);
+	assert_true(n >= 6);
+	/* A mapping of the executable segment where the runtime address is the link-time one
+	 * (readelf -l: its file offset and address). */
+	seg = capture("readelf -lW '%s' | awk '$1 == \"LOAD\" && $0 ~ / R E / { print $2, $3; exit }'", bin);
+	assert_non_null(seg);
+	assert_int_equal(sscanf(seg, "%llx %llx", &off, &vaddr), 2);
+	free(seg);
+	start = vaddr & ~0xfffULL;
+	pgoff = off & ~0xfffULL;
+	x = annot_insns(a)[0].addr;
+	y = annot_insns(a)[1].addr;
+	{
+		struct annot_sample s[] = {
+			{ 1, x, 0, 90, 90, 9, 9 },
+			{ 1, y, 0, 10, 10, 1, 1 },
+			{ 1, annot_end(a) + 100, 0, 7, 7, 1, 1 }, /* not this code */
+			{ 2, y, 0, 50, 50, 5, 5 },                /* another mapping, fewer samples */
+			{ 0, y, 0, 99, 99, 0, 0 },                /* no mapping */
+		};
+
+		assert_int_equal(annot_hot_mapping(s, 5, &map, &hot), 0);
+		assert_int_equal(map, 1);
+		assert_int_equal(hot, x);
+		assert_int_equal(annot_hot_mapping(s + 4, 1, &map, &hot), -ENOENT);
+		annot_count_samples(a, s, 5, 1, start, pgoff, &c);
+	}
+	assert_int_equal(c.self[0], 90);
+	assert_int_equal(c.total[0], 90);
+	assert_int_equal(c.self_n[0], 9);
+	assert_int_equal(c.self[1], 10);
+	assert_int_equal(c.total_n[1], 1);
+	assert_int_equal(c.missed, 7);
+	assert_int_equal(c.hot, 1); /* fewer than five instructions with samples */
+	for (i = 0; i < c.nrows; i++) {
+		sum += c.rows[i].self;
+		sum_n += c.rows_n[i].self;
+		assert_int_equal(c.rows[i].line, c.rows_n[i].line);
+	}
+	assert_int_equal(sum, 100);
+	assert_int_equal(sum_n, 10);
+	annot_counts_free(&c);
+	{
+		/* Six instructions with 1 to 6: the fifth largest, 2, is the mark. */
+		struct annot_sample s[6];
+
+		for (i = 0; i < 6; i++)
+			s[i] = (struct annot_sample){ 1, annot_insns(a)[i].addr, 0, (int64_t)i + 1,
+						      (int64_t)i + 1, 1, 1 };
+		annot_count_samples(a, s, 6, 1, start, pgoff, &c);
+		assert_int_equal(c.hot, 2);
+		annot_counts_free(&c);
+	}
 	annot_free(a);
 	symfile_free(sf);
 }
@@ -473,6 +506,7 @@ int main(void)
 		cmocka_unit_test(test_insns_match_objdump),
 		cmocka_unit_test(test_lines_match_addr2line),
 		cmocka_unit_test(test_rows),
+		cmocka_unit_test(test_samples),
 		cmocka_unit_test(test_inlined_rows),
 		cmocka_unit_test(test_source_paths),
 		cmocka_unit_test(test_corrupt_bytes),

@@ -191,7 +191,10 @@ static int fake_setup(void **state)
 	put("tracing/events/sched/sched_switch/id", "316\n");
 	put("tracing/events/sched/sched_wakeup/id", "317\n");
 	put("tracing/events/syscalls/sys_enter_write/id", "840\n");
+	/* A tracepoint whose name is also a vendor name libpfm4 knows (skl, forced in main). */
+	put("tracing/events/INST_RETIRED/ANY_P/id", "999\n");
 	put("tracing/events/enable", "0\n");
+	put("notracing/README", "no events directory: tracefs not mounted\n");
 	snprintf(cmd, sizeof(cmd), "%s/pmus", sysroot);
 	{
 		static char pmus[300], tr[300];
@@ -207,6 +210,7 @@ static int fake_teardown(void **state)
 {
 	char cmd[300];
 
+	events_set_roots(NULL, NULL);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", sysroot);
 	if (system(cmd) != 0)
 		return -1;
@@ -296,7 +300,65 @@ static void test_tracepoints(void **state)
 	assert_int_not_equal(events_parse("sched:../../x", &ev), 0);
 	assert_int_equal(events_tracepoints("sched", count_tp, seen), 2);
 	assert_string_equal(seen, "sched:sched_switch sched:sched_wakeup ");
-	assert_int_equal(events_tracepoints(NULL, NULL, NULL), 3);
+	assert_int_equal(events_tracepoints(NULL, NULL, NULL), 4);
+}
+
+/* What a name with a ':' is, by what exists: a tracepoint when tracefs has it, else a
+ * vendor name libpfm4 encodes here (skl, forced in main), and the reason names what is
+ * missing when nothing has it. */
+static void test_decide(void **state)
+{
+	char pmus[300], none[300], why[320];
+	struct event_spec ev;
+
+	/* tracefs has INST_RETIRED:ANY_P: the tracepoint is taken. */
+	assert_int_equal(events_parse("INST_RETIRED:ANY_P", &ev), 0);
+	assert_int_equal(ev.kind, EVENT_TRACEPOINT);
+	assert_true(ev.config == 999);
+	/* tracefs has no such tracepoint: the vendor name. */
+	if (events_parse_why("BR_MISP_RETIRED:ALL_BRANCHES", &ev, why, sizeof(why))) {
+		print_message("SKIP: libpfm4 does not know skl here: %s\n", why);
+		skip();
+	}
+	assert_int_equal(ev.kind, EVENT_VENDOR);
+	assert_true((ev.config & 0xffff) == 0xc5);
+	/* Neither: no tracepoint, no PMU's table. */
+	assert_int_equal(events_parse_why("sched:nope", &ev, why, sizeof(why)), -ENOENT);
+	assert_non_null(strstr(why, "unknown event 'sched:nope'"));
+	assert_non_null(strstr(why, "tracepoint"));
+	/* Known to other PMUs only (AMD's, with an Intel one here): which ones, and that no
+	 * tracepoint has it. */
+	assert_int_equal(events_parse_why("RETIRED_INSTRUCTIONS:u", &ev, why, sizeof(why)), -ENOENT);
+	assert_non_null(strstr(why, "not an event of this machine's PMU"));
+	assert_non_null(strstr(why, "libpfm4 knows it for amd64"));
+
+	/* tracefs not mounted (a root without events/). */
+	snprintf(pmus, sizeof(pmus), "%s/pmus", sysroot);
+	snprintf(none, sizeof(none), "%s/notracing", sysroot);
+	events_set_roots(pmus, none);
+	assert_int_equal(events_parse_why("INST_RETIRED:ANY_P", &ev, why, sizeof(why)), 0);
+	assert_int_equal(ev.kind, EVENT_VENDOR);
+	assert_true((ev.config & 0xffff) == 0xc0);
+	assert_string_equal(why, "");
+	assert_int_equal(events_parse("MEM_LOAD_RETIRED:L3_MISS:u", &ev), 0);
+	assert_int_equal(ev.kind, EVENT_VENDOR);
+	/* A name only a tracepoint could be: tracefs's absence is the reason. */
+	assert_int_equal(events_parse_why("sched:sched_switch", &ev, why, sizeof(why)), -ENODEV);
+	assert_non_null(strstr(why, "tracefs is not mounted"));
+	assert_non_null(strstr(why, "no PMU's table has this name"));
+	/* A vendor name of other PMUs: both. */
+	assert_int_equal(events_parse_why("RETIRED_INSTRUCTIONS", &ev, why, sizeof(why)), -ENOENT);
+	assert_non_null(strstr(why, "libpfm4 knows it for amd64"));
+	assert_null(strstr(why, "tracefs")); /* no ':': it could not be a tracepoint */
+	/* A bad unit mask of an event this PMU has: libpfm4's reason, not tracefs's. */
+	assert_int_equal(events_parse_why("INST_RETIRED:NO_SUCH_UMASK", &ev, why, sizeof(why)),
+			 -EINVAL);
+	assert_non_null(strstr(why, "libpfm4"));
+	/* perf's names do not depend on either. */
+	assert_int_equal(events_parse("cpu-clock:u", &ev), 0);
+	assert_int_equal(ev.kind, EVENT_SOFTWARE);
+	assert_int_equal(events_parse_why("bogus-event", &ev, why, sizeof(why)), -ENOENT);
+	assert_non_null(strstr(why, "unknown event 'bogus-event'"));
 }
 
 /* libpfm4 with LIBPFM_FORCE_PMU=skl (set in main before libpfm4 starts): the codes of the
@@ -364,6 +426,102 @@ static void test_group(void **state)
 	assert_int_equal(events_parse_why("{cpu-clock,,cs}", &ev, why, sizeof(why)), -EINVAL);
 	assert_int_equal(events_parse_why("{cpu-clock,cs}:zz", &ev, why, sizeof(why)), -EINVAL);
 	assert_int_not_equal(events_parse_why("{cpu-clock,nonsense}", &ev, why, sizeof(why)), 0);
+	/* Without :S every event samples; :S is the group's (perf's sample_read), the other
+	 * modifiers beside it go to each event. */
+	assert_int_equal(events_parse("{cpu-clock,faults}", &ev), 0);
+	assert_int_equal(ev.sample_read, 0);
+	assert_false(events_name_sample_read(ev.name));
+	assert_int_equal(events_parse("{cpu-clock,faults}:S", &ev), 0);
+	assert_int_equal(ev.sample_read, 1);
+	assert_string_equal(ev.name, "{cpu-clock,page-faults}:S");
+	assert_true(events_name_sample_read(ev.name));
+	assert_int_equal(ev.exclude_kernel, 0);
+	assert_int_equal(events_parse("{cycles,instructions}:uS", &ev), 0);
+	assert_int_equal(ev.sample_read, 1);
+	assert_int_equal(ev.exclude_kernel, 1);
+	assert_int_equal(ev.members[0].exclude_kernel, 1);
+	assert_string_equal(ev.name, "{cycles,instructions}:uS");
+	assert_true(events_name_sample_read(ev.name));
+	assert_false(events_name_sample_read("{cycles,instructions}:u"));
+	assert_false(events_name_sample_read("syscalls:sys_enter_write:u"));
+	/* :S on one event says where it goes. */
+	assert_int_equal(events_parse_why("cpu-clock:S", &ev, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "{a,b}:S"));
+	assert_int_equal(events_parse_why("{cpu-clock:S,cs}", &ev, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "{a,b}:S"));
+	assert_int_equal(events_parse_why("{cpu-clock,cs}:Sz", &ev, why, sizeof(why)), -EINVAL);
+}
+
+/* The attrs of a group's events against perf's, as `perf record -vv -e GROUP` prints them
+ * (perf 6.1, linux tools/perf/util/evsel.c evsel__config and record.c
+ * evsel__config_leader_sampling). {cpu-clock,page-faults}: leader sample_type
+ * IP|TID|TIME|ID|PERIOD, read_format ID|LOST, disabled, mmap, comm, enable_on_exec;
+ * member sample_type IP|TID|TIME|ID|PERIOD, { sample_period, sample_freq } 4000, freq 1,
+ * inherit 1, not disabled, no mmap, comm or enable_on_exec. {cpu-clock,page-faults}:S:
+ * leader sample_type IP|TID|TIME|READ|ID|PERIOD, read_format ID|GROUP|LOST; member the
+ * leader's sample_type, no sample_period or sample_freq, no freq. (perf's ID is
+ * IDENTIFIER here: the same id at a fixed place, events.c.) */
+static void test_group_attrs(void **state)
+{
+	const uint64_t base = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			      PERF_SAMPLE_PERIOD;
+	struct perf_event_attr lead, m;
+	struct event_spec ev;
+
+	assert_int_equal(events_parse("{cpu-clock,page-faults}", &ev), 0);
+	memset(&lead, 0, sizeof(lead));
+	events_attr(&ev, &lead);
+	lead.sample_type = base;
+	lead.freq = 1;
+	lead.sample_freq = 4000;
+	lead.disabled = lead.inherit = lead.mmap = lead.comm = lead.task = 1;
+	lead.enable_on_exec = 1;
+	events_group_attr(&ev, &lead);
+	assert_true(lead.sample_type == (base | PERF_SAMPLE_IDENTIFIER));
+	assert_true((lead.read_format & PERF_FORMAT_GROUP) == 0);
+	events_group_member_attr(&ev, 0, &lead, &m);
+	assert_int_equal(m.type, PERF_TYPE_SOFTWARE);
+	assert_true(m.config == PERF_COUNT_SW_PAGE_FAULTS);
+	assert_true(m.sample_type == lead.sample_type); /* one layout for the one ring */
+	assert_int_equal(m.freq, 1);
+	assert_true(m.sample_freq == 4000);
+	assert_int_equal(m.inherit, 1);
+	assert_int_equal(m.disabled, 0);
+	assert_int_equal(m.enable_on_exec, 0);
+	assert_int_equal(m.mmap + m.comm + m.task, 0);
+
+	assert_int_equal(events_parse("{cpu-clock,page-faults}:S", &ev), 0);
+	memset(&lead, 0, sizeof(lead));
+	events_attr(&ev, &lead);
+	lead.sample_type = base;
+	lead.freq = 1;
+	lead.sample_freq = 4000;
+	lead.disabled = lead.inherit = lead.mmap = 1;
+	events_group_attr(&ev, &lead);
+	assert_true(lead.sample_type == (base | PERF_SAMPLE_READ));
+	assert_true(lead.read_format & PERF_FORMAT_GROUP);
+	events_group_member_attr(&ev, 0, &lead, &m);
+	assert_true(m.config == PERF_COUNT_SW_PAGE_FAULTS);
+	assert_true(m.sample_type == lead.sample_type);
+	assert_int_equal(m.freq, 0);
+	assert_true(m.sample_period == 0);
+	assert_int_equal(m.disabled, 0);
+	assert_int_equal(m.mmap, 0);
+
+	/* A member's own modifiers: its exclude bits and the callchain levels they leave. */
+	assert_int_equal(events_parse("{cpu-clock,page-faults:u}", &ev), 0);
+	memset(&lead, 0, sizeof(lead));
+	events_attr(&ev, &lead);
+	events_group_attr(&ev, &lead);
+	events_group_member_attr(&ev, 0, &lead, &m);
+	assert_int_equal(m.exclude_kernel, 1);
+	assert_int_equal(m.exclude_callchain_kernel, 1);
+	assert_int_equal(lead.exclude_kernel, 0);
+	/* Not a group: nothing added. */
+	assert_int_equal(events_parse("cpu-clock", &ev), 0);
+	memset(&lead, 0, sizeof(lead));
+	events_group_attr(&ev, &lead);
+	assert_true(lead.sample_type == 0 && lead.read_format == 0);
 }
 
 static void test_table_complete(void **state)
@@ -438,10 +596,15 @@ static void test_explain(void **state)
 	assert_non_null(strstr(why, "cycles:pp: the PMU refuses precise sampling (precise_ip=2"));
 	events_explain_error(&ev, EOPNOTSUPP, 1, why, sizeof(why));
 	assert_non_null(strstr(why, "refuses precise sampling"));
-	/* A group the kernel refuses: the reason says what it needs. */
-	assert_int_equal(events_parse("{cpu-clock,faults}", &ev), 0);
+	/* A group the kernel refuses: the reason says what it needs (reading a group at
+	 * each sample of inherited events, :S), or that the group was refused. */
+	assert_int_equal(events_parse("{cpu-clock,faults}:S", &ev), 0);
 	events_explain_error(&ev, EINVAL, 1, why, sizeof(why));
 	assert_non_null(strstr(why, "Linux 6.12"));
+	assert_int_equal(events_parse("{cpu-clock,faults}", &ev), 0);
+	events_explain_error(&ev, EINVAL, 1, why, sizeof(why));
+	assert_null(strstr(why, "Linux 6.12"));
+	assert_non_null(strstr(why, "rejected the group"));
 }
 
 int main(void)
@@ -452,9 +615,11 @@ int main(void)
 		cmocka_unit_test(test_modifiers),
 		cmocka_unit_test(test_cache),
 		cmocka_unit_test(test_group),
+		cmocka_unit_test(test_group_attrs),
 		cmocka_unit_test_setup_teardown(test_pmu_form, fake_setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(test_sysfs_named, fake_setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(test_tracepoints, fake_setup, fake_teardown),
+		cmocka_unit_test_setup_teardown(test_decide, fake_setup, fake_teardown),
 		cmocka_unit_test(test_vendor_skl),
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_table_complete),

@@ -217,6 +217,39 @@ static void test_group_read(void **state)
 	assert_int_equal(s.read_nr, 0);
 }
 
+/* A group whose events sample (sampler.c): PERF_SAMPLE_IDENTIFIER is the record's first
+ * u64, before the fields the sampler always asks for (include/uapi/linux/perf_event.h). */
+static void test_identifier(void **state)
+{
+	struct perfrec_layout il = layout;
+	struct builder b, c;
+	struct perf_sample s, t;
+	struct perf_event_header *h, *plain = build(&c, 64);
+
+	il.sample_type |= PERF_SAMPLE_IDENTIFIER;
+	build(&b, 64);
+	memmove(&b.w[2], &b.w[1], (b.n - 1) * 8);
+	b.w[1] = 2; /* the sampler's index of the event that took it */
+	b.n++;
+	h = (void *)b.w;
+	h->size = (uint16_t)(b.n * 8);
+	assert_int_equal(perfrec_parse_sample(&il, h, &s), 0);
+	assert_int_equal(s.id, 2);
+	/* Everything after it as without it. */
+	assert_int_equal(perfrec_parse_sample(&layout, plain, &t), 0);
+	assert_int_equal(s.ip, t.ip);
+	assert_int_equal(s.tid, t.tid);
+	assert_int_equal(s.time, t.time);
+	assert_int_equal(s.period, t.period);
+	assert_int_equal(s.nr, t.nr);
+	assert_int_equal(s.regs[7], t.regs[7]);
+	assert_int_equal(s.stack_dyn, t.stack_dyn);
+	assert_memory_equal(s.stack, t.stack, 64);
+	/* Only the id: too short. */
+	h->size = 16;
+	assert_int_equal(perfrec_parse_sample(&il, h, &s), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -225,6 +258,7 @@ int main(void)
 		cmocka_unit_test(test_no_user_regs),
 		cmocka_unit_test(test_sample_id),
 		cmocka_unit_test(test_group_read),
+		cmocka_unit_test(test_identifier),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,6 +22,8 @@
 
 #include <cmocka.h>
 
+#include "helpers/unit.h"
+
 #include "gotop/kallsyms.h"
 #include "gotop/maps.h"
 #include "gotop/symbolizer.h"
@@ -34,54 +36,6 @@ static char fx_inl[512], fx_prog[512], fx_clang[512];
 static int have_cc, have_clang, have_eu;
 
 /* ---------- helpers ---------- */
-
-static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run(const char *fmt, ...)
-{
-	char cmd[8192];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	int r = system(cmd);
-	return WIFEXITED(r) ? WEXITSTATUS(r) : -1;
-}
-
-/* Output of a shell command (caller frees), or NULL. */
-static char *capture(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *capture(const char *fmt, ...)
-{
-	char cmd[8192];
-	va_list ap;
-	size_t len = 0, cap = 1 << 16;
-	char *buf;
-	FILE *f;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	f = popen(cmd, "r");
-	if (f == NULL)
-		return NULL;
-	buf = xmalloc(cap + 1);
-	for (;;) {
-		if (len == cap) {
-			cap *= 2;
-			buf = xrealloc(buf, cap + 1);
-		}
-		size_t r = fread(buf + len, 1, cap - len, f);
-		if (r == 0)
-			break;
-		len += r;
-	}
-	buf[len] = '\0';
-	if (pclose(f) != 0) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
 
 static void write_file(const char *path, const char *text)
 {

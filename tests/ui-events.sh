@@ -2,8 +2,8 @@
 # ui-events.sh: the event picker and the event prompt of the live UI, in tmux: tracepoints
 # listed under a filter and sampled live (their stacks in the function that writes); a
 # vendor name encoded for a forced CPU model, a bad modifier: each one status line, and the
-# current event keeps running; a group typed at the prompt shows its member's columns; the
-# terminal restored. 160 columns: the status line holds
+# current event keeps running; a group typed at the prompt shows its member's columns (its
+# share, or with :S its ratio); the terminal restored. 160 columns: the status line holds
 # the whole reason.
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
@@ -11,9 +11,10 @@ command -v tmux >/dev/null 2>&1 || skip_all "tmux is not installed"
 need_perf
 [ -e /lib/terminfo/s/screen ] || [ -e /usr/share/terminfo/s/screen ] ||
 	skip_all "no terminfo entry for TERM=screen"
+tracefs_ready || skip_all "$tracefs_why"
 "$GOTOP_PERF" list --tracepoints sys_enter_write | grep -qx 'syscalls:sys_enter_write' ||
-	skip_all "no syscalls:sys_enter_write tracepoint (tracefs not mounted: mount -t tracefs nodev /sys/kernel/tracing)"
-plan 13
+	skip_all "this kernel has no syscalls:sys_enter_write tracepoint (CONFIG_FTRACE_SYSCALLS)"
+plan 15
 
 W=$TOP_BUILDDIR/tests/workloads/evmix
 SOCK=gotop-uiev-test-$$
@@ -69,6 +70,16 @@ keys :
 tm send-keys -t ui -l '{cpu-clock,page-faults}'
 keys Enter
 check "a group typed at the prompt is sampled live" wait_for '^\{cpu-clock,page-faults\} 1000 Hz'
+check "... and Top shows its faults and faults% (its share of the page faults) columns" \
+	wait_for '^ +SELF% +TOTAL% +SAMPLES +faults +faults% FUNCTION'
+# The group read at its leader's samples: the ratio column instead.
+keys e
+wait_for 'EVENT +KIND +HERE +KEPT +DESCRIPTION' >/dev/null
+keys :
+tm send-keys -t ui -l '{cpu-clock,page-faults}:S'
+keys Enter
+check "{cpu-clock,page-faults}:S typed at the prompt is sampled live" \
+	wait_for '^\{cpu-clock,page-faults\}:S 1000 Hz'
 check "... and Top shows its faults and faults/ms columns" \
 	wait_for '^ +SELF% +TOTAL% +SAMPLES +faults +faults/ms FUNCTION'
 keys q

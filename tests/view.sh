@@ -1,20 +1,17 @@
 #!/bin/sh
-# view.sh: `gotop-perf view` on Go's own profiles (CPU, heap with its four sample types,
-# goroutine, mutex, block, several merged), each Top checked against go tool pprof -top on
-# the same file; folded stacks re-read and checked against go tool pprof -traces; corrupt
-# and hostile files get one line.
+# view.sh: `gotop-perf view --batch` on fixed input, every view of the table: a profile
+# with known shares (tests/views/cpu.txtpb, encoded with protoc-c against pprof's own
+# profile.proto) checked against those shares, and Annotate on a sample placed at an
+# instruction of the C chains workload (objdump and addr2line say where); a view of the
+# table without a check here fails. Then Go's own profiles (CPU, heap with its four sample
+# types, goroutine, mutex, block, several merged), each Top checked against go tool pprof
+# -top on the same file, and folded stacks re-read and checked against go tool pprof
+# -traces; corrupt and hostile files get one line.
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
-need_pprof
-plan 19
-v=$GO_VERSION
-bin=$T/profiles
-go_build "$v" plain "$TOP_SRCDIR/tests/workloads/go/profiles.go" "$bin" >"$T/build.err" 2>&1
-rc=$?
-[ $rc -eq 77 ] && skip_all "Go $v unavailable"
-[ $rc -ne 0 ] && { diag_file "$T/build.err"; skip_all "cannot build the Go workload"; }
-mkdir -p "$T/a" "$T/b"
-"$bin" -d 2s "$T/a" && "$bin" -d 1s -grow 4 "$T/b" || skip_all "the workload did not write its profiles"
+plan 36
+: "${PROTOC_C:=protoc-c}"
+: "${PPROF_PROTO:=/usr/share/gocode/src/github.com/google/pprof/proto/profile.proto}"
 
 # section FILE VIEW: the rows of one view (after its title line).
 section() {
@@ -23,6 +20,190 @@ section() {
 		s && (/^== / || /^$/) { s = 0 }
 		s { print }' "$1"
 }
+
+# encode TEXT OUT: a profile in protobuf text format to the binary format, by protoc-c.
+encode() {
+	grep -v '^#' "$1" | "$PROTOC_C" --proto_path="$(dirname "$PPROF_PROTO")" \
+		--encode=perftools.profiles.Profile "$(basename "$PPROF_PROTO")" >"$2" 2>"$T/encode.err"
+}
+
+# view NAME [OPTIONS]: the view NAME of the fixed profile, every row, as text in $T/NAME.out
+# (its section's rows in $T/NAME.rows).
+view() {
+	vn=$1
+	shift
+	"$GOTOP_PERF" view --batch --rows 0 --min-pct 0 --view "$vn" "$@" "$F" >"$T/$vn.out" 2>&1
+	section "$T/$vn.out" "$(sed -n 's/^== \(.*\) ==$/\1/p' "$T/$vn.out" | head -1)" >"$T/$vn.rows"
+}
+
+# has FILE AWK-CONDITION: some line of FILE meets the condition.
+has() { awk "$2 { f = 1 } END { exit !f }" "$1"; }
+
+# --- every view of the table on the fixed profile (tests/views/cpu.txtpb: 60, 30 and 10 ---
+# --- samples of main.leafA, main.leafB and main.main, labels and ids on the first two) ---
+
+check_view_top() {
+	view top
+	check "top: self and total of every function as placed (leafA 60/60, leafB 30/30, main 10/100, work 0/90)" \
+		sh -c "awk '{ print \$4, \$1, \$2 }' '$T/top.rows' | sort | tr '\n' ' ' |
+			grep -qx 'main.leafA 60.0% 60.0% main.leafB 30.0% 30.0% main.main 10.0% 100.0% main.work 0.0% 90.0% '"
+	check "... by self, the hottest first, with its file and line" sh -c "head -1 '$T/top.rows' | grep -q ' main.leafA  *main.go:31$'"
+}
+check_view_tree() {
+	view tree
+	check "tree: main.main 100% > main.work 90% > main.leafA 60%, main.leafB 30%, each deeper than its caller" awk '
+		{ n = $0; sub(/^ +[0-9.]+% +[0-9.]+% +[0-9]+ /, "", n); match(n, /[^ ]/); d[$NF] = RSTART; t[$NF] = $1 }
+		END { exit !(t["main.main"] == "100.0%" && t["main.work"] == "90.0%" && t["main.leafA"] == "60.0%" &&
+			t["main.leafB"] == "30.0%" && d["main.work"] > d["main.main"] && d["main.leafA"] > d["main.work"] &&
+			d["main.leafB"] == d["main.leafA"]) }' "$T/tree.rows"
+}
+check_view_callers() {
+	view callers
+	check "callers: of the hottest function, main.leafA: main.work, then main.main, all 60 samples" sh -c "
+		grep -q 'CALLERS OF main.leafA' '$T/callers.out' &&
+		awk '{ print \$NF, \$(NF - 2) }' '$T/callers.rows' | tr '\n' ' ' | grep -qx 'main.leafA 60 main.work 60 main.main 60 '"
+	view callers --callers main.work
+	check "... --callers main.work: its 90 samples, called by main.main" sh -c "
+		awk '{ print \$NF, \$(NF - 2) }' '$T/callers.rows' | tr '\n' ' ' | grep -qx 'main.work 90 main.main 90 '"
+}
+check_view_labels() {
+	view labels
+	check "labels: handler api 60%, db 30%, the samples without one 10%" sh -c "
+		grep -q '^== Labels: handler ==' '$T/labels.out' &&
+		awk '{ print \$1, \$2, \$3, \$4 }' '$T/labels.rows' | tr '\n' ' ' |
+			grep -qx '60.0% 60 api main.leafA 30.0% 30 db main.leafB 10.0% 10 (no handler) '"
+}
+check_view_goroutines() {
+	view goroutines
+	check "goroutines: a group per start function and labels (main.worker, handler=api 60%, =db 30%), 10% without one" \
+		has "$T/goroutines.rows" '$1 == "60.0%" && $3 == "+1" && $4 == "main.worker" && $5 == "handler=api" && $6 == "main.leafA" { n++ }
+			$1 == "30.0%" && $3 == "+1" && $4 == "main.worker" && $5 == "handler=db" && $6 == "main.leafB" { n++ }
+			$1 == "10.0%" && /[(]no goroutine[)]/ { n++ } n == 3'
+}
+check_view_goroutines_all() {
+	view goroutines-all
+	check "goroutines-all: a file has no process to read goroutines from, and says so" grep -q '^  (no target process)$' "$T/goroutines-all.rows"
+}
+check_view_goroutines_wall() {
+	view goroutines-wall
+	check "goroutines-wall: a file has no wall-clock sampler, and says so" grep -q '^  (no wall-clock sampler)$' "$T/goroutines-wall.rows"
+}
+check_view_threads() {
+	view threads
+	check "threads: 101 60%, 102 30%, 10% without a thread label (nothing said about memory: a file)" sh -c "
+		awk '{ print \$1, \$3, \$4 }' '$T/threads.rows' | tr '\n' ' ' |
+			grep -qx '60.0% 101 main.leafA 30.0% 102 main.leafB 10.0% (no thread) ' &&
+		! grep -q 'combinations' '$T/threads.rows'"
+}
+check_view_flame() {
+	view flame
+	# A box of a level is a bracketed run as wide as its share of the 200 columns.
+	check "flame: main.main the whole width, main.work 90%, main.leafA 60% before main.leafB 30% (within a column)" awk '
+		function abs(v) { return v < 0 ? -v : v }
+		function box(s, name,   i) { i = index(s, "[" name " "); if (!i) return -1; return index(substr(s, i), "]") }
+		{ l[NR] = $0 }
+		END { a = box(l[2], "main.main"); w = box(l[3], "main.work"); x = box(l[4], "main.leafA"); y = box(l[4], "main.leafB")
+			exit !(a >= 190 && abs(w - 0.9 * a) <= 1 && abs(x - 0.6 * a) <= 1 && abs(y - 0.3 * a) <= 1 &&
+				index(l[4], "[main.leafA") < index(l[4], "[main.leafB")) }' "$T/flame.rows"
+}
+check_view_events() {
+	view events
+	check "events: cpu-clock, a software event, can be counted here" has "$T/events.rows" '$1 == "cpu-clock" && $2 == "software" && $3 == "yes"'
+}
+check_view_verify() {
+	view verify
+	check "verify: off without a target, and says what V would do" grep -q '^  (The verifier is off\. V starts it' "$T/verify.rows"
+}
+check_view_help() {
+	view help
+	check "help: the keys 1 to 7 show Top, Tree, Callers, Labels, Goroutines, Threads and Flame" sh -c "
+		awk '\$1 ~ /^[1-7]\$/ { printf \"%s %s \", \$1, \$2 }' '$T/help.rows' |
+			grep -qx '1 Top: 2 Tree: 3 Callers: 4 Labels: 5 Goroutines: 6 Threads: 7 Flame: '"
+}
+check_view_annotate() {
+	bin=$TOP_BUILDDIR/tests/workloads/cchains
+	# A sample at hot_ab's third instruction, in a mapping where the address in the process
+	# is the link-time one: objdump names the instruction, addr2line its line.
+	addr=$(objdump -d --no-show-raw-insn --disassemble=hot_ab "$bin" 2>/dev/null |
+		awk '/^ *[0-9a-f]+:/ { if (++n == 3) { sub(":", "", $1); print $1; exit } }')
+	seg=$(readelf -lW "$bin" 2>/dev/null | awk '$1 == "LOAD" && / R E / { print $2, $3, $6; exit }')
+	bid=$(readelf -n "$bin" 2>/dev/null | awk '/Build ID:/ { print $3 }')
+	line=$(addr2line -e "$bin" "0x$addr" 2>/dev/null | sed 's/.*://; s/ .*//')
+	if [ -z "$addr" ] || [ -z "$seg" ] || [ -z "$line" ]; then
+		skip_n 2 "annotate: no cchains workload, objdump, readelf or addr2line ($bin)"
+		return
+	fi
+	set -- $seg
+	start=$(($1 & ~0xfff)) off=$(($2 & ~0xfff))
+	cat >"$T/annot.txtpb" <<-EOF
+		sample_type { type: 1 unit: 2 }
+		sample { location_id: [1] value: [50] }
+		mapping { id: 1 memory_start: $start memory_limit: $(($2 + $3 + 0x1000)) file_offset: $off filename: 3 build_id: 4 }
+		location { id: 1 mapping_id: 1 address: 0x$addr line { function_id: 1 } }
+		function { id: 1 name: 5 system_name: 5 }
+		string_table: ""
+		string_table: "samples"
+		string_table: "count"
+		string_table: "$bin"
+		string_table: "$bid"
+		string_table: "hot_ab"
+	EOF
+	encode "$T/annot.txtpb" "$T/annot.pb"
+	"$GOTOP_PERF" view --batch --rows 0 --view annotate --asm "$T/annot.pb" >"$T/annot-asm.out" 2>&1
+	check "annotate --asm: the instruction at 0x$addr (objdump's third of hot_ab) holds the 50 samples" \
+		has "$T/annot-asm.out" '$1 == ">100.0%" && $2 == "100.0%" && $3 == 50 && $4 == "'"$addr"'"'
+	"$GOTOP_PERF" view --batch --rows 0 --view annotate "$T/annot.pb" >"$T/annot.out" 2>&1
+	check "annotate: so does its source line, $line (addr2line)" \
+		has "$T/annot.out" '$1 == ">100.0%" && $3 == 50 && ($4 == "'"$line"'" || $5 == "'"$line"'")'
+}
+
+F=$T/cpu.pb
+if ! encode "$TOP_SRCDIR/tests/views/cpu.txtpb" "$F"; then
+	diag_file "$T/encode.err"
+	skip_n 17 "cannot encode the fixed profile ($PROTOC_C, $PPROF_PROTO)"
+else
+	# The views of the table, as --view's error lists them.
+	"$GOTOP_PERF" view --batch --view '?' "$F" >/dev/null 2>"$T/names"
+	names=$(sed -n "s/.*unknown view '?' (\(.*\))$/\1/p" "$T/names" | tr -d ',')
+	missing=
+	for n in $names; do
+		command -v "check_view_$(echo "$n" | tr - _)" >/dev/null || missing="$missing $n"
+	done
+	check "every view of the table has a check here ($(echo $names | wc -w) views${missing:+; missing:$missing})" \
+		[ -n "$names" -a -z "$missing" ]
+	for n in top tree callers labels goroutines goroutines-all goroutines-wall threads flame events verify \
+		help annotate; do
+		"check_view_$(echo "$n" | tr - _)"
+	done
+fi
+
+# A corrupt file and a hostile name: one line, exit 1, no control character on the terminal.
+head -c 300 "$F" >"$T/cut.pprof"
+"$GOTOP_PERF" view --batch "$T/cut.pprof" >"$T/bad.out" 2>"$T/bad.err"
+rc=$?
+check "a truncated profile: exit 1 and one line ($(head -1 "$T/bad.err"))" \
+	sh -c "[ $rc -eq 1 ] && [ \$(wc -l <'$T/bad.err') -eq 1 ] && [ ! -s '$T/bad.out' ]"
+evil=$(printf '%s/x\033]0;owned\007.pprof' "$T")
+printf 'not a profile' >"$evil"
+"$GOTOP_PERF" view --batch "$evil" >"$T/evil.out" 2>"$T/evil.err"
+rc=$?
+check "a hostile file name: exit 1, one line, no control character" \
+	sh -c "[ $rc -eq 1 ] && [ \$(wc -l <'$T/evil.err') -eq 1 ] && ! LC_ALL=C grep -q '[[:cntrl:]]' '$T/evil.err'"
+
+# --- Go's own profiles, against go tool pprof ---
+if ! pprof_setup; then
+	skip_n 17 "no Go toolchain for go tool pprof: $(cat "$T/go-toolchain.err")"
+	finish
+fi
+v=$GO_VERSION
+bin=$T/profiles
+go_build "$v" plain "$TOP_SRCDIR/tests/workloads/go/profiles.go" "$bin" >"$T/build.err" 2>&1
+rc=$?
+if [ $rc -ne 0 ] || ! { mkdir -p "$T/a" "$T/b" && "$bin" -d 2s "$T/a" && "$bin" -d 1s -grow 4 "$T/b"; }; then
+	[ $rc -ne 0 ] && [ $rc -ne 77 ] && diag_file "$T/build.err"
+	skip_n 17 "Go $v: cannot build or run the profiles workload"
+	finish
+fi
 
 # topcmp NAME OPTS -- FILES: Top's SELF% and TOTAL% of every function against pprof's
 # flat% and cum%; prints the worst difference in points, and how many functions were
@@ -130,15 +311,4 @@ check "... every stack's value equals go tool pprof -traces' ($(wc -l <"$T/fold.
 	sh -c "[ -s '$T/fold.pprof' ] && cmp -s '$T/fold.ours' '$T/fold.pprof'"
 cmp -s "$T/fold.ours" "$T/fold.pprof" || diff "$T/fold.ours" "$T/fold.pprof" | diag_file /dev/stdin
 
-# A corrupt file and a hostile name: one line, exit 1, no control character on the terminal.
-head -c 300 "$T/a/cpu.pprof" >"$T/cut.pprof"
-"$GOTOP_PERF" view --batch "$T/cut.pprof" >"$T/bad.out" 2>"$T/bad.err"
-rc=$?
-check "a truncated profile: exit 1 and one line ($(head -1 "$T/bad.err"))" \
-	sh -c "[ $rc -eq 1 ] && [ \$(wc -l <'$T/bad.err') -eq 1 ] && [ ! -s '$T/bad.out' ]"
-evil=$(printf '%s/x\033]0;owned\007.pprof' "$T")
-printf 'not a profile' >"$evil"
-"$GOTOP_PERF" view --batch "$evil" >"$T/evil.out" 2>"$T/evil.err"
-rc=$?
-check "a hostile file name: exit 1, one line, no control character" \
-	sh -c "[ $rc -eq 1 ] && [ \$(wc -l <'$T/evil.err') -eq 1 ] && ! LC_ALL=C grep -q '[[:cntrl:]]' '$T/evil.err'"
+finish

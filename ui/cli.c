@@ -11,16 +11,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <unistd.h>
 
 #include "gotop/events.h"
+#include "gotop/pprof.h"
 #include "gotop/repair.h"
 #include "gotop/util.h"
 
-volatile int cli_stop_signal;
+volatile sig_atomic_t cli_stop_signal;
+volatile sig_atomic_t cli_wake_fd = -1;
 
 static void on_signal(int sig)
 {
+	int e = errno;
+
 	cli_stop_signal = sig;
+	if (cli_wake_fd >= 0 && write(cli_wake_fd, "s", 1) < 0) {
+		/* the pipe is full: the loop wakes anyway */
+	}
+	errno = e;
 }
 
 void cli_install_signals(void)
@@ -33,6 +44,7 @@ void cli_install_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 }
 
@@ -96,6 +108,19 @@ int cli_parse_seconds(const char *s, double *out)
 	return 0;
 }
 
+int cli_parse_wall_hz(const char *s, double *hz)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end || !(v > 0 && v <= 1000)) {
+		cli_error("invalid --wall-hz '%s' (above 0, at most 1000)", s);
+		return -1;
+	}
+	*hz = v;
+	return 0;
+}
+
 void cli_sampling_finish(struct session_opts *s)
 {
 	if (s->nevents == 0) {
@@ -109,6 +134,9 @@ void cli_sampling_usage(FILE *f, size_t max_events)
 	fprintf(f,
 		"  -p, --pid PID          profile an existing process (all its threads, also new ones)\n"
 		"  -e, --event EVENT      event to sample (default cpu-clock; see `gotop-perf list`)%s\n"
+		"                         {a,b}: a group, each event sampled with its own stacks\n"
+		"                         (where b happens); {a,b}:S: a sampled, b read at each of\n"
+		"                         its samples (how much b per a: ratio columns)\n"
 		"  -F, --freq HZ          samples per second per thread (default 1000)\n"
 		"  -c, --count PERIOD     a sample every PERIOD events instead of -F\n"
 		"      --stack-size BYTES user stack bytes copied per sample for the repair (default\n"
@@ -307,9 +335,43 @@ int cli_display_option(struct cli_display *d, int c, char *arg)
 	case CLI_OPT_ASCII:
 		d->ascii = 1;
 		return 0;
+	case CLI_OPT_ANNOTATE:
+		d->annotate = arg;
+		return 0;
+	case CLI_OPT_ASM:
+		d->annotate_asm = 1;
+		return 0;
+	case CLI_OPT_SOURCE_PATH:
+	case CLI_OPT_TRIM_PATH: {
+		const char **list = c == CLI_OPT_SOURCE_PATH ? d->source_paths : d->trim_paths;
+		size_t *n = c == CLI_OPT_SOURCE_PATH ? &d->nsource_paths : &d->ntrim_paths;
+
+		if (*n == GP_ARRAY_SIZE(d->source_paths)) {
+			cli_error("at most %zu %s options", *n,
+				  c == CLI_OPT_SOURCE_PATH ? "--source-path" : "--trim-path");
+			return EXIT_USAGE;
+		}
+		list[(*n)++] = arg;
+		return 0;
+	}
 	default:
 		return -1;
 	}
+}
+
+int cli_display_start(const struct cli_display *d)
+{
+	int rc;
+
+	if (d->batch && (rc = batch_check_views(d->views)))
+		return rc;
+	if (d->save && (rc = pprof_check_writable(d->save))) {
+		cli_error("cannot write %s: %s", d->save, strerror(-rc));
+		return EXIT_FAIL;
+	}
+	setlocale(LC_ALL, "");
+	tl_utf8 = !d->ascii && !strcmp(nl_langinfo(CODESET), "UTF-8");
+	return 0;
 }
 
 void cli_display_apply(const struct cli_display *d, struct ui *ui)
@@ -320,14 +382,63 @@ void cli_display_apply(const struct cli_display *d, struct ui *ui)
 	ui->batch_rows = (size_t)d->rows;
 	ui->batch_min_pct = d->min_pct;
 	ui->color = !d->no_color && !(getenv("NO_COLOR") && *getenv("NO_COLOR"));
+	if (d->batch) {
+		/* One long page: every row a view has, and lines as wide as they need. */
+		ui->width = 200;
+		ui->rows = 1000000;
+	}
+	/* The values were checked while parsing: every view option is taken. */
 	if (d->sort)
-		view_top_set_sort(&ui->views[VIEW_TOP], d->sort);
+		ui_option(ui, "sort", d->sort);
 	if (d->callers)
-		ui_set_callers_fn(ui, d->callers, strlen(d->callers));
+		ui_option(ui, "callers", d->callers);
+	if (d->annotate)
+		ui_option(ui, "annotate", d->annotate);
+	if (d->annotate_asm)
+		ui_option(ui, "asm", NULL);
+	for (i = 0; i < d->nsource_paths; i++)
+		ui_option(ui, "source-path", d->source_paths[i]);
+	for (i = 0; i < d->ntrim_paths; i++)
+		ui_option(ui, "trim-path", d->trim_paths[i]);
 	for (i = 0; i < d->nfilters; i++)
 		ui_add_filter(ui, d->filters[i].kind, d->filters[i].kind == MODEL_LABEL, d->filters[i].key,
 			      d->filters[i].key ? strlen(d->filters[i].key) : 0, d->filters[i].str,
 			      d->filters[i].str ? strlen(d->filters[i].str) : 0, d->filters[i].num);
+}
+
+int cli_display_save(const struct cli_display *d, struct ui *ui)
+{
+	if (!d->save)
+		return EXIT_OK;
+	if (ui_save(ui, d->save)) {
+		cli_error("%s", ui->status);
+		return EXIT_FAIL;
+	}
+	fprintf(stderr, "gotop-perf: %s\n", ui->status);
+	return EXIT_OK;
+}
+
+void cli_wrap(FILE *f, const char *text, int indent)
+{
+	const char *p = text;
+	int col = 0;
+
+	while (*p) {
+		size_t w = strcspn(p, " ");
+
+		if (col && col + 1 + (int)w > 80) {
+			fputc('\n', f);
+			col = 0;
+		}
+		if (!col)
+			col = fprintf(f, "%*s", indent, "");
+		else
+			col += fprintf(f, " ");
+		col += fprintf(f, "%.*s", (int)w, p);
+		p += w;
+		p += strspn(p, " ");
+	}
+	fputc('\n', f);
 }
 
 void cli_json_str(FILE *f, const char *s)

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -32,11 +33,19 @@ int cli_parse_u64(const char *s, uint64_t *out);
 /* Positive seconds, optionally followed by "s"; 0 or -1. */
 int cli_parse_seconds(const char *s, double *out);
 
+/* --wall-hz: snapshots of all goroutines per second, above 0 and at most 1000. 0, or -1
+ * after saying why. */
+int cli_parse_wall_hz(const char *s, double *hz);
+/* Writes text's words on lines of at most 80 columns, each indented by indent spaces. */
+void cli_wrap(FILE *f, const char *text, int indent);
 /* Writes s as a JSON string; s is already free of control characters (util_escape). */
 void cli_json_str(FILE *f, const char *s);
 
-/* Signal flag set by SIGINT, SIGTERM, SIGHUP (installed by cli_install_signals). */
-extern volatile int cli_stop_signal;
+/* The stop signals (SIGINT, SIGTERM, SIGHUP, SIGQUIT; SIGPIPE ignored): the handler sets
+ * cli_stop_signal and, when cli_wake_fd is not -1, writes a byte to it (the curses loop's
+ * self-pipe, which wakes its poll). */
+extern volatile sig_atomic_t cli_stop_signal;
+extern volatile sig_atomic_t cli_wake_fd;
 void cli_install_signals(void);
 
 /* The sampling options shared by `record` and the live UI: target, event(s), rate, stack
@@ -77,6 +86,10 @@ struct cli_display {
 	const char *base;
 	const char *out_dir;
 	int no_color, ascii;
+	const char *annotate;    /* the Annotate view's function, its mode, and where sources are */
+	int annotate_asm;
+	const char *source_paths[16], *trim_paths[16];
+	size_t nsource_paths, ntrim_paths;
 	struct {
 		enum model_filter_kind kind;
 		const char *key, *str; /* str NULL: the label's value is the number num */
@@ -87,7 +100,8 @@ struct cli_display {
 enum {
 	CLI_OPT_BATCH = 0x220, CLI_OPT_VIEW, CLI_OPT_ROWS, CLI_OPT_SORT, CLI_OPT_MIN_PCT,
 	CLI_OPT_CALLERS, CLI_OPT_FOCUS, CLI_OPT_IGNORE, CLI_OPT_TAG, CLI_OPT_SAVE, CLI_OPT_BASE,
-	CLI_OPT_NO_COLOR, CLI_OPT_ASCII,
+	CLI_OPT_NO_COLOR, CLI_OPT_ASCII, CLI_OPT_ANNOTATE, CLI_OPT_ASM, CLI_OPT_SOURCE_PATH,
+	CLI_OPT_TRIM_PATH,
 };
 #define CLI_DISPLAY_SHORTOPTS "o:"
 #define CLI_DISPLAY_LONGOPTS                                                   \
@@ -104,15 +118,26 @@ enum {
 	{ "base", required_argument, NULL, CLI_OPT_BASE },                     \
 	{ "output-dir", required_argument, NULL, 'o' },                        \
 	{ "no-color", no_argument, NULL, CLI_OPT_NO_COLOR },                   \
-	{ "ascii", no_argument, NULL, CLI_OPT_ASCII }
+	{ "ascii", no_argument, NULL, CLI_OPT_ASCII },                         \
+	{ "annotate", required_argument, NULL, CLI_OPT_ANNOTATE },             \
+	{ "asm", no_argument, NULL, CLI_OPT_ASM },                             \
+	{ "source-path", required_argument, NULL, CLI_OPT_SOURCE_PATH },       \
+	{ "trim-path", required_argument, NULL, CLI_OPT_TRIM_PATH }
 void cli_display_init(struct cli_display *d);
 /* As cli_sampling_option, for the display options. */
 int cli_display_option(struct cli_display *d, int c, char *arg);
 /* Adds a focus filter (a command's own options, e.g. --thread): 0 or EXIT_USAGE. */
 int cli_display_filter(struct cli_display *d, enum model_filter_kind kind, const char *key,
 		       const char *str, int64_t num);
-/* Sets what the options say on a UI after ui_init. */
+/* What comes first once the options are parsed: --view's list and --save's file checked,
+ * the locale taken (UTF-8 or not, --ascii). 0, or the exit code after saying why. */
+int cli_display_start(const struct cli_display *d);
+/* Sets what the options say on a UI after ui_init: the views' options through ui_option,
+ * the filters, and a page as wide and long as --batch wants. */
 void cli_display_apply(const struct cli_display *d, struct ui *ui);
+/* The end of --batch: --save writes what the last update showed and says so on stderr.
+ * EXIT_OK, or EXIT_FAIL after saying why. */
+int cli_display_save(const struct cli_display *d, struct ui *ui);
 
 /* The commands, dispatched by main.c. */
 int cmd_record(int argc, char **argv);

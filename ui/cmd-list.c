@@ -40,10 +40,12 @@ static int tp_line(void *arg, const char *name)
 }
 
 /* The attr fields an event sets, one "field value" per line, as perf stat -vv names them
- * (tools/perf/util/perf_event_attr_fprintf.c), so the two can be compared. */
+ * (tools/perf/util/perf_event_attr_fprintf.c), so the two can be compared. A group's
+ * sampling fields as it is sampled at perf record's rate (-F 4000): the leader's
+ * sample_type and read_format bits, and each member's sampling. */
 static int print_attr(const char *name)
 {
-	struct perf_event_attr a;
+	struct perf_event_attr a, lead, m;
 	struct event_spec ev;
 	char why[320], e[400];
 
@@ -61,12 +63,27 @@ static int print_attr(const char *name)
 	       "exclude_guest %u\nprecise_ip %u\n",
 	       a.exclude_user, a.exclude_kernel, a.exclude_hv, a.exclude_host, a.exclude_guest,
 	       a.precise_ip);
+	if (ev.nmembers) {
+		lead = a;
+		lead.freq = 1;
+		lead.sample_freq = 4000;
+		lead.disabled = 1;
+		lead.mmap = lead.comm = lead.task = 1;
+		events_group_attr(&ev, &lead);
+		printf("sample_read %u\nsample_identifier %u\nread_format_group %u\n",
+		       !!(lead.sample_type & PERF_SAMPLE_READ),
+		       !!(lead.sample_type & PERF_SAMPLE_IDENTIFIER),
+		       !!(lead.read_format & PERF_FORMAT_GROUP));
+	}
 	for (size_t k = 0; k < ev.nmembers; k++) {
-		memset(&a, 0, sizeof(a));
-		events_member_attr(&ev.members[k], &a);
-		printf("member %s type %u config %#llx exclude_user %u exclude_kernel %u\n",
-		       ev.members[k].name, a.type, (unsigned long long)a.config, a.exclude_user,
-		       a.exclude_kernel);
+		events_group_member_attr(&ev, k, &lead, &m);
+		printf("member %s type %u config %#llx exclude_user %u exclude_kernel %u "
+		       "sample_read %u read_format_group %u freq %u sample_freq %llu disabled %u "
+		       "mmap %u\n",
+		       ev.members[k].name, m.type, (unsigned long long)m.config, m.exclude_user,
+		       m.exclude_kernel, !!(m.sample_type & PERF_SAMPLE_READ),
+		       !!(m.read_format & PERF_FORMAT_GROUP), m.freq,
+		       (unsigned long long)m.sample_freq, m.disabled, m.mmap);
 	}
 	return EXIT_OK;
 }

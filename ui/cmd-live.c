@@ -6,8 +6,6 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <langinfo.h>
-#include <locale.h>
 #include <malloc.h>
 #include <poll.h>
 #include <signal.h>
@@ -36,15 +34,10 @@ struct live_cli {
 	int no_wall;
 	double wall_hz;
 	int wall_hz_set; /* --wall-hz given: that rate, whatever it costs */
-	const char *annotate;
-	int annotate_asm;
-	const char *source_paths[16], *trim_paths[16];
-	size_t nsource_paths, ntrim_paths;
 };
 
 enum {
 	OPT_REFRESH = 300, OPT_MAX_MEMORY, OPT_THREAD, OPT_HELP, OPT_VERIFY, OPT_RATIO,
-	OPT_ANNOTATE, OPT_ASM, OPT_SOURCE_PATH, OPT_TRIM_PATH,
 	OPT_WALL_HZ, OPT_NO_WALL,
 };
 
@@ -61,10 +54,6 @@ static const struct option long_opts[] = {
 	{ "verify", no_argument, NULL, OPT_VERIFY },
 	{ "wall-hz", required_argument, NULL, OPT_WALL_HZ },
 	{ "no-wall", no_argument, NULL, OPT_NO_WALL },
-	{ "annotate", required_argument, NULL, OPT_ANNOTATE },
-	{ "asm", no_argument, NULL, OPT_ASM },
-	{ "source-path", required_argument, NULL, OPT_SOURCE_PATH },
-	{ "trim-path", required_argument, NULL, OPT_TRIM_PATH },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -85,7 +74,7 @@ void cmd_live_options(FILE *f)
 	      "      --ignore FUNC      drop samples with a function containing FUNC (repeatable)\n"
 	      "      --tag KEY=VALUE    keep samples with this pprof label (repeatable)\n"
 	      "      --thread TID       keep samples of this thread\n"
-	      "      --ratio NUM/DEN    a group's member NUM: its ratio column divides by DEN (an\n"
+	      "      --ratio NUM/DEN    {a,b}:S: member NUM's ratio column divides by DEN (an\n"
 	      "                         event of the group) instead of the known ratio\n"
 	      "      --no-color         no colours (also when NO_COLOR is set)\n"
 	      "      --ascii            ASCII only, even on a UTF-8 terminal\n"
@@ -94,11 +83,9 @@ void cmd_live_options(FILE *f)
 	      "Batch mode (plain text on stdout, every refresh, like top -b):\n"
 	      "      --batch            no terminal UI\n"
 	      "  -n, --iterations N     stop after N updates (default: until the target exits)\n"
-	      "      --view LIST        views to print, comma separated: top, tree, callers, labels,\n"
-	      "                         goroutines, goroutines-all, goroutines-wall, threads, flame,\n"
-	      "                         events, help, annotate\n"
-	      "                         (default top,tree,labels)\n"
-	      "      --rows N           rows per view (default 25; 0: all)\n"
+	      "      --view LIST        views to print, comma separated (default top,tree,labels):\n", f);
+	cli_wrap(f, ui_view_names(), 25);
+	fputs("      --rows N           rows per view (default 25; 0: all)\n"
 	      "      --sort KEY         Top order: self, total or name (default self)\n"
 	      "      --callers FUNC     the function of the callers view (default: the hottest)\n"
 	      "      --annotate FUNC    the function of the annotate view (default: the hottest)\n"
@@ -177,25 +164,6 @@ static int parse_args(int argc, char **argv, struct live_cli *o)
 				return EXIT_USAGE;
 			}
 			break;
-		case OPT_ANNOTATE:
-			o->annotate = optarg;
-			break;
-		case OPT_ASM:
-			o->annotate_asm = 1;
-			break;
-		case OPT_SOURCE_PATH:
-		case OPT_TRIM_PATH: {
-			const char **list = c == OPT_SOURCE_PATH ? o->source_paths : o->trim_paths;
-			size_t *n = c == OPT_SOURCE_PATH ? &o->nsource_paths : &o->ntrim_paths;
-
-			if (*n == GP_ARRAY_SIZE(o->source_paths)) {
-				cli_error("at most %zu %s options", *n,
-					  c == OPT_SOURCE_PATH ? "--source-path" : "--trim-path");
-				return EXIT_USAGE;
-			}
-			list[(*n)++] = optarg;
-			break;
-		}
 		case OPT_THREAD:
 			if (cli_parse_u64(optarg, &v) || v > 0x7fffffff) {
 				cli_error("invalid thread id '%s'", optarg);
@@ -215,17 +183,11 @@ static int parse_args(int argc, char **argv, struct live_cli *o)
 		case OPT_VERIFY:
 			o->verify = 1;
 			break;
-		case OPT_WALL_HZ: {
-			char *end;
-
-			o->wall_hz = strtod(optarg, &end);
-			if (*end || !(o->wall_hz > 0 && o->wall_hz <= 1000)) {
-				cli_error("invalid --wall-hz '%s' (above 0, at most 1000)", optarg);
+		case OPT_WALL_HZ:
+			if (cli_parse_wall_hz(optarg, &o->wall_hz))
 				return EXIT_USAGE;
-			}
 			o->wall_hz_set = 1;
 			break;
-		}
 		case OPT_NO_WALL:
 			o->no_wall = 1;
 			break;
@@ -246,6 +208,11 @@ static int parse_args(int argc, char **argv, struct live_cli *o)
 		o->command = argv + optind;
 	}
 	cli_sampling_finish(&o->s);
+	if (o->ratio && o->s.nevents && o->s.events[0].nmembers && !o->s.events[0].sample_read) {
+		cli_error("--ratio is for a group read at its leader's samples ({a,b}:S); "
+			  "{a,b} shows each member's share");
+		return EXIT_USAGE;
+	}
 	if (!o->s.pid == !o->command) {
 		cli_error(o->s.pid ? "give either -p PID or a command, not both"
 				 : "nothing to profile: give -p PID or -- COMMAND");
@@ -256,151 +223,6 @@ static int parse_args(int argc, char **argv, struct live_cli *o)
 		return EXIT_USAGE;
 	}
 	return 0;
-}
-
-/* --- batch --- */
-
-static size_t view_by_name(const char *name)
-{
-	static const struct view_ops *const ops[VIEW_COUNT] = {
-		&view_top_ops, &view_tree_ops, &view_callers_ops, &view_labels_ops,
-		&view_goroutines_ops, &view_threads_ops, &view_flame_ops, &view_events_ops,
-		&view_verify_ops, &view_help_ops, &view_annotate_ops,
-	};
-	size_t i;
-
-	for (i = 0; i < VIEW_COUNT; i++)
-		if (!strcmp(name, ops[i]->batch_name))
-			return i;
-	if (!strcmp(name, view_goroutines_all_ops.batch_name) ||
-	    !strcmp(name, view_goroutines_wall_ops.batch_name))
-		return VIEW_GOROUTINES;
-	return VIEW_COUNT;
-}
-
-int batch_check_views(const char *list)
-{
-	char buf[256], *save = NULL, *tok;
-
-	snprintf(buf, sizeof(buf), "%s", list);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-		if (view_by_name(tok) == VIEW_COUNT) {
-			cli_error("unknown view '%s' (top, tree, callers, labels, goroutines, goroutines-all, goroutines-wall, threads, flame, events, verify, help, annotate)", tok);
-			return EXIT_USAGE;
-		}
-	return 0;
-}
-
-static void print_line(const struct tline *l)
-{
-	/* Trailing blanks are padding, not content. */
-	size_t n = l->len;
-
-	while (n && l->buf[n - 1] == ' ')
-		n--;
-	fwrite(l->buf, 1, n, stdout);
-	fputc('\n', stdout);
-}
-
-static void print_rows(struct ui *ui, struct view *v)
-{
-	struct tline l;
-	size_t n, i;
-
-	ui_update_view(ui, v);
-	n = v->ops->nrows(ui, v);
-	v->ops->title(ui, v, &l);
-	print_line(&l);
-	if (!n && v->ops->empty) {
-		printf("  (%s)\n", v->ops->empty(ui, v));
-		return;
-	}
-	for (i = 0; i < n && (!ui->batch_rows || i < ui->batch_rows); i++) {
-		v->ops->row(ui, v, i, &l);
-		print_line(&l);
-	}
-	if (i < n)
-		printf("  ... %zu more rows\n", n - i);
-}
-
-void batch_print_iteration(struct ui *ui, const char *views, uint64_t iter, int callers_fixed)
-{
-	struct tline l1, l2;
-	char buf[256], *save = NULL, *tok;
-
-	ui_header(ui, &l1, &l2);
-	printf("=== iteration %llu ===\n", (unsigned long long)iter);
-	print_line(&l1);
-	print_line(&l2);
-	ui_info_line(ui, &l1);
-	print_line(&l1);
-	snprintf(buf, sizeof(buf), "%s", views);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		size_t id = view_by_name(tok);
-		struct view *v = &ui->views[id];
-
-		if (id == VIEW_GOROUTINES) /* the mode the name asks for */
-			ui_goroutines_mode(ui, !strcmp(tok, view_goroutines_all_ops.batch_name) ? UI_GMODE_ALL
-					       : !strcmp(tok, view_goroutines_wall_ops.batch_name) ? UI_GMODE_WALL
-					       : UI_GMODE_CPU);
-
-		if (id == VIEW_LABELS) {
-			const struct model_key *keys;
-			size_t nk, k;
-			struct { char *key; size_t len; } *names;
-
-			/* Every key, one section each. */
-			ui_update_view(ui, v);
-			nk = view_labels_keys(v, &keys);
-			if (!nk) {
-				printf("\n== Labels ==\n");
-				print_rows(ui, v);
-				continue;
-			}
-			/* Copies: the keys are the view's, replaced as it updates. */
-			names = xcalloc(nk, sizeof(*names));
-			for (k = 0; k < nk; k++) {
-				names[k].key = xmemdup0(keys[k].key, keys[k].len);
-				names[k].len = keys[k].len;
-			}
-			for (k = 0; k < nk; k++) {
-				char e[300];
-
-				ui_escape(e, sizeof(e), names[k].key, names[k].len);
-				printf("\n== Labels: %s ==\n", e[0] ? e : "\"\"");
-				view_labels_set_key(v, names[k].key, names[k].len);
-				print_rows(ui, v);
-			}
-			for (k = 0; k < nk; k++)
-				free(names[k].key);
-			free(names);
-			continue;
-		}
-		if (id == VIEW_ANNOTATE && !view_annotate_fn(v)) {
-			/* Without --annotate: the hottest function, chosen once. */
-			long fn = ui_hottest_fn(ui);
-
-			if (fn >= 0) {
-				const struct model_fn *f = model_fn(ui->model, (uint32_t)fn);
-
-				view_annotate_set_fn(v, f->name, f->name_len);
-			}
-		}
-		if (id == VIEW_CALLERS && !callers_fixed) {
-			/* Without --callers: the hottest function of this iteration. */
-			long fn = ui_hottest_fn(ui);
-
-			if (fn >= 0) {
-				const struct model_fn *f = model_fn(ui->model, (uint32_t)fn);
-
-				ui_set_callers_fn(ui, f->name, f->name_len);
-			}
-		}
-		printf("\n== %s ==\n", v->ops->name);
-		print_rows(ui, v);
-	}
-	printf("\n");
-	fflush(stdout);
 }
 
 static int run_batch(struct ui *ui, struct live_cli *o)
@@ -429,19 +251,12 @@ static int run_batch(struct ui *ui, struct live_cli *o)
 		/* One iteration per refresh (not for the answers to requests). */
 		if (!(r & R_REDRAW) || !ui->snap || !(ui->snap->periodic || ui->snap->exited))
 			continue;
-		batch_print_iteration(ui, o->d.views, ++iter, o->d.callers != NULL);
+		batch_print_iteration(ui, o->d.views, ++iter);
 		if (ui->snap->exited || (o->iterations && iter >= o->iterations))
 			break;
 	}
-	if (o->d.save) {
-		/* The data of the last iteration printed: the same snapshot. */
-		if (ui_save(ui, o->d.save)) {
-			cli_error("%s", ui->status);
-			return EXIT_FAIL;
-		}
-		fprintf(stderr, "gotop-perf: %s\n", ui->status);
-	}
-	return EXIT_OK;
+	/* The data of the last iteration printed: the same snapshot. */
+	return cli_display_save(&o->d, ui);
 }
 
 /* --- entry --- */
@@ -502,7 +317,6 @@ static void setup_ui(struct ui *ui, const struct live_cli *o, struct live *live,
 		     struct gowall_oncpu *oncpu)
 {
 	const struct session_info *info = live_session_info(live);
-	size_t i;
 
 	ui_init(ui, o->d.batch);
 	ui->live = live;
@@ -512,13 +326,6 @@ static void setup_ui(struct ui *ui, const struct live_cli *o, struct live *live,
 	ui->ratio = o->ratio;
 	if (o->window)
 		ui->window_len = o->window;
-	if (o->annotate)
-		view_annotate_set_fn(&ui->views[VIEW_ANNOTATE], o->annotate, strlen(o->annotate));
-	view_annotate_set_asm(&ui->views[VIEW_ANNOTATE], o->annotate_asm);
-	for (i = 0; i < o->nsource_paths; i++)
-		view_annotate_add_path(&ui->views[VIEW_ANNOTATE], 0, o->source_paths[i]);
-	for (i = 0; i < o->ntrim_paths; i++)
-		view_annotate_add_path(&ui->views[VIEW_ANNOTATE], 1, o->trim_paths[i]);
 	cli_display_apply(&o->d, ui);
 	if (!info->kernel)
 		ui_set_status(ui, UA_DIM, "%s", info->kernel_why);
@@ -539,7 +346,7 @@ static void setup_ui(struct ui *ui, const struct live_cli *o, struct live *live,
 					     sizeof(ui->wall_why))) && o->d.batch)
 		cli_error("wall clock: %s", ui->wall_why); /* profiling goes on without it */
 	if (o->verify) {
-		ui_verify_toggle(ui);
+		ui_option(ui, "verify", NULL);
 		if (o->d.batch && ui->status_attr == UA_ERR)
 			cli_error("%s", ui->status); /* profiling goes on without it */
 	}
@@ -555,16 +362,8 @@ int cmd_live(int argc, char **argv)
 	int rc;
 
 	rc = parse_args(argc, argv, &o);
-	if (rc)
+	if (rc || (rc = cli_display_start(&o.d)))
 		return rc;
-	if (o.d.batch && (rc = batch_check_views(o.d.views)))
-		return rc;
-	if (o.d.save && (rc = pprof_check_writable(o.d.save))) {
-		cli_error("cannot write %s: %s", o.d.save, strerror(-rc));
-		return EXIT_FAIL;
-	}
-	setlocale(LC_ALL, "");
-	tl_utf8 = !o.d.ascii && !strcmp(nl_langinfo(CODESET), "UTF-8");
 #ifdef M_MMAP_THRESHOLD
 	/* The live session rebuilds its model at every refresh. With glibc's adaptive
 	 * threshold such ever-larger blocks come from the heap and fragment it: large blocks
@@ -585,14 +384,7 @@ int cmd_live(int argc, char **argv)
 	setup_ui(&ui, &o, live, oncpu);
 	if (base)
 		ui_base_set(&ui, base, o.d.base);
-	if (o.d.batch) {
-		ui.width = 200;
-		ui.rows = 1000000;
-		rc = run_batch(&ui, &o);
-	} else {
-		ui.target_status = -1;
-		rc = tui_run(&ui);
-	}
+	rc = o.d.batch ? run_batch(&ui, &o) : tui_run(&ui);
 	ui_fini(&ui);
 	live_free(live); /* also stops a command still running */
 	gowall_oncpu_free(oncpu);

@@ -150,11 +150,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case OPT_WALL_HZ:
 			o->wall = 1;
-			o->wall_hz = strtod(optarg, NULL);
-			if (!(o->wall_hz > 0 && o->wall_hz <= 1000)) {
-				cli_error("invalid --wall-hz '%s' (above 0, at most 1000)", optarg);
+			if (cli_parse_wall_hz(optarg, &o->wall_hz))
 				return EXIT_USAGE;
-			}
 			break;
 		case 'q':
 			o->quiet = 1;
@@ -262,9 +259,6 @@ static struct session *open_session(struct record_opts *o, int *rc)
 	info = session_info(s);
 	if (!info->kernel && !o->quiet)
 		cli_error("%s", info->kernel_why);
-	if (info->go && !info->bpf && o->verbose)
-		fprintf(stderr, "gotop-perf: note: goroutines read after each sample, not at it: %s\n",
-			info->bpf_why);
 	if (session_open(s, &err)) {
 		*rc = cli_session_error(&err);
 		session_free(s);
@@ -349,6 +343,12 @@ static void print_stats(struct session *s, size_t e)
 			"no thread id: %llu samples, nor goroutine id: %llu\n",
 			AGG_SAMPLES_FULL, (unsigned long long)as.thread_dropped,
 			(unsigned long long)as.goid_dropped);
+	if (info->bpf)
+		fprintf(stderr,
+			"gotop-perf: BPF program loaded in %.1f ms (%.1f ms of CPU), "
+			"%u instructions verified\n",
+			(double)as.bpf_load.wall_ns / 1e6, (double)as.bpf_load.cpu_ns / 1e6,
+			as.bpf_load.verified_insns);
 	if (as.bpf_runs) /* kernel.bpf_stats_enabled=1 */
 		fprintf(stderr, "gotop-perf: BPF program: %llu runs, %.0f ns per run\n",
 			(unsigned long long)as.bpf_runs, (double)as.bpf_run_ns / (double)as.bpf_runs);

@@ -9,8 +9,6 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <langinfo.h>
-#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +49,8 @@ static void view_usage(FILE *f)
 	      "      --batch            print the views as text once, no terminal UI\n"
 	      "      --view LIST        views to print (default top,tree,labels)\n"
 	      "      --rows N, --sort KEY, --min-pct PCT, --callers FUNC   as in the live UI\n"
+	      "      --annotate FUNC, --asm, --source-path DIR, --trim-path PREFIX   as in the\n"
+	      "                         live UI (the binaries the profile names, found on disk)\n"
 	      "      --save FILE        save the shown sample type (.folded: folded stacks, else\n"
 	      "                         gzipped pprof)\n", f);
 }
@@ -303,16 +303,8 @@ int cmd_view(int argc, char **argv)
 	int rc;
 
 	rc = parse_args(argc, argv, &o);
-	if (rc)
+	if (rc || (rc = cli_display_start(&o.d)))
 		return rc;
-	if (o.d.batch && (rc = batch_check_views(o.d.views)))
-		return rc;
-	if (o.d.save && (rc = pprof_check_writable(o.d.save))) {
-		cli_error("cannot write %s: %s", o.d.save, strerror(-rc));
-		return EXIT_FAIL;
-	}
-	setlocale(LC_ALL, "");
-	tl_utf8 = !o.d.ascii && !strcmp(nl_langinfo(CODESET), "UTF-8");
 	p = read_files(o.files, o.nfiles);
 	if (!p)
 		return EXIT_FAIL;
@@ -344,20 +336,9 @@ int cmd_view(int argc, char **argv)
 		ui_base_set(&ui, b, o.d.base);
 	}
 	if (o.d.batch) {
-		ui.width = 200;
-		ui.rows = 1000000;
-		batch_print_iteration(&ui, o.d.views, 1, o.d.callers != NULL);
-		rc = EXIT_OK;
-		if (o.d.save) {
-			if (ui_save(&ui, o.d.save)) {
-				cli_error("%s", ui.status);
-				rc = EXIT_FAIL;
-			} else {
-				fprintf(stderr, "gotop-perf: %s\n", ui.status);
-			}
-		}
+		batch_print_iteration(&ui, o.d.views, 1);
+		rc = cli_display_save(&o.d, &ui);
 	} else {
-		cli_install_signals();
 		rc = tui_run(&ui);
 	}
 	ui_fini(&ui);

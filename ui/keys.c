@@ -1,5 +1,6 @@
 /* keys.c: the one key table: what each key does in which view; the help screen and the
- * bottom bar are generated from it (tmux key-bindings.c, htop Action.c). */
+ * bottom bar are generated from it (tmux key-bindings.c, htop Action.c). The keys that
+ * show a view come from the table of views (UI_VIEWS in ui.h), spliced in here. */
 #include "config.h"
 #include "ui.h"
 
@@ -10,14 +11,24 @@
 #include "gotop/util.h"
 
 #define CTRL(c) ((c) & 0x1f)
-#define V_OVERLAYS (VB(VIEW_EVENTS) | VB(VIEW_VERIFY) | VB(VIEW_HELP) | VB(VIEW_ANNOTATE))
+#define V_OVERLAYS ((VB(VIEW_COUNT) - 1) & ~VB_LISTS) /* the views outside the Tab cycle */
 #define V_FUNCS (VB(VIEW_TOP) | VB(VIEW_TREE) | VB(VIEW_CALLERS) | VB(VIEW_FLAME))
 #define V_TREES (VB(VIEW_TREE) | VB(VIEW_CALLERS))
 #define V_FACETS (VB(VIEW_LABELS) | VB(VIEW_GOROUTINES) | VB(VIEW_THREADS))
 
+/* A view's key from the table of views: shows it from anywhere; its help line names it. */
+#define VIEW_KEY_(id, ops, name, batch, key, help, flags) \
+	{ (key) ? (key) : -1, ACT_VIEW(VIEW_##id), (key) ? (const char[]){ (key), 0 } : NULL, \
+	  name ": " help, (key) ? VB_ALL : 0, NULL },
+#define NO_KEY_(id, ops, batch)
+
+/* The views' names, for the help screen (from the table here: keys-man links no view). */
+#define VIEW_NAME_(id, ops, name, ...) [VIEW_##id] = name,
+static const char *const view_names[VIEW_COUNT] = { UI_VIEWS(VIEW_NAME_, NO_KEY_) };
+
 /* First match wins: entries for a view come before the general ones. */
 static const struct ui_key keys[] = {
-	/* Overlays: the help screen and the event picker. */
+	/* Overlays: the help screen, the event picker, the verifier, Annotate. */
 	{ 'q', ACT_CLOSE, "q Esc", "close this screen", V_OVERLAYS, "Close" },
 	{ 27, ACT_CLOSE, NULL, NULL, V_OVERLAYS, NULL },
 	{ KEY_F(10), ACT_CLOSE, NULL, NULL, V_OVERLAYS, NULL },
@@ -36,23 +47,18 @@ static const struct ui_key keys[] = {
 	{ KEY_ENTER, ACT_TOGGLE, NULL, NULL, VB(VIEW_ANNOTATE), NULL },
 	{ 'n', ACT_FIND_NEXT, "n N", "next / previous hot line or instruction", VB(VIEW_ANNOTATE), "Next hot" },
 	{ 'N', ACT_FIND_PREV, NULL, NULL, VB(VIEW_ANNOTATE), NULL },
+	{ 'V', ACT_TOGGLE, "V", "switch the verifier on / off (its counts are kept)", VB(VIEW_VERIFY), "On/off" },
 
 	/* Everywhere. */
 	{ 'q', ACT_QUIT, "q F10", "quit", VB_ALL, "Quit" },
 	{ KEY_F(10), ACT_QUIT, NULL, NULL, VB_ALL, NULL },
-	{ 'h', ACT_HELP, "h ? F1", "help (this screen)", VB_ALL, "Help" },
-	{ '?', ACT_HELP, NULL, NULL, VB_ALL, NULL },
-	{ KEY_F(1), ACT_HELP, NULL, NULL, VB_ALL, NULL },
+	{ 'h', ACT_VIEW(VIEW_HELP), "h ? F1", "help (this screen)", VB_ALL, "Help" },
+	{ '?', ACT_VIEW(VIEW_HELP), NULL, NULL, VB_ALL, NULL },
+	{ KEY_F(1), ACT_VIEW(VIEW_HELP), NULL, NULL, VB_ALL, NULL },
 	{ '\t', ACT_NEXT_VIEW, "Tab S-Tab", "next / previous view", VB_ALL, "View" },
 	{ KEY_BTAB, ACT_PREV_VIEW, NULL, NULL, VB_ALL, NULL },
-	{ '1', ACT_VIEW_TOP, "1", "Top: flat list of functions", VB_ALL, NULL },
-	{ '2', ACT_VIEW_TREE, "2", "Tree: top-down call tree", VB_ALL, NULL },
-	{ '3', ACT_VIEW_CALLERS, "3", "Callers: who calls the selected function (bottom-up)", VB_ALL, NULL },
-	{ '4', ACT_VIEW_LABELS, "4", "Labels: shares by pprof label value", VB_ALL, NULL },
-	{ '5', ACT_VIEW_GOROUTINES, "5", "Goroutines: shares by start function and labels (Go targets)", VB_ALL, NULL },
-	{ '6', ACT_VIEW_THREADS, "6", "Threads: shares by thread", VB_ALL, NULL },
-	{ '7', ACT_VIEW_FLAME, "7", "Flame: icicle graph, each frame as wide as its total share", VB_ALL, NULL },
-	{ 'm', ACT_GOROUTINE_MODE, "m", "Goroutines: on-CPU shares / all goroutines now / wall time by state",
+	UI_VIEWS(VIEW_KEY_, NO_KEY_)
+	{ 'm', ACT_NEXT_MODE, "m", "Goroutines: on-CPU shares / all goroutines now / wall time by state",
 	  VB(VIEW_GOROUTINES), "Mode" },
 
 	/* Flame: frames, not rows. */
@@ -131,8 +137,8 @@ static const struct ui_key keys[] = {
 	{ CTRL('h'), ACT_POP_FOCUS, NULL, NULL, VB_LISTS, NULL },
 
 	/* Sampling. */
-	{ 'e', ACT_EVENTS, "e", "event picker: what this machine can count; switch live", VB_ALL, "Event" },
-	{ 'V', ACT_VERIFY, "V", "Verifier: how often FP stacks are wrong, per function (ptrace + libunwind); V again: on/off", VB_ALL, "Verify" },
+	{ 'e', ACT_VIEW(VIEW_EVENTS), "e", "event picker: what this machine can count; switch live", VB_ALL, "Event" },
+	{ 'V', ACT_VIEW(VIEW_VERIFY), "V", "Verifier: how often FP stacks are wrong, per function (ptrace + libunwind)", VB_ALL, "Verify" },
 	{ '[', ACT_EVENT_DATA_PREV, "[ ]", "look at the data kept for the previous / next event", VB_ALL, NULL },
 	{ ']', ACT_EVENT_DATA_NEXT, NULL, NULL, VB_ALL, NULL },
 	{ 'F', ACT_FREQ, "F", "change the sampling frequency (Hz)", VB_ALL, NULL },
@@ -164,35 +170,23 @@ enum ui_action ui_key_action(int key, enum ui_view_id view)
 	return ACT_NONE;
 }
 
-static const char *views_text(unsigned v)
+/* The views a key works in, for its help line: the views' names, "all views" for the
+ * Tab cycle's, nothing for every view. */
+static const char *views_text(unsigned v, char *buf, size_t n)
 {
+	size_t k = 0;
+	int i;
+
+	buf[0] = 0;
 	if ((v & VB_ALL) == VB_ALL)
-		return "";
-	if (v == V_OVERLAYS)
-		return "help, events, annotate";
+		return buf;
 	if (v == VB_LISTS)
 		return "all views";
-	if (v == V_TREES)
-		return "Tree, Callers";
-	if (v == V_FUNCS)
-		return "Top, Tree, Callers, Flame";
-	if (v == V_FACETS)
-		return "Labels, Goroutines, Threads";
-	if (v == VB(VIEW_TOP))
-		return "Top";
-	if (v == VB(VIEW_FLAME))
-		return "Flame";
-	if (v == VB(VIEW_LABELS))
-		return "Labels";
-	if (v == VB(VIEW_EVENTS))
-		return "events";
-	if (v == VB(VIEW_HELP))
-		return "help";
-	if (v == VB(VIEW_VERIFY))
-		return "verifier";
-	if (v == VB(VIEW_ANNOTATE))
-		return "Annotate";
-	return "";
+	for (i = 0; i < VIEW_COUNT && k < n; i++)
+		if (v & VB(i))
+			k += (size_t)snprintf(buf + k, n - k, "%s%s", k ? ", " : "",
+					      view_names[i]);
+	return buf;
 }
 
 /* Help entries are the table rows that carry a key name. */
@@ -221,6 +215,7 @@ size_t ui_help_nlines(void)
 void ui_help_line(size_t i, struct tline *l)
 {
 	const struct ui_key *k = help_entry(i);
+	char buf[160];
 	const char *v;
 
 	tl_reset(l);
@@ -229,7 +224,7 @@ void ui_help_line(size_t i, struct tline *l)
 	tl_field(l, UA_KEY, k->keyname, 16, 0);
 	tl_put(l, UA_NORMAL, " ");
 	tl_put(l, UA_NORMAL, k->help);
-	v = views_text(k->views);
+	v = views_text(k->views, buf, sizeof(buf));
 	if (*v)
 		tl_printf(l, UA_DIM, "  [%s]", v);
 }

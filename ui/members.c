@@ -1,6 +1,9 @@
 /* members.c: the columns of an event group's members in the views: a model on each
- * member's value column (like go tool pprof -sample_index) beside the event's, and the
- * ratio of each member to what it is best read against. */
+ * member's value column (like go tool pprof -sample_index) beside the event's, and next to
+ * it, for a group whose members sample on their own ({a,b}), the row's share of the
+ * member (as perf report --group shows each event's overhead side by side), or for a
+ * group read at its leader's samples ({a,b}:S) the ratio of each member to what it is
+ * best read against. */
 #include "config.h"
 #include "ui.h"
 
@@ -62,6 +65,14 @@ static const char *column_name(struct ui *ui, size_t col, const char **unit)
 	*unit = s ? s : "";
 	s = prof_string(ui->ev->prof, types[col].type, NULL);
 	return s ? s : "";
+}
+
+/* Whether the viewed profile is a group whose members sample on their own: its member
+ * columns are estimates from their own samples, and a ratio of two of them on a row
+ * would divide estimates of different samples. Their shares are shown instead. */
+static int own_samples(const struct ui *ui)
+{
+	return ui->ev && ui->ev->name[0] == '{' && !events_name_sample_read(ui->ev->name);
 }
 
 enum ratio_kind {
@@ -153,6 +164,10 @@ void ui_member_heads(struct ui *ui, size_t k, char *head, size_t hn, char *ratio
 	short_name(column_name(ui, 2 + k, &u), name, sizeof(name));
 
 	snprintf(head, hn, "%s", name);
+	if (own_samples(ui)) {
+		snprintf(ratio, rn, "%s%%", name);
+		return;
+	}
 	switch (ratio_of(ui, k, &instr)) {
 	case RATIO_PER_MS:
 		snprintf(ratio, rn, "%s/ms", name);
@@ -183,6 +198,13 @@ void ui_member_ratio(struct ui *ui, size_t k, int64_t lead, const int64_t *x, ch
 	size_t instr = 0;
 	double num = (double)x[k], den;
 
+	if (own_samples(ui)) {
+		struct model_totals t;
+
+		model_totals(ui->xmodel[k], &t);
+		ui_pct(buf, n, x[k], t.value);
+		return;
+	}
 	switch (ratio_of(ui, k, &instr)) {
 	case RATIO_PER_MS:
 		den = (double)lead / 1e6;

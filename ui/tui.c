@@ -39,17 +39,6 @@ static void tui_restore(void)
 	shown_free();
 }
 
-static void on_stop_signal(int sig)
-{
-	int e = errno;
-
-	cli_stop_signal = sig;
-	if (sig_pipe[1] >= 0 && write(sig_pipe[1], "s", 1) < 0) {
-		/* the pipe is full: the loop wakes anyway */
-	}
-	errno = e;
-}
-
 #ifndef __SANITIZE_ADDRESS__
 static void on_crash(int sig)
 {
@@ -61,19 +50,16 @@ static void on_crash(int sig)
 }
 #endif
 
+/* The stop signals wake the loop through the self-pipe; a crash restores the terminal. */
 static void install_signals(void)
 {
+	cli_wake_fd = sig_pipe[1];
+	cli_install_signals();
+#ifndef __SANITIZE_ADDRESS__
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop_signal;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sigaction(SIGQUIT, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-#ifndef __SANITIZE_ADDRESS__
 	sa.sa_handler = on_crash;
 	sa.sa_flags = SA_RESETHAND;
 	sigaction(SIGSEGV, &sa, NULL);
@@ -417,7 +403,7 @@ static int prompt_accept(struct ui *ui)
 		if (*text) {
 			ui_switch_event(ui, text);
 			if (ui->cur == VIEW_EVENTS)
-				ui->cur = ui->back;
+				r |= ui_close_overlay(ui);
 			r |= R_UPDATE;
 		}
 		break;
@@ -723,6 +709,7 @@ int tui_run(struct ui *ui)
 	}
 	tui_restore();
 	util_set_fatal_hook(NULL);
+	cli_wake_fd = -1;
 	close(sig_pipe[0]);
 	close(sig_pipe[1]);
 	sig_pipe[0] = sig_pipe[1] = -1;

@@ -55,28 +55,95 @@ size_t tl_fit(const char *s, size_t n, int maxcols, int *cols);
 int tl_width(const char *s);
 extern int tl_utf8;      /* the terminal takes UTF-8 (set once at start) */
 
+/* --- the views: one table (htop's screens, tmux's modes) --- */
+
+/* Every view, one row V(id, ops, name, batch name, key, help, flags): the view VIEW_<id>
+ * drawn by ops, named name in the tabs and in --batch's sections and batch name in --view;
+ * key shows it from anywhere, with the help screen's line "name: help" (0 and "": no such
+ * key, e.g. an overlay opened by a key of the table in keys.c where the bar wants it, or
+ * Annotate, opened at a function); flags UI_VIEW_TAB: in the Tab cycle, numbered by its
+ * key. A view with further modes (m cycles through them) has one row M(id, ops, batch
+ * name) for each after its own. The --view list and its error, the tabs, the help screen,
+ * the bottom bar and the view switching are all made from this table. */
+#define UI_VIEWS(V, M)                                                                           \
+	V(TOP, view_top_ops, "Top", "top", '1', "flat list of functions", UI_VIEW_TAB)           \
+	V(TREE, view_tree_ops, "Tree", "tree", '2', "top-down call tree", UI_VIEW_TAB)           \
+	V(CALLERS, view_callers_ops, "Callers", "callers", '3',                                  \
+	  "who calls the selected function (bottom-up)", UI_VIEW_TAB)                           \
+	V(LABELS, view_labels_ops, "Labels", "labels", '4', "shares by pprof label value",       \
+	  UI_VIEW_TAB)                                                                           \
+	V(GOROUTINES, view_goroutines_ops, "Goroutines", "goroutines", '5',                      \
+	  "shares by start function and labels (Go targets)", UI_VIEW_TAB)                       \
+	M(GOROUTINES, view_goroutines_all_ops, "goroutines-all")                                 \
+	M(GOROUTINES, view_goroutines_wall_ops, "goroutines-wall")                               \
+	V(THREADS, view_threads_ops, "Threads", "threads", '6', "shares by thread", UI_VIEW_TAB)  \
+	V(FLAME, view_flame_ops, "Flame", "flame", '7',                                          \
+	  "icicle graph, each frame as wide as its total share", UI_VIEW_TAB)                    \
+	V(EVENTS, view_events_ops, "Events", "events", 0, "", 0)                                 \
+	V(VERIFY, view_verify_ops, "Verifier", "verify", 0, "", 0)                               \
+	V(HELP, view_help_ops, "Help", "help", 0, "", 0)                                         \
+	V(ANNOTATE, view_annotate_ops, "Annotate", "annotate", 0, "", 0)
+
+enum { UI_VIEW_TAB = 1 };
+
+#define UI_VIEW_ENUM_(id, ops, name, batch, key, help, flags) VIEW_##id,
+#define UI_VIEW_NONE_(...)
+enum ui_view_id { UI_VIEWS(UI_VIEW_ENUM_, UI_VIEW_NONE_) VIEW_COUNT };
+
+#define VB(v) (1u << (v))
+#define UI_VIEW_TABBIT_(id, ops, name, batch, key, help, flags) \
+	| (((flags) & UI_VIEW_TAB) ? VB(VIEW_##id) : 0u)
+/* The views of the Tab cycle, and every view. */
+#define VB_LISTS (0u UI_VIEWS(UI_VIEW_TABBIT_, UI_VIEW_NONE_))
+#define VB_ALL 0xffffu
+
+struct view_ops;
+#define UI_VIEW_EXTERN_(id, ops, ...) extern const struct view_ops ops;
+#define UI_MODE_EXTERN_(id, ops, batch) extern const struct view_ops ops;
+UI_VIEWS(UI_VIEW_EXTERN_, UI_MODE_EXTERN_)
+
+/* A row of the table (views.c): a view, or a further mode of one. */
+struct ui_view_def {
+	enum ui_view_id id;
+	const struct view_ops *ops;
+	const char *name;
+	const char *batch_name;
+	int key;
+	unsigned flags;
+};
+/* The table's rows in its order, and how many. */
+const struct ui_view_def *ui_view_defs(size_t *n);
+/* The row whose batch name is name, or NULL. */
+const struct ui_view_def *ui_view_by_name(const char *name);
+/* Whether the view is one of the Tab cycle's (not an overlay). */
+int ui_view_is_tab(enum ui_view_id id);
+/* The batch names, as --view's help and error list them ("top, tree, ..."). */
+const char *ui_view_names(void);
+/* The view's name, as its tab says it. */
+const char *ui_view_name(enum ui_view_id id);
+
 /* --- actions and reactions --- */
 
 enum ui_action {
 	ACT_NONE,
-	ACT_QUIT, ACT_HELP, ACT_NEXT_VIEW, ACT_PREV_VIEW,
-	ACT_VIEW_TOP, ACT_VIEW_TREE, ACT_VIEW_CALLERS, ACT_VIEW_LABELS, ACT_VIEW_GOROUTINES,
-	ACT_VIEW_THREADS, ACT_EVENTS,
+	ACT_QUIT, ACT_NEXT_VIEW, ACT_PREV_VIEW, ACT_NEXT_MODE,
 	ACT_UP, ACT_DOWN, ACT_PGUP, ACT_PGDN, ACT_HOME, ACT_END,
 	ACT_ENTER, ACT_EXPAND, ACT_COLLAPSE, ACT_TOGGLE, ACT_EXPAND_HOT, ACT_COLLAPSE_ALL,
-	ACT_SORT, ACT_SORT_SELF, ACT_SORT_TOTAL, ACT_SORT_NAME, ACT_BY_LINE,
+	ACT_SORT, ACT_BY_LINE,
 	ACT_SEARCH, ACT_FIND_NEXT, ACT_FIND_PREV, ACT_FOCUS, ACT_IGNORE, ACT_UNFOCUS, ACT_POP_FOCUS,
 	ACT_CALLERS,
 	ACT_PREV_KEY, ACT_NEXT_KEY,
 	ACT_PAUSE, ACT_ZERO, ACT_FREQ, ACT_WINDOW, ACT_WINDOW_LEN, ACT_SAVE,
 	ACT_EVENT_DATA_PREV, ACT_EVENT_DATA_NEXT, ACT_EVENT_NAME,
-	ACT_CLOSE, ACT_REDRAW, ACT_VERIFY,
+	ACT_CLOSE, ACT_REDRAW,
 	ACT_ANNOTATE, ACT_ANNOTATE_MODE,
 	ACT_NAMES,
-	ACT_VIEW_FLAME, ACT_FRAME_PREV, ACT_FRAME_NEXT, ACT_FRAME_UP, ACT_FRAME_DOWN, ACT_ZOOM,
-	ACT_ZOOM_OUT, ACT_BASELINE,
-	ACT_GOROUTINE_MODE,
+	ACT_FRAME_PREV, ACT_FRAME_NEXT, ACT_FRAME_UP, ACT_FRAME_DOWN, ACT_ZOOM, ACT_ZOOM_OUT,
+	ACT_BASELINE,
+	ACT_COUNT,
 };
+/* Shows view id (its key, or a key of the table bound to it). */
+#define ACT_VIEW(id) ((enum ui_action)(ACT_COUNT + (id)))
 
 enum {
 	R_NONE = 0,
@@ -84,27 +151,18 @@ enum {
 	R_UPDATE = 2,            /* the current view recomputes its rows */
 	R_MODEL = 4,             /* the model is rebuilt (filters, granularity, event) */
 	R_QUIT = 8,
+	R_CLOSE = 16,            /* the overlay shown is done: back to the view it came from */
 };
 
 /* --- views --- */
 
-enum ui_view_id {
-	VIEW_TOP, VIEW_TREE, VIEW_CALLERS, VIEW_LABELS, VIEW_GOROUTINES, VIEW_THREADS,
-	VIEW_FLAME, VIEW_EVENTS, VIEW_VERIFY, VIEW_HELP, VIEW_ANNOTATE, VIEW_COUNT
-};
-#define VIEW_TABS 7      /* views 0..6 are in the Tab cycle; events, verifier, help, annotate
-			  * are overlays */
-#define VB(v) (1u << (v))
-#define VB_LISTS (VB(VIEW_TOP) | VB(VIEW_TREE) | VB(VIEW_CALLERS) | VB(VIEW_LABELS) | \
-		  VB(VIEW_GOROUTINES) | VB(VIEW_THREADS) | VB(VIEW_FLAME))
-#define VB_ALL 0xffffu
-
 struct ui;
 struct view;
 
+/* The section printer of --batch (batch.c): "== title ==", the view's title line, rows. */
+typedef void ui_section_fn(struct ui *ui, struct view *v, const char *title);
+
 struct view_ops {
-	const char *name;
-	const char *batch_name;  /* for --view */
 	void (*update)(struct ui *ui, struct view *v);
 	size_t (*nrows)(struct ui *ui, struct view *v);
 	uint64_t (*row_id)(struct ui *ui, struct view *v, size_t i);
@@ -117,6 +175,18 @@ struct view_ops {
 	const char *(*empty)(struct ui *ui, struct view *v);
 	/* The function (model index) under the selection, or -1. */
 	long (*selected_fn)(struct ui *ui, struct view *v);
+	/* The view is about to be shown (a key, Tab, --batch): what it needs first (the
+	 * Verifier starts, Callers picks a function); R_* flags. */
+	int (*enter)(struct ui *ui, struct view *v);
+	/* A display option of the command line by its name (sort, callers, annotate, asm,
+	 * source-path, trim-path, verify; value NULL for a switch): 0 when the view took it,
+	 * 1 when it is not the view's, -1 when the value is bad (the status says why). */
+	int (*option)(struct ui *ui, struct view *v, const char *name, const char *value);
+	/* Opens the view at a function (raw name bytes, copied): Callers, Annotate. */
+	void (*open_at)(struct ui *ui, struct view *v, const char *name, size_t len);
+	/* --batch: prints the view through section, once or more (Labels: a section per
+	 * key); NULL: one section named after the view. */
+	void (*batch)(struct ui *ui, struct view *v, ui_section_fn *section);
 	void (*free)(struct view *v);
 	int cell_select;         /* the selection is a cell of a row (Flame): rows are not
 				  * highlighted whole */
@@ -124,6 +194,7 @@ struct view_ops {
 
 struct view {
 	const struct view_ops *ops;
+	const struct ui_view_def *def; /* its row in the table: the mode shown */
 	enum ui_view_id id;
 	size_t sel, top;
 	uint64_t sel_id;
@@ -172,8 +243,6 @@ struct ui {
 	size_t nfilters;
 	char search[128];
 	char event_filter[128];  /* the event picker's filter (/ there): tracepoints show under one */
-	char *callers_fn;        /* raw name of the function the Callers view shows */
-	size_t callers_len;
 
 	struct view views[VIEW_COUNT];
 	enum ui_view_id cur, back;   /* back: where an overlay returns to */
@@ -189,6 +258,7 @@ struct ui {
 	uint64_t freq_default;
 	unsigned window_len;     /* seconds used when the decaying window is switched on */
 	struct verifier *verifier; /* the Verifier view's (V), NULL until first switched on */
+	struct ui_goroutines *goroutines; /* the reader of every goroutine now (sources.c) */
 	pid_t target_pid;
 	uint32_t stack_size;     /* the samplers' user-stack bytes: the verifier repairs with as many */
 	int kernel;
@@ -216,39 +286,93 @@ struct ui {
  * --batch (what go tool pprof prints), until the person chooses. */
 enum { UI_NAMES_AUTO, UI_NAMES_SHORT, UI_NAMES_FULL };
 
-/* ui.c: state shared by both front ends. */
+/* ui.c: the state both front ends share: snapshots, the model of the viewed event, the
+ * status line, requests, and what every view formats with. */
 void ui_init(struct ui *ui, int batch);
 void ui_fini(struct ui *ui);
 /* Takes a new snapshot when there is one; returns R_* flags describing what changed. */
 int ui_refresh(struct ui *ui);
 /* Rebuilds the model for the viewed event and the filters; marks views stale. */
 void ui_rebuild(struct ui *ui);
-void ui_update_view(struct ui *ui, struct view *v);
-void ui_header(struct ui *ui, struct tline *l1, struct tline *l2);
-void ui_info_line(struct ui *ui, struct tline *l);
-void ui_tabs(struct ui *ui, struct tline *l);
 void ui_set_status(struct ui *ui, int attr, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* Generic handling of an action (movement, views, requests); returns R_* flags. The
- * prompts (search, save, frequency, window) are opened by the front end. */
-int ui_action(struct ui *ui, enum ui_action a);
+/* The event data being viewed (NULL when it has no samples yet). */
+const char *ui_viewed_event(const struct ui *ui);
+/* Asks the worker for a change (pause, zero, frequency, window, event); the answer goes to
+ * the status line. */
+void ui_request(struct ui *ui, enum live_req_kind kind, const struct event_spec *ev, uint64_t value);
+/* A function's name as the views show it: demangled, short or full (ui->names), escaped.
+ * Returns buf. */
+const char *ui_fn_name(struct ui *ui, const struct model_fn *f, char *buf, size_t bufsz);
+/* Fills buf with a safe, escaped copy of target bytes. */
+const char *ui_esc(struct ui *ui, char *buf, size_t bufsz, const char *s, size_t len);
+/* Formats a percentage of total in 6 columns ("100.0%", " 12.5%", "  0.0%"). */
+void ui_pct(char *buf, size_t n, int64_t part, int64_t total);
+int ui_pct_attr(int64_t part, int64_t total);
+
+/* views.c: the table of views, showing them, their modes and options, the selection. */
+/* Sets up every view in its first mode, Top shown (ui_init); frees them (ui_fini). */
+void ui_views_init(struct ui *ui);
+void ui_views_free(struct ui *ui);
+/* Shows view id: an overlay remembers the view to go back to; the view's enter op runs
+ * and its rows are made when stale. R_* flags. */
+int ui_show_view(struct ui *ui, enum ui_view_id id);
+/* Back from an overlay to the view it was opened from. R_* flags. */
+int ui_close_overlay(struct ui *ui);
+/* Shows mode def (a row of the table) in its view; NULL: the view's next mode. R_* flags. */
+int ui_view_mode(struct ui *ui, enum ui_view_id id, const struct ui_view_def *def);
+/* Hands a display option to the views (view_ops.option): 0 when one took it, -1 when
+ * the value is bad (the status says why) or no view knows the option. */
+int ui_option(struct ui *ui, const char *name, const char *value);
+/* Shows view id at a function (raw name bytes). R_* flags. */
+int ui_open_at(struct ui *ui, enum ui_view_id id, const char *name, size_t len);
+/* The tab line: the views of the Tab cycle, and the overlay shown. */
+void ui_tabs(struct ui *ui, struct tline *l);
+/* Remakes v's rows and keeps its selection on the same row. */
+void ui_update_view(struct ui *ui, struct view *v);
 /* Keeps v->sel on the row with v->sel_id after the rows changed. */
 void ui_restore_sel(struct ui *ui, struct view *v);
 void ui_remember_sel(struct ui *ui, struct view *v);
 void ui_clamp(struct ui *ui, struct view *v);
-/* Focus filters. */
+/* Starts v at its first row again, following the top (a new function, key or mode). */
+void ui_reset_sel(struct view *v);
+/* The function under the selection of a function view, or -1. */
+long ui_selected_fn(struct ui *ui, struct view *v);
+/* The function with the most self value under the focus, or -1. */
+long ui_hottest_fn(struct ui *ui);
+
+/* actions.c: what an action does (one function each, htop Action.c); the view's own go to
+ * its ops. R_* flags. The prompts (search, save, frequency, window) are opened by the
+ * front end. */
+int ui_action(struct ui *ui, enum ui_action a);
+
+/* focus.c: focus filters, as the model takes them and as the info line shows them. */
 void ui_add_filter(struct ui *ui, enum model_filter_kind kind, int exact, const char *key,
 		   size_t key_len, const char *str, size_t len, int64_t num);
 void ui_clear_filters(struct ui *ui);
+/* Removes the last filter added. */
+void ui_pop_filter(struct ui *ui);
 void ui_remove_label_filter(struct ui *ui, const char *key, size_t key_len);
 int ui_has_label_filter(const struct ui *ui, const char *key, size_t key_len, const char *str,
 			size_t len, int64_t num);
-/* A function's name as the views show it: demangled, short or full (ui->names), escaped.
- * Returns buf. */
-const char *ui_fn_name(struct ui *ui, const struct model_fn *f, char *buf, size_t bufsz);
-/* The baseline: ui_base_set takes p (NULL clears it); what says where it came from (raw
- * bytes, escaped here). The lookups give a function's self and total value, or a tree
- * node's total (by model_node.id), in the baseline under the current filters, and its
- * total: 0, or -1 when there is no baseline or it lacks them (then 0 values). */
+/* The filters as the model takes them (f holds UI_MAX_FILTERS); returns how many. */
+size_t ui_model_filters(const struct ui *ui, struct model_filter *f);
+/* A hash of the filters: equal filters, equal hashes. Never 0. */
+uint64_t ui_filters_sig(const struct ui *ui);
+/* "-main.f*", "handler=api": filter i as the info line shows it (escaped). */
+void ui_filter_text(const struct ui *ui, size_t i, char *buf, size_t n);
+/* Whether a goroutine or wall sample with these labels passes the label focus filters
+ * with string values, those on key skip aside (skip NULL: none): for each key filtered,
+ * one of its values (model.h's rule). label(arg, key, klen, &len) gives the sample's value
+ * of a key, or NULL. Numeric filters (thread, goroutine) are left out. */
+int ui_labels_pass(const struct ui *ui, const char *(*label)(void *arg, const char *key,
+							       size_t klen, size_t *len),
+		   void *arg, const char *skip, size_t skip_len);
+
+/* baseline.c: the baseline (B, --base): ui_base_set takes p (NULL clears it); what says
+ * where it came from (raw bytes, escaped here). The lookups give a function's self and
+ * total value, or a tree node's total (by model_node.id), in the baseline under the
+ * current filters, and its total: 0, or -1 when there is no baseline or it lacks them
+ * (then 0 values). */
 void ui_base_set(struct ui *ui, struct prof *p, const char *what);
 int ui_base_fn(struct ui *ui, const struct model_fn *f, int64_t *self, int64_t *total);
 int ui_base_node(struct ui *ui, uint64_t id, int64_t *total);
@@ -256,40 +380,38 @@ int64_t ui_base_all(struct ui *ui);
 /* "  12.5%  +3.1" (then, and the change in points of share) in buf; its attribute. */
 int ui_base_delta(char *buf, size_t n, int64_t now, int64_t now_all, int64_t then, int64_t then_all,
 		  int have);
-/* Fills buf with a safe, escaped copy of target bytes. */
-const char *ui_esc(struct ui *ui, char *buf, size_t bufsz, const char *s, size_t len);
-/* Formats a percentage of total in 6 columns ("100.0%", " 12.5%", "  0.0%"). */
-void ui_pct(char *buf, size_t n, int64_t part, int64_t total);
-int ui_pct_attr(int64_t part, int64_t total);
-/* The event data being viewed (NULL when it has no samples yet). */
-const char *ui_viewed_event(const struct ui *ui);
-/* The callers view's function: set from the selection of Top or the tree. */
-void ui_set_callers_fn(struct ui *ui, const char *name, size_t len);
-/* The function with the most self value under the focus, or -1. */
-long ui_hottest_fn(struct ui *ui);
-/* The function under the selection of a function view, or -1. */
-long ui_selected_fn(struct ui *ui, struct view *v);
-/* Default snapshot path (caller frees) and the save itself (message in status). */
+
+/* header.c: the lines above the view: the target and the sampling (two), the data shown. */
+void ui_header(struct ui *ui, struct tline *l1, struct tline *l2);
+void ui_info_line(struct ui *ui, struct tline *l);
+
+/* save.c: the default snapshot path (caller frees) and the save itself (message in the
+ * status line): gzipped pprof, or folded stacks for a name ending in .folded. */
 char *ui_default_save_path(struct ui *ui);
 int ui_save(struct ui *ui, const char *path);
-/* Requests. */
-void ui_request(struct ui *ui, enum live_req_kind kind, const struct event_spec *ev, uint64_t value);
 
-/* Views. */
-extern const struct view_ops view_top_ops, view_tree_ops, view_callers_ops, view_labels_ops,
-	view_goroutines_ops, view_threads_ops, view_events_ops, view_verify_ops, view_help_ops,
-	view_annotate_ops, view_flame_ops;
-/* The Goroutines view's "all goroutines now" mode (view-goroutines.c), its Wall mode
- * (view-wall.c), and the switch between them and the on-CPU shares (mode: UI_GMODE_*;
- * -1 goes to the next one). R_* flags. */
-extern const struct view_ops view_goroutines_all_ops, view_goroutines_wall_ops;
-enum { UI_GMODE_CPU, UI_GMODE_ALL, UI_GMODE_WALL, UI_GMODES };
-int ui_goroutines_mode(struct ui *ui, int mode);
+/* sources.c: the readers the views need beyond the session's snapshots, made when first
+ * asked and owned by the UI (ui_fini frees them after the views). Every goroutine of the
+ * target now into *res (valid until the next call or ui_fini): 0, or -errno with why
+ * (-ENODEV: no reader, the target is none or not Go; -ESRCH gone; -EAGAIN not started). */
+struct gosnap_result;
+struct sym_frame;
+int ui_goroutines_now(struct ui *ui, struct gosnap_result *res, char *why, size_t n);
+/* The frames of a goroutine's pc (up to n, innermost first), as the reader names them. */
+int ui_goroutines_frames(struct ui *ui, uint64_t pc, struct sym_frame *f, int n);
+/* Switches the verifier on (making it for the target) or off; the status says how it went.
+ * R_* flags. */
+int ui_verifier_switch(struct ui *ui);
+void ui_sources_free(struct ui *ui);
 
-/* view-wall.c: wall time per value of a label key, for the Labels view's columns. A
- * goroutine's state falls in one of three classes: running (on a thread), runnable
- * (waiting for one: runnable or preempted), waiting (any other state: a wait reason,
- * syscall). */
+/* view-events.c: asks the worker to sample another event (a perf name); the answer goes
+ * to the status. */
+void ui_switch_event(struct ui *ui, const char *name);
+
+/* wall.c: wall time of a Go target's goroutines, for the Goroutines view's Wall mode and
+ * the Labels view's columns. A goroutine's state falls in one of three classes: running
+ * (on a thread), runnable (waiting for one: runnable or preempted), waiting (any other
+ * state: a wait reason, syscall). */
 enum { UI_WALL_RUNNING, UI_WALL_RUNNABLE, UI_WALL_WAITING, UI_WALL_CLASSES };
 int ui_wall_class(const char *state, size_t len);
 #define UI_WALL_REASONS 8
@@ -311,6 +433,27 @@ struct ui_wall_splits {
 	size_t n;
 	struct hashmap idx;      /* hash of a value (+ probe) -> index + 1 */
 };
+/* The latest wall-clock data and (*base) the copy the live window starts at (NULL: none);
+ * NULL without data. Held: livewall_put both. */
+const struct livewall_data *ui_wall_data(struct ui *ui, const struct livewall_data **base);
+/* The samples of data d with wall time in the window (d's values less base's), under the
+ * label focus filters except those on key skip (NULL: none). */
+struct ui_wall_iter {
+	const struct prof *p;    /* d's profile */
+	const int64_t *cur, *base;
+	size_t cs, bs, bn, i;
+	uint32_t skey;           /* the state label's key (string id; 0: none) */
+	const char *skip;
+	size_t skip_len;
+};
+void ui_wall_iter_init(struct ui_wall_iter *it, const struct livewall_data *d,
+		       const struct livewall_data *base, const char *skip, size_t skip_len);
+/* The next sample: its index and sample, its wall time in the window and its state (the
+ * string id of its state label's value); 1, or 0 at the end. */
+int ui_wall_next(const struct ui *ui, struct ui_wall_iter *it, size_t *idx, struct prof_sample *s,
+		 int64_t *ns, uint32_t *state);
+/* Adds ns of wall time in state (string id in p) to a split. */
+void ui_wall_split_add(struct ui_wall_split *sp, const struct prof *p, uint32_t state, int64_t ns);
 /* Splits the wall time of the latest data (within the live window when one is on) by the
  * values of key, under the label focus filters except those on key (model_label_values'
  * rule). 0, or -1 without data. */
@@ -326,24 +469,6 @@ void ui_wall_top_reasons(const struct ui_wall_split *sp, struct ui_wall_reason t
 void ui_wall_title_cells(struct ui *ui, struct tline *l);
 void ui_wall_cells(struct ui *ui, struct tline *l, const struct ui_wall_split *sp,
 		   const struct prof *p);
-/* Switches the verifier on (creating it for the target) or off; R_* flags. */
-int ui_verify_toggle(struct ui *ui);
-
-/* Batch helpers: the Top view's sort order by name ("self", "total", "name"); the
- * Labels view's key. 0, or -1 when unknown. */
-int view_top_set_sort(struct view *v, const char *name);
-void view_labels_set_key(struct view *v, const char *key, size_t len);
-/* The label keys of the last update (borrowed, valid until the next update). */
-size_t view_labels_keys(struct view *v, const struct model_key **keys);
-/* The Annotate view's function (raw name bytes, copied), mode (1: assembly), and source
- * search options (--source-path when trim is 0, --trim-path; path borrowed for the run). */
-void view_annotate_set_fn(struct view *v, const char *name, size_t len);
-const char *view_annotate_fn(struct view *v);
-void view_annotate_set_asm(struct view *v, int on);
-void view_annotate_add_path(struct view *v, int trim, const char *path);
-/* Asks the worker to sample another event (a perf name); the answer goes to the status. */
-void ui_switch_event(struct ui *ui, const char *name);
-
 /* --- keys (keys.c) --- */
 
 struct ui_key {
@@ -363,11 +488,12 @@ void ui_help_line(size_t i, struct tline *l);
 /* The bottom bar for a view. */
 void ui_key_bar(struct ui *ui, struct tline *l);
 
-/* --- batch (cmd-live.c) and curses (tui.c) --- */
-/* Batch output (cmd-live.c, also for `view`): one update of the views in the
- * comma-separated list; whether a list names only known views (EXIT_USAGE after saying
- * which is not, else 0). */
-void batch_print_iteration(struct ui *ui, const char *views, uint64_t iter, int callers_fixed);
+/* --- the front ends: plain text (batch.c) and curses (tui.c) --- */
+/* One update of the views in the comma-separated list as text on stdout (--batch of the
+ * live UI and `view`), iteration iter. */
+void batch_print_iteration(struct ui *ui, const char *views, uint64_t iter);
+/* Whether a list names only views of the table: 0, or EXIT_USAGE after saying which
+ * does not. */
 int batch_check_views(const char *list);
 /* Runs the curses UI until q or a signal; returns an exit code. */
 int tui_run(struct ui *ui);
@@ -380,7 +506,9 @@ void ui_members_free(struct ui *ui);
 void ui_member_heads(struct ui *ui, size_t k, char *head, size_t hn, char *ratio, size_t rn);
 /* Member k's ratio for a row whose event value is lead and members' values are x[]:
  * per ms of CPU (a clock leader), IPC (cycles and instructions), per 1000 instructions
- * (an instructions leader or member), else per event. "-" when the divisor is 0. */
+ * (an instructions leader or member), else per event. "-" when the divisor is 0. For a
+ * group whose members sample on their own ({a,b}, not {a,b}:S): x[k]'s share of the
+ * member's total under the filters instead. */
 void ui_member_ratio(struct ui *ui, size_t k, int64_t lead, const int64_t *x, char *buf, size_t n);
 /* The members' columns as views show them, UI_MEMBER_W wide each: in a title line the
  * headers, in a row each member's value x[k] and its ratio (ui_member_ratio). */

@@ -7,13 +7,10 @@
 #include "ui.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "gotop/annotate.h"
 #include "gotop/disasm.h"
@@ -44,11 +41,7 @@ struct ann {
 	char *map_key;             /* path, build id, start, limit, offset */
 	struct annot *a;
 
-	/* Per instruction: value and sample count, self and total. */
-	int64_t *sv, *tv, *sn, *tn;
-	size_t capi;
-	struct annot_row *rv, *rn; /* source rows with values / with counts (same order) */
-	size_t nsrc;
+	struct annot_counts c;     /* the samples per instruction and source row */
 	int have_source;
 	char outer[256];           /* the function shown when the one asked for is only inlined */
 	struct hashmap collapsed;  /* lines whose inlined rows are hidden */
@@ -61,9 +54,6 @@ struct ann {
 	char err[400];             /* why there is nothing to show */
 	struct model_totals tot;
 	int64_t fn_self, fn_total;
-	uint64_t fn_self_n;
-	int64_t hot_insn;          /* asm: the fifth largest self (instructions at or above it
-				    * are marked hot) */
 };
 
 static struct ann *ann_of(struct view *v)
@@ -73,10 +63,13 @@ static struct ann *ann_of(struct view *v)
 	return v->priv;
 }
 
-void view_annotate_set_fn(struct view *v, const char *name, size_t len)
+/* Shows a function (raw name bytes) from now on: its rows are made again, its inlined
+ * lines shown. */
+static void ann_open_at(struct ui *ui, struct view *v, const char *name, size_t len)
 {
 	struct ann *t = ann_of(v);
 
+	v->stale = 1;
 	if (t->fn && t->fn_len == len && !memcmp(t->fn, name, len))
 		return;
 	free(t->fn);
@@ -84,31 +77,41 @@ void view_annotate_set_fn(struct view *v, const char *name, size_t len)
 	t->fn_len = len;
 	hashmap_free(&t->collapsed);
 	memset(&t->collapsed, 0, sizeof(t->collapsed));
-	v->stale = 1;
-	v->sel = v->top = 0;
-	v->have_sel_id = 0;
-	v->moved = 0;
+	ui_reset_sel(v);
 }
 
-const char *view_annotate_fn(struct view *v)
-{
-	return ann_of(v)->fn;
-}
-
-void view_annotate_set_asm(struct view *v, int on)
-{
-	ann_of(v)->asm_mode = on;
-	v->stale = 1;
-}
-
-void view_annotate_add_path(struct view *v, int trim, const char *path)
+/* --annotate FUNC, --asm, --source-path DIR and --trim-path PREFIX (the paths borrowed for
+ * the run: they are argv's). */
+static int ann_option(struct ui *ui, struct view *v, const char *name, const char *value)
 {
 	struct ann *t = ann_of(v);
 
-	if (trim && t->ntrims < MAX_PATHS)
-		t->trims[t->ntrims++] = path;
-	else if (!trim && t->npaths < MAX_PATHS)
-		t->paths[t->npaths++] = path;
+	if (!strcmp(name, "annotate") && value) {
+		ann_open_at(ui, v, value, strlen(value));
+	} else if (!strcmp(name, "asm")) {
+		t->asm_mode = 1;
+		v->stale = 1;
+	} else if (!strcmp(name, "source-path") && value && t->npaths < MAX_PATHS) {
+		t->paths[t->npaths++] = value;
+	} else if (!strcmp(name, "trim-path") && value && t->ntrims < MAX_PATHS) {
+		t->trims[t->ntrims++] = value;
+	} else {
+		return 1;
+	}
+	return 0;
+}
+
+/* --batch without --annotate: the hottest function, chosen once. */
+static void ann_batch(struct ui *ui, struct view *v, ui_section_fn *section)
+{
+	long fn = ann_of(v)->fn ? -1 : ui_hottest_fn(ui);
+
+	if (fn >= 0) {
+		const struct model_fn *f = model_fn(ui->model, (uint32_t)fn);
+
+		ann_open_at(ui, v, f->name, f->name_len);
+	}
+	section(ui, v, ui_view_name(v->id));
 }
 
 static void add_msg(struct ann *t, int attr, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -141,27 +144,13 @@ static void drop_code(struct ann *t)
 	t->map_key = NULL;
 }
 
-/* Opens path (a regular file only: a device a target maps is never read) as a symfile. */
-static struct symfile *open_file(const char *path)
-{
-	struct stat st;
-	int fd;
-
-	if (strlen(path) >= 4096 || stat(path, &st) || !S_ISREG(st.st_mode))
-		return NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	return fd < 0 ? NULL : symfile_open_fd(fd, path, NULL);
-}
-
-/* The file the mapping came from: the very file mapped (/proc/PID/map_files, which also
- * reaches a file deleted or replaced since), the executable, the path in the target's root,
- * the path. A file whose build id is not the mapping's is another binary: not used. */
+/* The binary of the mapping, kept while the mapping stays (annot_open_mapped); the reason
+ * in t->err when it cannot be read. */
 static int open_code(struct ui *ui, struct ann *t, const struct prof *p, const struct prof_mapping *mp)
 {
 	const char *path = prof_string(p, mp->filename, NULL), *bid = prof_string(p, mp->build_id, NULL);
 	pid_t pid = ui->snap ? ui->snap->pid : ui->target_pid;
-	char cand[4][4200], key[4400], e1[300], e2[120], e3[120] = "";
-	int ncand = 0, mismatch = 0;
+	char key[4400], e1[300], e2[120], e3[120], other[120] = "";
 
 	if (!path || !*path || path[0] == '[') {
 		snprintf(t->err, sizeof(t->err), "the code is in %s, not in a file",
@@ -174,58 +163,20 @@ static int open_code(struct ui *ui, struct ann *t, const struct prof *p, const s
 	if (t->map_key && !strcmp(t->map_key, key))
 		return 0;
 	drop_code(t);
-	if (pid > 0) {
-		snprintf(cand[ncand++], sizeof(cand[0]), "/proc/%d/map_files/%llx-%llx", (int)pid,
-			 (unsigned long long)mp->start, (unsigned long long)mp->limit);
-		/* Without CAP_SYS_ADMIN map_files is refused; the executable is still
-		 * reachable (its build id says whether it is this mapping's file). */
-		snprintf(cand[ncand++], sizeof(cand[0]), "/proc/%d/exe", (int)pid);
-		snprintf(cand[ncand++], sizeof(cand[0]), "/proc/%d/root%s", (int)pid, path);
-	}
-	snprintf(cand[ncand++], sizeof(cand[0]), "%s", path);
-	for (int i = 0; i < ncand; i++) {
-		struct symfile *sf = open_file(cand[i]);
-		const char *fb;
-
-		if (!sf)
-			continue;
-		fb = symfile_build_id(sf);
-		if (bid && *bid && fb && strcmp(fb, bid)) {
-			mismatch = 1;
-			ui_esc(ui, e3, sizeof(e3), fb, strlen(fb));
-			symfile_free(sf);
-			continue;
-		}
-		t->sf = sf;
+	t->sf = annot_open_mapped(pid, path, bid, mp->start, mp->limit, other, sizeof(other));
+	if (t->sf) {
 		t->map_key = xstrdup(key);
 		return 0;
 	}
 	ui_esc(ui, e1, sizeof(e1), path, strlen(path));
-	if (mismatch)
+	if (errno == ESTALE)
 		snprintf(t->err, sizeof(t->err),
 			 "%s on disk is not the binary that ran (build id %s, on disk %s): no "
-			 "instructions", e1, ui_esc(ui, e2, sizeof(e2), bid, strlen(bid)), e3);
+			 "instructions", e1, ui_esc(ui, e2, sizeof(e2), bid, strlen(bid)),
+			 ui_esc(ui, e3, sizeof(e3), other, strlen(other)));
 	else
 		snprintf(t->err, sizeof(t->err), "cannot open %s: no instructions", e1);
 	return -1;
-}
-
-static void grow_counts(struct ann *t, size_t n)
-{
-	size_t cap = t->capi;
-
-	xgrow((void **)&t->sv, &cap, n, sizeof(int64_t));
-	cap = t->capi;
-	xgrow((void **)&t->tv, &cap, n, sizeof(int64_t));
-	cap = t->capi;
-	xgrow((void **)&t->sn, &cap, n, sizeof(int64_t));
-	cap = t->capi;
-	xgrow((void **)&t->tn, &cap, n, sizeof(int64_t));
-	t->capi = cap;
-	memset(t->sv, 0, n * sizeof(int64_t));
-	memset(t->tv, 0, n * sizeof(int64_t));
-	memset(t->sn, 0, n * sizeof(int64_t));
-	memset(t->tn, 0, n * sizeof(int64_t));
 }
 
 /* Whether the event's samples land after the instruction that caused them (skid): every
@@ -281,13 +232,13 @@ static void build_rows(struct ann *t)
 	if (!t->a)
 		return;
 	if (!t->asm_mode && t->have_source) {
-		for (i = 0; i < t->nsrc; i++) {
-			if (t->rv[i].depth == 0)
-				collapsed = is_collapsed(t, t->rv[i].line);
+		for (i = 0; i < t->c.nrows; i++) {
+			if (t->c.rows[i].depth == 0)
+				collapsed = is_collapsed(t, t->c.rows[i].line);
 			else if (collapsed)
 				continue;
 			/* Code without a line (padding between functions) only when it has samples. */
-			if (t->rv[i].line <= 0 && !t->rv[i].self && !t->rv[i].total)
+			if (t->c.rows[i].line <= 0 && !t->c.rows[i].self && !t->c.rows[i].total)
 				continue;
 			add_row(t, AR_SRC, i);
 		}
@@ -303,31 +254,135 @@ static void build_rows(struct ann *t)
 	}
 }
 
+/* The function's addresses with samples (model_addresses) as annotate.c takes them. A
+ * function only inlined (no code of its own with samples) is shown in the function that
+ * inlined it most, where its lines show under the lines that inline it. Caller frees. */
+static size_t fn_samples(struct ui *ui, struct ann *t, uint32_t fn, const char *e,
+			 struct annot_sample **out)
+{
+	struct model_addr *ad = NULL;
+	size_t n = model_addresses(ui->model, fn, &ad), i;
+	long outer;
+
+	if (!n && (outer = model_inlined_into(ui->model, fn)) >= 0) {
+		const struct model_fn *of = model_fn(ui->model, (uint32_t)outer);
+
+		free(ad);
+		ad = NULL;
+		n = model_addresses(ui->model, (uint32_t)outer, &ad);
+		ui_esc(ui, t->outer, sizeof(t->outer), of->name, of->name_len);
+		add_msg(t, UA_DIM, "%s is inlined: shown in %s, under the lines that inline it", e,
+			t->outer);
+	}
+	*out = xcalloc(n + 1, sizeof(**out));
+	for (i = 0; i < n; i++)
+		(*out)[i] = (struct annot_sample){ ad[i].mapping, ad[i].address, ad[i].is_return,
+						   ad[i].self, ad[i].total, (int64_t)ad[i].self_n,
+						   (int64_t)ad[i].total_n };
+	free(ad);
+	return n;
+}
+
+/* The code of the mapping with the most samples, its function at the hottest address
+ * disassembled (kept while its bounds stay). *mp gets the mapping; 0, or -1 with t->err. */
+static int load_code(struct ui *ui, struct ann *t, const struct annot_sample *s, size_t n,
+		     const char *e, uint64_t *map, const struct prof_mapping **mp)
+{
+	const struct prof *p = model_prof(ui->model);
+	uint64_t hot = 0, vaddr, start, end;
+	const char *name = NULL, *path;
+	char e2[300];
+	int err = 0;
+
+	if (!n || annot_hot_mapping(s, n, map, &hot)) {
+		snprintf(t->err, sizeof(t->err), n ? "%s is in no mapped file" :
+			 "%s has no code of its own with samples (it may be inlined into its callers: "
+			 "annotate them)", e);
+		return -1;
+	}
+	*mp = prof_mapping_at(p, *map - 1);
+	if (!*mp || open_code(ui, t, p, *mp))
+		return -1;
+	if (symfile_file_vaddr(t->sf, (*mp)->start, (*mp)->offset, hot, &vaddr) ||
+	    annot_func_at(t->sf, vaddr, &start, &end, &name)) {
+		path = prof_string(p, (*mp)->filename, NULL);
+		snprintf(t->err, sizeof(t->err), "no function symbol covers 0x%llx in %s (stripped?): "
+			 "no bounds to disassemble", (unsigned long long)hot,
+			 ui_esc(ui, e2, sizeof(e2), path ? path : "", path ? strlen(path) : 0));
+		drop_code(t);
+		return -1;
+	}
+	if (t->a && annot_start(t->a) == start && annot_end(t->a) == end)
+		return 0;
+	annot_free(t->a);
+	t->a = annot_open(t->sf, start, end, name,
+			  &(struct annot_opts){ t->paths, t->npaths, t->trims, t->ntrims, NULL }, &err);
+	if (!t->a) {
+		snprintf(t->err, sizeof(t->err), "cannot read the code of %s: %s", e,
+			 err == -EIO ? "the file is shorter than its headers say" : strerror(-err));
+		return -1;
+	}
+	return 0;
+}
+
+/* What the person should know about the counts: source not found, samples off the code,
+ * bytes that are no instructions, skid. */
+static void add_notes(struct ui *ui, struct ann *t)
+{
+	char e[256];
+
+	for (size_t i = 0; i < t->c.nrows && !t->have_source; i++)
+		if (t->c.rows[i].depth == 0 && t->c.rows[i].file)
+			t->have_source = annot_source_file(t->a, t->c.rows[i].file) != NULL;
+	if (!t->have_source) {
+		const char *f = t->c.nrows && t->c.rows[0].file ? t->c.rows[0].file : "";
+
+		ui_esc(ui, e, sizeof(e), f, strlen(f));
+		add_msg(t, UA_ERR, "source not found: %s (--source-path, --trim-path); file:line with "
+			"the instructions", *e ? e : "(no line table)");
+	}
+	if (t->c.missed)
+		add_msg(t, UA_ERR, "%s of the samples are at addresses that are not instructions of "
+			"this code (was the binary replaced?)",
+			(ui_pct(e, sizeof(e), t->c.missed, t->tot.value), e));
+	if (annot_nbad(t->a))
+		add_msg(t, UA_ERR, "%zu bytes do not decode as instructions (shown as .byte)",
+			annot_nbad(t->a));
+	if (has_skid(ui))
+		add_msg(t, UA_DIM, "%s is not a precise event: samples land a few instructions after "
+			"the one that caused them (skid)", ui_viewed_event(ui));
+}
+
+/* The function's self and total value. */
+static void fn_totals(struct ui *ui, struct ann *t, uint32_t fn)
+{
+	struct model_flat *flat = NULL;
+	size_t nf = model_flat(ui->model, &flat), i;
+
+	for (i = 0; i < nf; i++)
+		if (flat[i].fn == fn) {
+			t->fn_self = flat[i].self;
+			t->fn_total = flat[i].total;
+		}
+	free(flat);
+}
+
 static void ann_update(struct ui *ui, struct view *v)
 {
 	struct ann *t = ann_of(v);
-	const struct prof *p;
-	struct model_addr *ad = NULL;
-	struct model_flat *flat = NULL;
-	struct annot_count *cv = NULL, *cn = NULL;
-	size_t n, i, nf, nc = 0;
-	long fn;
-	uint64_t best_map = 0, best = 0, vaddr, start, end, hot_addr = 0;
-	int64_t missed = 0, top5[5] = { 0 };
+	struct annot_sample *s = NULL;
 	const struct prof_mapping *mp;
-	const char *name = NULL;
+	uint64_t map;
+	size_t n;
+	long fn;
 	char e[256];
 
 	t->nmsgs = 0;
 	t->err[0] = 0;
-	t->nsrc = 0;
 	t->have_source = 0;
 	t->outer[0] = 0;
 	t->fn_self = t->fn_total = 0;
-	t->fn_self_n = 0;
-	free(t->rv);
-	free(t->rn);
-	t->rv = t->rn = NULL;
+	annot_counts_free(&t->c);
 	memset(&t->tot, 0, sizeof(t->tot));
 	if (!t->fn) {
 		snprintf(t->err, sizeof(t->err), "no function chosen (a on a function in Top, Tree or Callers)");
@@ -338,138 +393,15 @@ static void ann_update(struct ui *ui, struct view *v)
 		snprintf(t->err, sizeof(t->err), "no samples in %s yet", e);
 		goto out;
 	}
-	p = model_prof(ui->model);
 	model_totals(ui->model, &t->tot);
-	nf = model_flat(ui->model, &flat);
-	for (i = 0; i < nf; i++)
-		if (flat[i].fn == (uint32_t)fn) {
-			t->fn_self = flat[i].self;
-			t->fn_total = flat[i].total;
-			t->fn_self_n = flat[i].self_n;
-		}
-	free(flat);
-	n = model_addresses(ui->model, (uint32_t)fn, &ad);
-	if (!n) {
-		/* Only inlined (no code of its own with samples): the function that inlined it
-		 * most, where its lines show under the lines that inlined them. */
-		long outer = model_inlined_into(ui->model, (uint32_t)fn);
-
-		if (outer >= 0) {
-			const struct model_fn *of = model_fn(ui->model, (uint32_t)outer);
-
-			free(ad);
-			ad = NULL;
-			n = model_addresses(ui->model, (uint32_t)outer, &ad);
-			ui_esc(ui, t->outer, sizeof(t->outer), of->name, of->name_len);
-			add_msg(t, UA_DIM, "%s is inlined: shown in %s, under the lines that inline it",
-				e, t->outer);
-		}
-	}
-	/* The mapping with the most samples of the function, and its hottest address. */
-	{
-		struct hashmap per = { 0 };
-
-		for (i = 0; i < n; i++) {
-			uint64_t *c = hashmap_put(&per, ad[i].mapping, NULL);
-
-			*c += ad[i].total_n;
-			if (*c > best) {
-				best = *c;
-				best_map = ad[i].mapping;
-			}
-		}
-		hashmap_free(&per);
-	}
-	if (!n || !best_map) {
-		snprintf(t->err, sizeof(t->err), n ? "%s is in no mapped file" :
-			 "%s has no code of its own with samples (it may be inlined into its callers: "
-			 "annotate them)", e);
+	fn_totals(ui, t, (uint32_t)fn);
+	n = fn_samples(ui, t, (uint32_t)fn, e, &s);
+	if (load_code(ui, t, s, n, e, &map, &mp))
 		goto out;
-	}
-	best = 0;
-	for (i = 0; i < n; i++)
-		if (ad[i].mapping == best_map && ad[i].total_n >= best) {
-			best = ad[i].total_n;
-			hot_addr = ad[i].address - (uint64_t)ad[i].is_return;
-		}
-	mp = prof_mapping_at(p, best_map - 1);
-	if (!mp || open_code(ui, t, p, mp))
-		goto out;
-	if (symfile_file_vaddr(t->sf, mp->start, mp->offset, hot_addr, &vaddr) ||
-	    annot_func_at(t->sf, vaddr, &start, &end, &name)) {
-		const char *path = prof_string(p, mp->filename, NULL);
-		char e2[300];
-
-		snprintf(t->err, sizeof(t->err), "no function symbol covers 0x%llx in %s (stripped?): "
-			 "no bounds to disassemble", (unsigned long long)hot_addr,
-			 ui_esc(ui, e2, sizeof(e2), path ? path : "", path ? strlen(path) : 0));
-		drop_code(t);
-		goto out;
-	}
-	if (!t->a || annot_start(t->a) != start || annot_end(t->a) != end) {
-		struct annot_opts o = { t->paths, t->npaths, t->trims, t->ntrims, NULL };
-		int err = 0;
-
-		annot_free(t->a);
-		t->a = annot_open(t->sf, start, end, name, &o, &err);
-		if (!t->a) {
-			snprintf(t->err, sizeof(t->err), "cannot read the code of %s: %s", e,
-				 err == -EIO ? "the file is shorter than its headers say" : strerror(-err));
-			goto out;
-		}
-	}
-	cv = xmalloc((n + 1) * sizeof(*cv));
-	cn = xmalloc((n + 1) * sizeof(*cn));
-	for (i = 0; i < n; i++) {
-		if (ad[i].mapping != best_map ||
-		    symfile_file_vaddr(t->sf, mp->start, mp->offset, ad[i].address, &vaddr))
-			continue;
-		cv[nc] = (struct annot_count){ vaddr, ad[i].is_return, ad[i].self, ad[i].total };
-		cn[nc++] = (struct annot_count){ vaddr, ad[i].is_return, (int64_t)ad[i].self_n,
-						 (int64_t)ad[i].total_n };
-	}
-	n = annot_ninsns(t->a);
-	grow_counts(t, n);
-	annot_attribute(t->a, cv, nc, t->sv, t->tv, &missed);
-	annot_attribute(t->a, cn, nc, t->sn, t->tn, NULL);
-	t->nsrc = annot_source_rows(t->a, t->sv, t->tv, &t->rv);
-	annot_source_rows(t->a, t->sn, t->tn, &t->rn);
-	for (i = 0; i < n; i++) {
-		int64_t x = t->sv[i];
-
-		for (size_t j = 0; j < 5 && x > 0; j++)
-			if (x > top5[j]) {
-				int64_t y = top5[j];
-
-				top5[j] = x;
-				x = y;
-			}
-	}
-	t->hot_insn = top5[4] > 0 ? top5[4] : top5[0] > 0 ? 1 : INT64_MAX;
-	for (i = 0; i < t->nsrc && !t->have_source; i++)
-		if (t->rv[i].depth == 0 && t->rv[i].file)
-			t->have_source = annot_source_file(t->a, t->rv[i].file) != NULL;
-	if (!t->have_source) {
-		const char *f = t->nsrc && t->rv[0].file ? t->rv[0].file : "";
-
-		ui_esc(ui, e, sizeof(e), f, strlen(f));
-		add_msg(t, UA_ERR, "source not found: %s (--source-path, --trim-path); file:line with "
-			"the instructions", *e ? e : "(no line table)");
-	}
-	if (missed)
-		add_msg(t, UA_ERR, "%s of the samples are at addresses that are not instructions of "
-			"this code (was the binary replaced?)",
-			(ui_pct(e, sizeof(e), missed, t->tot.value), e));
-	if (annot_nbad(t->a))
-		add_msg(t, UA_ERR, "%zu bytes do not decode as instructions (shown as .byte)",
-			annot_nbad(t->a));
-	if (has_skid(ui))
-		add_msg(t, UA_DIM, "%s is not a precise event: samples land a few instructions after "
-			"the one that caused them (skid)", ui_viewed_event(ui));
+	annot_count_samples(t->a, s, n, map, mp->start, mp->offset, &t->c);
+	add_notes(ui, t);
 out:
-	free(ad);
-	free(cv);
-	free(cn);
+	free(s);
 	if (t->err[0])
 		add_msg(t, UA_ERR, "%s", t->err);
 	build_rows(t);
@@ -487,8 +419,8 @@ static uint64_t ann_row_id(struct ui *ui, struct view *v, size_t i)
 
 	switch (r->kind) {
 	case AR_SRC:
-		return util_mix64((uint64_t)(uint32_t)t->rv[r->i].line << 8 | t->rv[r->i].depth |
-				  (uint64_t)t->rv[r->i].first << 32);
+		return util_mix64((uint64_t)(uint32_t)t->c.rows[r->i].line << 8 | t->c.rows[r->i].depth |
+				  (uint64_t)t->c.rows[r->i].first << 32);
 	case AR_INSN:
 	case AR_HDR:
 		return util_mix64(annot_insns(t->a)[r->i].addr * 2 + (r->kind == AR_HDR));
@@ -564,7 +496,7 @@ static void insn_row(struct ui *ui, struct ann *t, size_t i, struct tline *l)
 	const struct annot_insn *in = &annot_insns(t->a)[i];
 	char e[600];
 
-	put_counts(l, t->sv[i], t->tv[i], t->sn[i], t->tot.value, t->sv[i] >= t->hot_insn);
+	put_counts(l, t->c.self[i], t->c.total[i], t->c.self_n[i], t->tot.value, t->c.self[i] >= t->c.hot);
 	tl_printf(l, UA_DIM, " %10llx ", (unsigned long long)in->addr);
 	tl_put(l, in->jump_in ? UA_MARK : UA_NORMAL, in->jump_in ? (tl_utf8 ? "→" : ">") : " ");
 	tl_put(l, in->bad ? UA_ERR : in->kind == DISASM_CALL ? UA_WARM : UA_NORMAL, annot_text(t->a, i));
@@ -618,7 +550,7 @@ static void ann_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 		return;
 	}
 	{
-		const struct annot_row *sr = &t->rv[r->i], *sn = &t->rn[r->i];
+		const struct annot_row *sr = &t->c.rows[r->i], *sn = &t->c.rows_n[r->i];
 
 		put_counts(l, sr->self, sr->total, sn->self, t->tot.value, sr->hot);
 		if (sr->depth) {
@@ -631,7 +563,7 @@ static void ann_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 			return;
 		}
 		/* A line with inlined code says whether it is shown (-) or hidden (+). */
-		if (r->i + 1 < t->nsrc && t->rv[r->i + 1].depth)
+		if (r->i + 1 < t->c.nrows && t->c.rows[r->i + 1].depth)
 			tl_put(l, UA_TREE, is_collapsed(t, sr->line) ? "+" : "-");
 		else
 			tl_put(l, UA_NORMAL, " ");
@@ -646,8 +578,8 @@ static int row_hot(struct ann *t, size_t i)
 	const struct arow *r = &t->rows[i];
 
 	if (r->kind == AR_SRC)
-		return t->rv[r->i].hot;
-	return r->kind == AR_INSN && t->sv[r->i] >= t->hot_insn;
+		return t->c.rows[r->i].hot;
+	return r->kind == AR_INSN && t->c.self[r->i] >= t->c.hot;
 }
 
 static int ann_action(struct ui *ui, struct view *v, enum ui_action a)
@@ -664,10 +596,10 @@ static int ann_action(struct ui *ui, struct view *v, enum ui_action a)
 		if (v->sel < t->nrows && t->a) {
 			const struct arow *r = &t->rows[v->sel];
 
-			if (r->kind == AR_SRC && t->rv[r->i].first != UINT32_MAX)
-				addr = annot_insns(t->a)[t->rv[r->i].first].addr;
+			if (r->kind == AR_SRC && t->c.rows[r->i].first != UINT32_MAX)
+				addr = annot_insns(t->a)[t->c.rows[r->i].first].addr;
 			else if (r->kind == AR_SRC)
-				line = t->rv[r->i].line;
+				line = t->c.rows[r->i].line;
 			else if (r->kind != AR_MSG && outer(t->a, r->i))
 				line = outer(t->a, r->i)->line;
 		}
@@ -678,7 +610,7 @@ static int ann_action(struct ui *ui, struct view *v, enum ui_action a)
 			const struct arow *r = &t->rows[k];
 
 			if ((addr && r->kind == AR_INSN && annot_insns(t->a)[r->i].addr == addr) ||
-			    (line && r->kind == AR_SRC && t->rv[r->i].depth == 0 && t->rv[r->i].line == line)) {
+			    (line && r->kind == AR_SRC && t->c.rows[r->i].depth == 0 && t->c.rows[r->i].line == line)) {
 				v->sel = k;
 				v->moved = 1;
 				break;
@@ -692,9 +624,9 @@ static int ann_action(struct ui *ui, struct view *v, enum ui_action a)
 			size_t i = t->rows[v->sel].i;
 			uint64_t key;
 
-			while (i > 0 && t->rv[i].depth)
+			while (i > 0 && t->c.rows[i].depth)
 				i--;
-			key = (uint64_t)(uint32_t)t->rv[i].line;
+			key = (uint64_t)(uint32_t)t->c.rows[i].line;
 			{
 				uint64_t *c = hashmap_put(&t->collapsed, key, NULL);
 
@@ -737,12 +669,7 @@ static void ann_free(struct view *v)
 		return;
 	drop_code(t);
 	free(t->fn);
-	free(t->sv);
-	free(t->tv);
-	free(t->sn);
-	free(t->tn);
-	free(t->rv);
-	free(t->rn);
+	annot_counts_free(&t->c);
 	free(t->rows);
 	hashmap_free(&t->collapsed);
 	free(t);
@@ -750,8 +677,6 @@ static void ann_free(struct view *v)
 }
 
 const struct view_ops view_annotate_ops = {
-	.name = "Annotate",
-	.batch_name = "annotate",
 	.update = ann_update,
 	.nrows = ann_nrows,
 	.row_id = ann_row_id,
@@ -759,5 +684,8 @@ const struct view_ops view_annotate_ops = {
 	.row = ann_row,
 	.action = ann_action,
 	.empty = ann_empty,
+	.option = ann_option,
+	.open_at = ann_open_at,
+	.batch = ann_batch,
 	.free = ann_free,
 };

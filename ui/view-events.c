@@ -218,8 +218,15 @@ static int events_action(struct ui *ui, struct view *v, enum ui_action a)
 	if (a != ACT_ENTER || v->sel >= e->n || e->rows[v->sel].ok == -2)
 		return R_NONE;
 	ui_switch_event(ui, e->rows[v->sel].name);
-	ui->cur = ui->back;
-	return R_MODEL | R_UPDATE | R_REDRAW;
+	return R_CLOSE | R_MODEL | R_UPDATE | R_REDRAW;
+}
+
+/* Its rows are made again each time it is opened: the samples kept per event, and the
+ * probe when it is older than PROBE_EVERY_NS. */
+static int events_enter(struct ui *ui, struct view *v)
+{
+	v->stale = 1;
+	return R_NONE;
 }
 
 static const char *events_empty(struct ui *ui, struct view *v)
@@ -238,8 +245,6 @@ static void events_free(struct view *v)
 }
 
 const struct view_ops view_events_ops = {
-	.name = "Events",
-	.batch_name = "events",
 	.update = events_update,
 	.nrows = events_nrows,
 	.row_id = events_row_id,
@@ -247,5 +252,6 @@ const struct view_ops view_events_ops = {
 	.row = events_row,
 	.action = events_action,
 	.empty = events_empty,
+	.enter = events_enter,
 	.free = events_free,
 };

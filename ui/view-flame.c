@@ -419,8 +419,6 @@ static void flame_free(struct view *v)
 }
 
 const struct view_ops view_flame_ops = {
-	.name = "Flame",
-	.batch_name = "flame",
 	.update = flame_update,
 	.nrows = flame_nrows,
 	.title = flame_title,

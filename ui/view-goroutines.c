@@ -1,383 +1,432 @@
-/* view-goroutines.c: the Goroutines view's "all goroutines now" mode: every goroutine of
- * the Go target read at each refresh without stopping it (include/gotop/gosnap.h), grouped
- * by stack and state or wait reason; Enter expands a group to its stack and goroutine ids.
- * Label focus filters (Enter in Labels, --tag) keep the goroutines carrying the label.
- * The other mode, on-CPU shares per goroutine, is view-facets.c; `m` switches. */
+/* view-goroutines.c: the Goroutines view, in its first mode: on-CPU shares per goroutine
+ * (the goroutine label, src/profile/agg.c), grouped by start function (the goroutine_fn
+ * label) and pprof labels, each group with the number of goroutines it stands for; Enter
+ * on a group lists their ids, Enter on an id focuses the other views on it (like go tool
+ * pprof -tagfocus). Built on the facet views' common part (facet.h). Its other modes, m
+ * switching: every goroutine now (view-goroutines-now.c) and wall time by state
+ * (view-goroutines-wall.c). */
 #include "config.h"
-#include "ui.h"
+#include "facet.h"
 
-#include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gotop/gosnap.h"
 #include "gotop/hashmap.h"
-#include "gotop/symbolizer.h"
 #include "gotop/util.h"
 
-#define NAME_FRAMES 8
-#define IDS_SHOWN 64
+/* A group of goroutine ids sharing a start function and label set. */
+struct ggroup {
+	uint64_t key;            /* hash of the start function and label text */
+	const char *fn;          /* start function (borrowed from the model), NULL unknown */
+	size_t fnlen;
+	size_t rep;              /* a sample of its biggest goroutine: its labels */
+	int64_t value;
+	uint64_t n;
+	size_t *mem;             /* indexes into vals, by value descending */
+	size_t nmem;
+	long top_fn;             /* hot function of its biggest goroutine */
+};
 
-enum { ROW_GROUP, ROW_FRAME, ROW_IDS };
-
+/* A row: a group (v < 0), one of its ids (v: index into vals), or the samples without an
+ * id (g == GROW_REST). */
+#define GROW_REST ((size_t)-1)
 struct grow {
-	uint8_t kind;
-	size_t group;
-	uint32_t frame; /* ROW_FRAME: the frame (index in the stack) */
-	int inl;        /* ROW_FRAME: the inlined function (0: innermost) */
+	size_t g;
+	long v;
 };
 
-struct named {
-	int n;
-	struct sym_frame f[NAME_FRAMES];
-};
-
-struct gall {
-	struct symbolizer *sym;
-	struct gosnap *snap;
-	int failed;
-	char why[256];
-	struct gosnap_result res;
-	struct gosnap_result kept; /* the goroutines passing the filters (arrays owned) */
-	struct gosnap_group *groups;
-	size_t ngroups;
-	struct hashmap expanded;   /* hash of a group's first stack -> 1 */
+struct gview {
+	struct facet f;          /* the goroutine label's values */
+	struct ggroup *grp;
+	size_t ngrp;
 	struct grow *rows;
-	size_t nrows, rowscap;
-	struct hashmap by_pc;      /* pc -> index + 1 into names */
-	struct named *names;
-	size_t nnames, namescap;
+	size_t nrows, caprows;
+	struct hashmap expanded; /* group key -> 1 */
 };
 
-static struct gall *gall_of(struct view *v)
+#define GOROUTINES_W 10 /* the GOROUTINES column */
+
+static struct gview *gview_of(struct view *v)
 {
-	if (!v->priv)
-		v->priv = xcalloc(1, sizeof(struct gall));
+	if (!v->priv) {
+		struct gview *g = xcalloc(1, sizeof(struct gview));
+
+		facet_set_key(&g->f, "goroutine", 9);
+		v->priv = g;
+	}
 	return v->priv;
 }
 
-static const struct named *name_pc(struct gall *a, uint64_t pc)
+/* The value of a row: its id's, or NULL for a group or the samples without one. */
+static const struct model_value *grow_val(const struct gview *gv, size_t i)
 {
-	int created;
-	uint64_t *slot = hashmap_put(&a->by_pc, pc, &created);
-	struct named *nm;
-	int n;
+	const struct grow *r = i < gv->nrows ? &gv->rows[i] : NULL;
 
-	if (!created)
-		return &a->names[*slot - 1];
-	xgrow((void **)&a->names, &a->namescap, a->nnames + 1, sizeof(*a->names));
-	nm = &a->names[a->nnames++];
-	*slot = a->nnames;
-	n = symbolizer_lookup(a->sym, pc, 1, NULL, nm->f, NAME_FRAMES);
-	nm->n = n > 0 ? n : 0;
-	return nm;
+	return r && r->g != GROW_REST && r->v >= 0 ? &gv->f.vals[r->v] : NULL;
 }
 
-/* A group's identity across refreshes: its state and stack. */
-static uint64_t group_key(const struct gall *a, size_t gi)
+static const struct ggroup *grow_group(const struct gview *gv, size_t i)
 {
-	const struct gosnap_g *g = &a->kept.g[a->groups[gi].first];
-	const char *s = gosnap_state_text(g);
-	uint64_t h = 0x9e3779b97f4a7c15ULL;
+	const struct grow *r = i < gv->nrows ? &gv->rows[i] : NULL;
 
-	for (; *s; s++)
-		h = util_mix64(h ^ (unsigned char)*s);
-	for (uint32_t i = 0; i < g->nframes; i++)
-		h = util_mix64(h ^ a->kept.pcs[g->frame0 + i]);
-	return h ? h : 1;
+	return r && r->g != GROW_REST && r->v < 0 ? &gv->grp[r->g] : NULL;
 }
 
-/* Whether the goroutine's labels pass the label focus filters: for each key filtered, one
- * of its values (model.h's rule). */
-static int labels_pass(const struct ui *ui, const struct gort_labels *l)
+/* "handler=search tenant=acme" from a sample's string labels. */
+static void labels_text(struct ui *ui, size_t sidx, char *buf, size_t n)
 {
-	for (size_t i = 0; i < ui->nfilters; i++) {
-		const struct ui_filter *f = &ui->filters[i];
-		int any = 0;
+	const struct prof *p = model_prof(ui->model);
+	struct prof_sample s;
+	size_t k = 0;
+	uint32_t i;
 
-		if (f->kind != MODEL_LABEL || !f->str)
-			continue;
-		for (size_t j = 0; j < ui->nfilters && !any; j++) {
-			const struct ui_filter *o = &ui->filters[j];
-
-			if (o->kind != MODEL_LABEL || !o->str || o->key_len != f->key_len ||
-			    memcmp(o->key, f->key, f->key_len))
-				continue;
-			for (uint32_t k = 0; l && k < l->n && !any; k++)
-				any = l->pairs[k].klen == o->key_len &&
-				      !memcmp(l->pairs[k].key, o->key, o->key_len) &&
-				      l->pairs[k].vlen == o->str_len &&
-				      !memcmp(l->pairs[k].value, o->str, o->str_len);
-		}
-		if (!any)
-			return 0;
-	}
-	return 1;
-}
-
-static int is_open(const struct gall *a, size_t gi)
-{
-	const uint64_t *e = hashmap_get(&a->expanded, group_key(a, gi));
-
-	return e && *e;
-}
-
-static void open_reader(struct ui *ui, struct gall *a)
-{
-	struct symfile *sf;
-
-	a->sym = symbolizer_new(ui->target_pid);
-	sf = symbolizer_main_file(a->sym);
-	if (!sf) {
-		snprintf(a->why, sizeof(a->why), "cannot open the target's executable");
-		a->failed = 1;
+	buf[0] = 0;
+	if (prof_sample_at(p, sidx, &s))
 		return;
-	}
-	a->snap = gosnap_new(ui->target_pid, sf, a->why, sizeof(a->why));
-	if (!a->snap)
-		a->failed = 1;
-}
+	for (i = 0; i < s.nlabels && k + 1 < n; i++) {
+		char key[128], val[256];
+		size_t kl, vl;
+		const char *ks, *vs;
 
-static void gall_update(struct ui *ui, struct view *v)
-{
-	struct gall *a = gall_of(v);
-	size_t i, n = 0;
-	int rc;
-
-	a->nrows = 0;
-	if (!a->sym && !a->failed && ui->target_pid > 0)
-		open_reader(ui, a);
-	if (!a->snap)
-		return;
-	rc = gosnap_take(a->snap, 0, &a->res);
-	if (rc) {
-		snprintf(a->why, sizeof(a->why), "%s",
-			 rc == -EAGAIN ? "the Go runtime has not started yet"
-			 : rc == -ESRCH ? "the target has exited" : strerror(-rc));
-		a->res.n = 0;
-	}
-	/* The goroutines under the label focus, in list order. */
-	free(a->kept.g);
-	a->kept = a->res;
-	a->kept.g = xmalloc((a->res.n ? a->res.n : 1) * sizeof(*a->kept.g));
-	for (i = 0; i < a->res.n; i++)
-		if (labels_pass(ui, a->res.g[i].labels))
-			a->kept.g[n++] = a->res.g[i];
-	a->kept.n = n;
-	free(a->groups);
-	a->ngroups = gosnap_group(&a->kept, 0, &a->groups);
-	for (i = 0; i < a->ngroups; i++) {
-		const struct gosnap_g *g = &a->kept.g[a->groups[i].first];
-
-		xgrow((void **)&a->rows, &a->rowscap, a->nrows + 1, sizeof(*a->rows));
-		a->rows[a->nrows++] = (struct grow){ ROW_GROUP, i, 0, 0 };
-		if (!is_open(a, i))
+		if (!s.labels[i].str)
 			continue;
-		for (uint32_t f = 0; f < g->nframes; f++) {
-			const struct named *nm = name_pc(a, a->kept.pcs[g->frame0 + f]);
-
-			for (int k = 0; k < (nm->n ? nm->n : 1); k++) {
-				xgrow((void **)&a->rows, &a->rowscap, a->nrows + 1, sizeof(*a->rows));
-				a->rows[a->nrows++] = (struct grow){ ROW_FRAME, i, f, k };
-			}
-		}
-		xgrow((void **)&a->rows, &a->rowscap, a->nrows + 1, sizeof(*a->rows));
-		a->rows[a->nrows++] = (struct grow){ ROW_IDS, i, 0, 0 };
+		ks = prof_string(p, s.labels[i].key, &kl);
+		if (kl == 12 && !memcmp(ks, "goroutine_fn", 12))
+			continue; /* the view's own column */
+		vs = prof_string(p, s.labels[i].str, &vl);
+		ui_esc(ui, key, sizeof(key), ks, kl);
+		ui_esc(ui, val, sizeof(val), vs, vl);
+		k += (size_t)snprintf(buf + k, n - k, "%s%s=%s", k ? " " : "", key, val);
 	}
+	if (k >= n)
+		buf[n - 1] = 0;
 }
 
-static size_t gall_nrows(struct ui *ui, struct view *v)
+/* The goroutine_fn label of a sample (src/profile/agg.c): its goroutine's start function. */
+static const char *sample_start_fn(const struct prof *p, size_t sidx, size_t *len)
 {
-	(void)ui;
-	return gall_of(v)->nrows;
+	struct prof_sample s;
+	uint32_t i;
+
+	if (prof_sample_at(p, sidx, &s))
+		return NULL;
+	for (i = 0; i < s.nlabels; i++) {
+		size_t kl;
+		const char *ks;
+
+		if (!s.labels[i].str)
+			continue;
+		ks = prof_string(p, s.labels[i].key, &kl);
+		if (ks && kl == 12 && !memcmp(ks, "goroutine_fn", 12))
+			return prof_string(p, s.labels[i].str, len);
+	}
+	return NULL;
 }
 
-static uint64_t gall_row_id(struct ui *ui, struct view *v, size_t i)
+static int group_cmp(const void *a, const void *b)
 {
-	struct gall *a = gall_of(v);
-	const struct grow *r = &a->rows[i];
+	const struct ggroup *x = a, *y = b;
 
-	(void)ui;
-	return util_mix64(group_key(a, r->group) ^ ((uint64_t)r->kind << 60) ^
-			  ((uint64_t)r->frame << 8) ^ (uint64_t)r->inl);
+	if (x->value != y->value)
+		return x->value > y->value ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
 }
 
-static void gall_title(struct ui *ui, struct view *v, struct tline *l)
+static void groups_free(struct gview *gv)
 {
-	struct gall *a = gall_of(v);
+	size_t i;
 
-	tl_reset(l);
-	tl_field(l, UA_HEAD, "COUNT", 7, TL_RIGHT);
+	for (i = 0; i < gv->ngrp; i++)
+		free(gv->grp[i].mem);
+	free(gv->grp);
+	gv->grp = NULL;
+	gv->ngrp = 0;
+	gv->nrows = 0;
+}
+
+static void grow_add(struct gview *gv, size_t g, long v)
+{
+	xgrow((void **)&gv->rows, &gv->caprows, gv->nrows + 1, sizeof(*gv->rows));
+	gv->rows[gv->nrows].g = g;
+	gv->rows[gv->nrows++].v = v;
+}
+
+/* Groups the goroutine ids (vals, by value descending) by start function and the label
+ * set their representative sample carries (the set each spent most under). */
+static void groups_make(struct ui *ui, struct gview *gv)
+{
+	const struct prof *p = model_prof(ui->model);
+	struct hashmap idx = { 0 };
+	char lt[1200];
+	size_t i, cap = 0;
+
+	for (i = 0; i < gv->f.n; i++) {
+		const struct model_value *val = &gv->f.vals[i];
+		struct ggroup *g;
+		size_t fl = 0;
+		const char *fn = sample_start_fn(p, val->rep, &fl);
+		uint64_t key, *slot;
+		int created;
+
+		labels_text(ui, val->rep, lt, sizeof(lt));
+		key = util_hash(lt, strlen(lt), fn ? util_hash(fn, fl, 3) : 4) | 1;
+		slot = hashmap_put(&idx, key, &created);
+		if (created) {
+			xgrow((void **)&gv->grp, &cap, gv->ngrp + 1, sizeof(*gv->grp));
+			g = &gv->grp[gv->ngrp];
+			memset(g, 0, sizeof(*g));
+			g->key = key;
+			g->fn = fn;
+			g->fnlen = fl;
+			g->rep = val->rep;
+			g->top_fn = val->top_fn; /* vals come by value: the first is the biggest */
+			*slot = ++gv->ngrp;
+		}
+		g = &gv->grp[*slot - 1];
+		g->value += val->value;
+		g->n += val->n;
+		g->mem = xrealloc(g->mem, (g->nmem + 1) * sizeof(*g->mem));
+		g->mem[g->nmem++] = i;
+	}
+	hashmap_free(&idx);
+	if (gv->ngrp > 1)
+		qsort(gv->grp, gv->ngrp, sizeof(*gv->grp), group_cmp);
+}
+
+/* The rows: groups by value, the samples without an id among them, the ids of expanded
+ * groups under theirs. */
+static void groups_build(struct ui *ui, struct gview *gv)
+{
+	int rest_done = !gv->f.has_rest;
+	size_t i, j;
+
+	groups_free(gv);
+	groups_make(ui, gv);
+	for (i = 0; i < gv->ngrp; i++) {
+		const struct ggroup *g = &gv->grp[i];
+		const uint64_t *e;
+
+		if (!rest_done && g->value < gv->f.rest_value) {
+			grow_add(gv, GROW_REST, -1);
+			rest_done = 1;
+		}
+		grow_add(gv, i, -1);
+		e = hashmap_get(&gv->expanded, g->key);
+		if (e && *e)
+			for (j = 0; j < g->nmem; j++)
+				grow_add(gv, i, (long)g->mem[j]);
+	}
+	if (!rest_done)
+		grow_add(gv, GROW_REST, -1);
+}
+
+static void gview_update(struct ui *ui, struct view *v)
+{
+	struct gview *gv = gview_of(v);
+
+	facet_values(ui, &gv->f);
+	groups_free(gv);
+	if (ui->model)
+		groups_build(ui, gv);
+}
+
+static size_t gview_nrows(struct ui *ui, struct view *v)
+{
+	return gview_of(v)->nrows;
+}
+
+static uint64_t gview_row_id(struct ui *ui, struct view *v, size_t i)
+{
+	struct gview *gv = gview_of(v);
+	const struct ggroup *g = grow_group(gv, i);
+
+	if (g)
+		return util_mix64(util_hash(gv->f.key, gv->f.key_len, 1) ^ g->key ^ 0x67727570ULL);
+	return facet_value_id(&gv->f, grow_val(gv, i));
+}
+
+static void gview_title(struct ui *ui, struct view *v, struct tline *l)
+{
+	facet_title_cells(ui, l);
 	tl_put(l, UA_HEAD, "  ");
-	tl_field(l, UA_HEAD, "STATE", 22, ui->batch ? TL_NOCUT : 0);
-	tl_field(l, UA_HEAD, "LONGEST", 9, TL_RIGHT);
-	tl_put(l, UA_HEAD, "  WHERE (all goroutines now; m: wall time)");
-	if (a->snap)
-		tl_printf(l, UA_DIM, "  %zu goroutines, %" PRIu64 " changed while read, %.1f ms",
-			  a->res.n, a->res.st.torn, (double)a->res.st.ns / 1e6);
+	tl_field(l, UA_HEAD, "GOROUTINES", GOROUTINES_W, ui->batch ? TL_NOCUT : 0);
+	tl_put(l, UA_HEAD, " START FUNCTION  LABELS  HOT FUNCTION");
+	if (!ui->batch)
+		tl_pad(l, ui->width);
 }
 
-static void wait_text(char *buf, size_t n, int64_t ns)
+/* A row's last cells: the labels of sample rep, and the hot function. */
+static void labels_cells(struct ui *ui, size_t rep, long top_fn, struct tline *l)
 {
-	double s = (double)ns / 1e9;
+	char buf[1300];
 
-	if (ns < 0)
-		snprintf(buf, n, "-");
-	else if (s < 120)
-		snprintf(buf, n, "%.0fs", s);
-	else if (s < 7200)
-		snprintf(buf, n, "%.0fm", s / 60);
-	else
-		snprintf(buf, n, "%.1fh", s / 3600);
-}
-
-/* The innermost frame outside the runtime: where the goroutine's own code waits; for the
- * runtime's own goroutines, their start function (the frame below runtime.goexit). */
-static const struct sym_frame *where(struct gall *a, const struct gosnap_g *g)
-{
-	const struct sym_frame *last = NULL;
-
-	for (uint32_t f = 0; f < g->nframes; f++) {
-		const struct named *nm = name_pc(a, a->kept.pcs[g->frame0 + f]);
-
-		for (int k = 0; k < nm->n; k++) {
-			if (strncmp(nm->f[k].func, "runtime.", 8) != 0)
-				return &nm->f[k];
-			if (strcmp(nm->f[k].func, "runtime.goexit") != 0)
-				last = &nm->f[k];
-		}
+	labels_text(ui, rep, buf, sizeof(buf));
+	if (buf[0]) {
+		tl_put(l, UA_DIM, buf);
+		tl_put(l, UA_NORMAL, "  ");
 	}
-	return last;
+	facet_hot_fn(ui, top_fn, l);
 }
 
-static void gall_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
+/* A group's row: share, samples, the members' columns, its goroutines, start function,
+ * labels, hot function. */
+static void group_row(struct ui *ui, struct gview *gv, const struct ggroup *g, struct tline *l)
 {
-	struct gall *a = gall_of(v);
-	const struct grow *r = &a->rows[i];
-	const struct gosnap_group *gr = &a->groups[r->group];
-	const struct gosnap_g *g = &a->kept.g[gr->first];
-	char buf[512];
+	const uint64_t *e = hashmap_get(&gv->expanded, g->key);
+	char buf[32], name[1100];
+	int64_t x[PROF_MAX_VALUES] = { 0 }; /* the members' totals: sums over its ids */
+	size_t k, j;
+
+	for (k = 0; k < ui->nxmodel && k < PROF_MAX_VALUES; k++)
+		for (j = 0; j < g->nmem; j++)
+			x[k] += gv->f.xv[g->mem[j] * ui->nxmodel + k];
+	facet_count_cells(ui, &gv->f, g->value, g->n, x, l);
+	tl_put(l, UA_NORMAL, "  ");
+	snprintf(buf, sizeof(buf), "%c%zu", e && *e ? '-' : '+', g->nmem);
+	tl_field(l, UA_NORMAL, buf, GOROUTINES_W, ui->batch ? TL_NOCUT : 0);
+	tl_put(l, UA_NORMAL, " ");
+	if (g->fn)
+		ui_esc(ui, name, sizeof(name), g->fn, g->fnlen);
+	else
+		snprintf(name, sizeof(name), "(start unknown)");
+	tl_put(l, g->fn ? UA_NORMAL : UA_DIM, name);
+	tl_put(l, UA_NORMAL, "  ");
+	labels_cells(ui, g->rep, g->top_fn, l);
+}
+
+/* The row of the samples without a goroutine id: why they have none (agg.c, "Goroutine
+ * ids and memory", "Threads and memory"). */
+static void rest_row(struct ui *ui, struct gview *gv, struct tline *l)
+{
+	const struct facet *f = &gv->f;
+	const struct agg_stats *st = ui->snap ? &ui->snap->ast : NULL;
+
+	facet_count_cells(ui, f, f->rest_value, f->rest_n, facet_member_values(ui, f, NULL), l);
+	tl_put(l, UA_NORMAL, "  ");
+	facet_rest_cell(ui, f, GOROUTINES_W, l);
+	tl_put(l, UA_NORMAL, " ");
+	if (st && st->goid_young)
+		tl_printf(l, UA_DIM, "no goroutine, or one younger than %.0f s once over %d were seen%s",
+			  AGG_GOID_OLD_NS / 1e9, AGG_GOID_ALL_MAX, st->goid_dropped ? "; " : "");
+	if (st && st->goid_dropped)
+		tl_printf(l, UA_DIM, "%snew combinations once the profile held %d entries",
+			  !st->goid_young ? "no goroutine, or " : "", AGG_SAMPLES_FULL);
+}
+
+/* A goroutine id's row, under its group: its labels and hot function. */
+static void id_row(struct ui *ui, struct gview *gv, const struct model_value *val, struct tline *l)
+{
+	const struct facet *f = &gv->f;
+	int marked = ui_has_label_filter(ui, f->key, f->key_len, val->str, val->len, val->num);
+	char buf[64];
+
+	facet_count_cells(ui, f, val->value, val->n, facet_member_values(ui, f, val), l);
+	tl_put(l, UA_NORMAL, "  ");
+	snprintf(buf, sizeof(buf), "  %s%lld", marked ? "*" : "", (long long)val->num);
+	tl_field(l, marked ? UA_MARK : UA_NORMAL, buf, GOROUTINES_W, ui->batch ? TL_NOCUT : 0);
+	tl_put(l, UA_NORMAL, " ");
+	labels_cells(ui, val->rep, val->top_fn, l);
+}
+
+static void gview_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
+{
+	struct gview *gv = gview_of(v);
+	const struct ggroup *g = grow_group(gv, i);
+	const struct model_value *val = grow_val(gv, i);
 
 	tl_reset(l);
-	if (r->kind == ROW_GROUP) {
-		const struct sym_frame *w = where(a, g);
-		int open = is_open(a, r->group);
-
-		tl_printf(l, UA_NORMAL, "%7zu  ", gr->count);
-		tl_field(l, g->state == GOSNAP_RUNNING ? UA_HOT : UA_STATE, gosnap_state_text(g), 22,
-			 ui->batch ? TL_NOCUT : 0);
-		wait_text(buf, sizeof(buf), gr->max_wait);
-		tl_field(l, UA_DIM, buf, 9, TL_RIGHT);
-		tl_put(l, UA_TREE, open ? "  - " : "  + ");
-		if (g->flags & GOSNAP_NO_STACK)
-			tl_put(l, UA_DIM, "(running on a thread: stack not read)");
-		else if (w)
-			tl_untrusted(l, UA_NORMAL, w->func, strlen(w->func), 0, TL_NOCUT);
-		if (g->labels && g->labels->n) {
-			tl_put(l, UA_DIM, "  {");
-			for (uint32_t k = 0; k < g->labels->n; k++) {
-				const struct gort_label *p = &g->labels->pairs[k];
-
-				tl_put(l, UA_DIM, k ? ", " : "");
-				tl_untrusted(l, UA_DIM, p->key, p->klen, 0, TL_NOCUT);
-				tl_put(l, UA_DIM, "=");
-				tl_untrusted(l, UA_DIM, p->value, p->vlen, 0, TL_NOCUT);
-			}
-			tl_put(l, UA_DIM, gr->count > 1 ? "} (first's)" : "}");
-		}
-	} else if (r->kind == ROW_FRAME) {
-		const struct named *nm = name_pc(a, a->kept.pcs[g->frame0 + r->frame]);
-
-		tl_put(l, UA_NORMAL, "                                          ");
-		if (!nm->n) {
-			tl_printf(l, UA_DIM, "%#" PRIx64, a->kept.pcs[g->frame0 + r->frame]);
-			return;
-		}
-		tl_untrusted(l, UA_NORMAL, nm->f[r->inl].func, strlen(nm->f[r->inl].func), 0,
-			     TL_NOCUT);
-		if (nm->f[r->inl].file) {
-			const char *f = strrchr(nm->f[r->inl].file, '/');
-
-			f = f ? f + 1 : nm->f[r->inl].file;
-			snprintf(buf, sizeof(buf), "  %s:%d", f, nm->f[r->inl].line);
-			tl_untrusted(l, UA_DIM, buf, strlen(buf), 0, TL_NOCUT);
-		}
-	} else {
-		size_t shown = 0, k;
-
-		tl_put(l, UA_NORMAL, "                                          ");
-		tl_put(l, UA_DIM, "ids:");
-		/* Every goroutine of the group, in list order: those equal to its first. */
-		for (k = gr->first; k < a->kept.n && shown < IDS_SHOWN; k++) {
-			const struct gosnap_g *o = &a->kept.g[k];
-
-			if (o->nframes != g->nframes || strcmp(gosnap_state_text(o), gosnap_state_text(g)) ||
-			    memcmp(a->kept.pcs + o->frame0, a->kept.pcs + g->frame0,
-				   g->nframes * sizeof(uint64_t)))
-				continue;
-			tl_printf(l, UA_NORMAL, " %" PRIu64, o->goid);
-			shown++;
-		}
-		if (gr->count > shown)
-			tl_printf(l, UA_DIM, " ... %zu more", gr->count - shown);
-	}
-}
-
-static int gall_action(struct ui *ui, struct view *v, enum ui_action act)
-{
-	struct gall *a = gall_of(v);
-	int created;
-	uint64_t *slot;
-
-	(void)ui;
-	if (v->sel >= a->nrows || (act != ACT_ENTER && act != ACT_TOGGLE && act != ACT_EXPAND &&
-				   act != ACT_COLLAPSE))
-		return R_NONE;
-	slot = hashmap_put(&a->expanded, group_key(a, a->rows[v->sel].group), &created);
-	if (act == ACT_EXPAND)
-		*slot = 1;
-	else if (act == ACT_COLLAPSE)
-		*slot = 0;
+	if (g)
+		group_row(ui, gv, g, l);
+	else if (val)
+		id_row(ui, gv, val, l);
 	else
-		*slot = !*slot;
-	return R_UPDATE | R_REDRAW;
+		rest_row(ui, gv, l);
 }
 
-static const char *gall_empty(struct ui *ui, struct view *v)
+static long gview_top_fn(struct view *v, size_t row)
 {
-	struct gall *a = gall_of(v);
+	struct gview *gv = gview_of(v);
+	const struct model_value *val = grow_val(gv, row);
+	const struct ggroup *g = grow_group(gv, row);
 
-	if (ui->target_pid <= 0)
-		return "no target process";
-	if (!a->snap)
-		return a->why[0] ? a->why : "not a Go program: no goroutines";
-	if (a->res.n && !a->kept.n)
-		return "no goroutine carries the focused labels";
-	return a->why[0] ? a->why : "no goroutine";
+	return val ? val->top_fn : g ? g->top_fn : -1;
 }
 
-static void gall_free(struct view *v)
+static int gview_action(struct ui *ui, struct view *v, enum ui_action a)
 {
-	struct gall *a = v->priv;
+	struct gview *gv = gview_of(v);
+	int open = a == ACT_ENTER || a == ACT_TOGGLE || a == ACT_EXPAND || a == ACT_COLLAPSE;
+	size_t i;
 
-	if (a) {
-		gosnap_free(a->snap);
-		symbolizer_free(a->sym);
-		free(a->kept.g);
-		free(a->groups);
-		free(a->rows);
-		free(a->names);
-		hashmap_free(&a->expanded);
-		hashmap_free(&a->by_pc);
+	if (open && grow_group(gv, v->sel)) {
+		/* Enter on a group lists its goroutine ids under it (or hides them). */
+		uint64_t *slot = hashmap_put(&gv->expanded, grow_group(gv, v->sel)->key, NULL);
+
+		*slot = a == ACT_EXPAND ? 1 : a == ACT_COLLAPSE ? 0 : !*slot;
+		groups_build(ui, gv);
+		return R_REDRAW;
 	}
-	free(a);
+	if ((a == ACT_COLLAPSE || a == ACT_TOGGLE) && grow_val(gv, v->sel)) {
+		/* On an id: hide its group's ids and select the group. */
+		size_t g = gv->rows[v->sel].g;
+
+		*hashmap_put(&gv->expanded, gv->grp[g].key, NULL) = 0;
+		groups_build(ui, gv);
+		for (i = 0; i < gv->nrows; i++)
+			if (gv->rows[i].g == g && gv->rows[i].v < 0)
+				v->sel = i;
+		return R_REDRAW;
+	}
+	switch (a) {
+	case ACT_ENTER:
+		return facet_focus(ui, v, &gv->f, grow_val(gv, v->sel));
+	case ACT_FIND_NEXT:
+	case ACT_FIND_PREV:
+		return facet_find(ui, v, gv->nrows, gview_top_fn, a == ACT_FIND_NEXT ? 1 : -1);
+	default:
+		return R_NONE;
+	}
+}
+
+static const char *gview_empty(struct ui *ui, struct view *v)
+{
+	if (!ui->model)
+		return "no samples yet";
+	if (!ui->snap || !ui->snap->go_version)
+		return "not a Go program: no goroutines";
+	if (!ui->snap->ast.with_goid)
+		return "no goroutine found in the samples yet (--no-go, or an unsupported Go version)";
+	return "no goroutine under the focus";
+}
+
+static long gview_selected_fn(struct ui *ui, struct view *v)
+{
+	return gview_top_fn(v, v->sel);
+}
+
+static void gview_free(struct view *v)
+{
+	struct gview *gv = v->priv;
+
+	if (gv) {
+		facet_fini(&gv->f);
+		groups_free(gv);
+		free(gv->rows);
+		hashmap_free(&gv->expanded);
+	}
+	free(gv);
 	v->priv = NULL;
 }
 
-const struct view_ops view_goroutines_all_ops = {
-	.name = "Goroutines", .batch_name = "goroutines-all", .update = gall_update,
-	.nrows = gall_nrows, .row_id = gall_row_id, .title = gall_title, .row = gall_row,
-	.action = gall_action, .empty = gall_empty, .free = gall_free,
+const struct view_ops view_goroutines_ops = {
+	.update = gview_update,
+	.nrows = gview_nrows,
+	.row_id = gview_row_id,
+	.title = gview_title,
+	.row = gview_row,
+	.action = gview_action,
+	.empty = gview_empty,
+	.selected_fn = gview_selected_fn,
+	.free = gview_free,
 };

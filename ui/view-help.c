@@ -57,8 +57,6 @@ static void help_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 }
 
 const struct view_ops view_help_ops = {
-	.name = "Help",
-	.batch_name = "help",
 	.update = help_update,
 	.nrows = help_nrows,
 	.row_id = help_row_id,

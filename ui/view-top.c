@@ -347,12 +347,8 @@ static int top_action(struct ui *ui, struct view *v, enum ui_action a)
 
 	switch (a) {
 	case ACT_SORT:
-	case ACT_SORT_SELF:
-	case ACT_SORT_TOTAL:
-	case ACT_SORT_NAME:
 		ui_remember_sel(ui, v);
-		t->sort = a == ACT_SORT ? (t->sort + 1) % SORT_COUNT
-			: a == ACT_SORT_SELF ? SORT_SELF : a == ACT_SORT_TOTAL ? SORT_TOTAL : SORT_NAME;
+		t->sort = (t->sort + 1) % SORT_COUNT;
 		top_sort(ui, t);
 		ui_restore_sel(ui, v);
 		ui_set_status(ui, UA_OK, "sorted by %s", sort_names[t->sort]);
@@ -392,21 +388,23 @@ static void top_free(struct view *v)
 	v->priv = NULL;
 }
 
-int view_top_set_sort(struct view *v, const char *name)
+/* --sort self, total or name. */
+static int top_option(struct ui *ui, struct view *v, const char *name, const char *value)
 {
 	int i;
 
+	if (strcmp(name, "sort"))
+		return 1;
 	for (i = 0; i < SORT_COUNT; i++)
-		if (!strcmp(name, sort_names[i])) {
+		if (value && !strcmp(value, sort_names[i])) {
 			top_of(v)->sort = i;
 			return 0;
 		}
+	ui_set_status(ui, UA_ERR, "invalid sort '%s' (self, total or name)", value ? value : "");
 	return -1;
 }
 
 const struct view_ops view_top_ops = {
-	.name = "Top",
-	.batch_name = "top",
 	.update = top_update,
 	.nrows = top_nrows,
 	.row_id = top_row_id,
@@ -415,5 +413,6 @@ const struct view_ops view_top_ops = {
 	.action = top_action,
 	.empty = top_empty,
 	.selected_fn = top_selected_fn,
+	.option = top_option,
 	.free = top_free,
 };

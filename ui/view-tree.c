@@ -101,6 +101,9 @@ struct tree {
 	struct idset open;
 	uint32_t *vis;
 	size_t nvis, capvis;
+	char *fn;                /* callers: raw name of the function shown */
+	size_t fn_len;
+	int fixed;               /* callers: fn came from --callers (--batch keeps it) */
 	char *root_name;         /* callers: the function the expansions belong to */
 	size_t root_len;
 	/* A group's members: each node's total of each (nxmodel a node), matched by the
@@ -167,9 +170,9 @@ static struct model_tree *build(struct ui *ui, struct tree *t, struct model *m)
 
 	if (!t->callers)
 		return model_tree_topdown(m);
-	if (!ui->callers_fn)
+	if (!t->fn)
 		return NULL;
-	fn = model_find_fn(m, ui->callers_fn, ui->callers_len);
+	fn = model_find_fn(m, t->fn, t->fn_len);
 	return fn >= 0 ? model_tree_callers(m, (uint32_t)fn) : NULL;
 }
 
@@ -209,17 +212,17 @@ static void tree_update(struct ui *ui, struct view *v)
 	if (ui->model) {
 		if (!t->callers) {
 			t->t = model_tree_topdown(ui->model);
-		} else if (ui->callers_fn) {
-			long fn = model_find_fn(ui->model, ui->callers_fn, ui->callers_len);
+		} else if (t->fn) {
+			long fn = model_find_fn(ui->model, t->fn, t->fn_len);
 
 			if (fn >= 0)
 				t->t = model_tree_callers(ui->model, (uint32_t)fn);
-			if (!t->root_name || t->root_len != ui->callers_len ||
-			    memcmp(t->root_name, ui->callers_fn, ui->callers_len)) {
+			if (!t->root_name || t->root_len != t->fn_len ||
+			    memcmp(t->root_name, t->fn, t->fn_len)) {
 				/* A new function: start with its direct callers shown. */
 				free(t->root_name);
-				t->root_name = xstrndup(ui->callers_fn, ui->callers_len);
-				t->root_len = ui->callers_len;
+				t->root_name = xstrndup(t->fn, t->fn_len);
+				t->root_len = t->fn_len;
 				idset_clear(&t->open);
 				if (t->t)
 					idset_put(&t->open, t->t->nodes[0].id);
@@ -258,8 +261,8 @@ static void tree_title(struct ui *ui, struct view *v, struct tline *l)
 		char name[600];
 
 		tl_put(l, UA_HEAD, "CALLERS OF ");
-		if (ui->callers_fn) {
-			ui_esc(ui, name, sizeof(name), ui->callers_fn, ui->callers_len);
+		if (t->fn) {
+			ui_esc(ui, name, sizeof(name), t->fn, t->fn_len);
 			tl_put(l, UA_MARK, name);
 		}
 		tl_put(l, UA_HEAD, " (bottom-up)");
@@ -488,7 +491,7 @@ static const char *tree_empty(struct ui *ui, struct view *v)
 
 	if (!ui->model)
 		return "no samples yet";
-	if (t->callers && !ui->callers_fn)
+	if (t->callers && !t->fn)
 		return "select a function in Top or Tree and press c";
 	if (t->callers && !t->t)
 		return "the function has no samples here";
@@ -506,13 +509,66 @@ static void tree_free(struct view *v)
 	free(t->vis);
 	free(t->xtot);
 	free(t->root_name);
+	free(t->fn);
 	free(t);
 	v->priv = NULL;
 }
 
+/* Callers: shows the callers of a function from now on. */
+static void callers_open_at(struct ui *ui, struct view *v, const char *name, size_t len)
+{
+	struct tree *t = tree_of(v);
+
+	free(t->fn);
+	t->fn = xstrndup(name, len);
+	t->fn_len = len;
+	v->stale = 1;
+	ui_reset_sel(v);
+}
+
+/* --callers FUNC: the function, kept in --batch. */
+static int callers_option(struct ui *ui, struct view *v, const char *name, const char *value)
+{
+	if (strcmp(name, "callers") || !value)
+		return 1;
+	callers_open_at(ui, v, value, strlen(value));
+	tree_of(v)->fixed = 1;
+	return 0;
+}
+
+/* Callers of what? Of the selection in the view it is opened from (ui_show_view set
+ * ui->back), else of the hottest function. */
+static int callers_enter(struct ui *ui, struct view *v)
+{
+	long fn;
+
+	if (tree_of(v)->fn)
+		return R_NONE;
+	fn = ui_selected_fn(ui, &ui->views[ui->back]);
+	if (fn < 0)
+		fn = ui_hottest_fn(ui);
+	if (fn >= 0) {
+		const struct model_fn *f = model_fn(ui->model, (uint32_t)fn);
+
+		callers_open_at(ui, v, f->name, f->name_len);
+	}
+	return R_NONE;
+}
+
+/* --batch without --callers: the hottest function of each update. */
+static void callers_batch(struct ui *ui, struct view *v, ui_section_fn *section)
+{
+	long fn = tree_of(v)->fixed ? -1 : ui_hottest_fn(ui);
+
+	if (fn >= 0) {
+		const struct model_fn *f = model_fn(ui->model, (uint32_t)fn);
+
+		callers_open_at(ui, v, f->name, f->name_len);
+	}
+	section(ui, v, ui_view_name(v->id));
+}
+
 const struct view_ops view_tree_ops = {
-	.name = "Tree",
-	.batch_name = "tree",
 	.update = tree_update,
 	.nrows = tree_nrows,
 	.row_id = tree_row_id,
@@ -525,8 +581,6 @@ const struct view_ops view_tree_ops = {
 };
 
 const struct view_ops view_callers_ops = {
-	.name = "Callers",
-	.batch_name = "callers",
 	.update = tree_update,
 	.nrows = tree_nrows,
 	.row_id = tree_row_id,
@@ -535,5 +589,9 @@ const struct view_ops view_callers_ops = {
 	.action = tree_action,
 	.empty = tree_empty,
 	.selected_fn = tree_selected_fn,
+	.enter = callers_enter,
+	.option = callers_option,
+	.open_at = callers_open_at,
+	.batch = callers_batch,
 	.free = tree_free,
 };

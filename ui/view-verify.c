@@ -27,48 +27,6 @@ static struct vview *vv_of(struct view *v)
 	return v->priv;
 }
 
-int ui_verify_toggle(struct ui *ui)
-{
-	pid_t pid = ui->snap ? ui->snap->pid : ui->target_pid;
-	int rc;
-
-	if (ui->verifier && verifier_running(ui->verifier)) {
-		verifier_stop(ui->verifier);
-		ui_set_status(ui, UA_OK, "verifier off (its counts are kept; V starts it again)");
-		return R_UPDATE | R_REDRAW;
-	}
-	if (!pid) {
-		ui_set_status(ui, UA_ERR, "no target process yet");
-		return R_REDRAW;
-	}
-	if (!ui->verifier) {
-		struct verify_opts vo;
-
-		verify_opts_default(&vo);
-		vo.sample_stack = ui->stack_size;
-		ui->verifier = verifier_new(pid, &vo);
-		if (!ui->verifier) {
-			ui_set_status(ui, UA_ERR, "cannot set up libunwind: %s", strerror(errno));
-			return R_REDRAW;
-		}
-	}
-	/* Refused ptrace is said at once; profiling goes on without the verifier. */
-	rc = verifier_probe(ui->verifier);
-	if (rc == 0)
-		rc = verifier_start(ui->verifier);
-	if (rc < 0) {
-		struct verify_report r;
-
-		verifier_report(ui->verifier, &r);
-		ui_set_status(ui, UA_ERR, "verifier: %s", r.error ? r.why : strerror(-rc));
-		verify_report_free(&r);
-	} else {
-		ui_set_status(ui, UA_OK, "verifier on: stops one running thread at a time (V stops it)");
-	}
-	ui->views[VIEW_VERIFY].stale = 1;
-	return R_UPDATE | R_REDRAW;
-}
-
 static void verify_update(struct ui *ui, struct view *v)
 {
 	struct vview *w = vv_of(v);
@@ -174,9 +132,28 @@ static void verify_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 	}
 }
 
+/* V in the view switches the verifier on and off. */
 static int verify_action(struct ui *ui, struct view *v, enum ui_action a)
 {
-	return R_NONE;
+	return a == ACT_TOGGLE ? ui_verifier_switch(ui) : R_NONE;
+}
+
+/* V shows the view and starts the verifier. */
+static int verify_enter(struct ui *ui, struct view *v)
+{
+	int r = ui->verifier && verifier_running(ui->verifier) ? R_NONE : ui_verifier_switch(ui);
+
+	v->stale = 1;
+	return r;
+}
+
+/* --verify: started with the session. */
+static int verify_option(struct ui *ui, struct view *v, const char *name, const char *value)
+{
+	if (strcmp(name, "verify"))
+		return 1;
+	ui_verifier_switch(ui);
+	return 0;
 }
 
 static const char *verify_empty(struct ui *ui, struct view *v)
@@ -203,8 +180,6 @@ static void verify_free(struct view *v)
 }
 
 const struct view_ops view_verify_ops = {
-	.name = "Verifier",
-	.batch_name = "verify",
 	.update = verify_update,
 	.nrows = verify_nrows,
 	.row_id = verify_row_id,
@@ -212,5 +187,7 @@ const struct view_ops view_verify_ops = {
 	.row = verify_row,
 	.action = verify_action,
 	.empty = verify_empty,
+	.enter = verify_enter,
+	.option = verify_option,
 	.free = verify_free,
 };

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "gotop/gobpf.h"
 #include "gotop/profile.h"
 #include "gotop/sampler.h"
 
@@ -77,6 +78,7 @@ struct agg_stats {
 	uint64_t go_conts;     /* samples with their suspended goroutine's state (goread_stats) */
 	uint64_t go_readvs, go_label_pieces, go_label_content; /* the same */
 	uint64_t bpf_records, bpf_ring_full, bpf_runs, bpf_run_ns;
+	struct gobpf_load bpf_load;
 };
 
 /* Never fails (out of memory is fatal). */
@@ -88,9 +90,9 @@ void agg_free(struct agg *a);
  * must be stopped before agg_free. fn is NULL when Go reading is off. */
 void agg_sampler_hook(struct agg *a, sampler_hook_fn *fn, void **arg);
 /* Loads the BPF program that reads each sample's goroutine at the sample (gobpf) for
- * a target of this Go version; call before the samplers are created, and give them
- * the fd returned (sampler_opts.bpf, bpf_prog_fd). ring_bytes: see gobpf_new. The fd,
- * or -errno with a one-line reason in why. */
+ * a target of this Go version (goread_slot_bpf: any thread, also while samplers run),
+ * for the samplers to attach (sampler_opts.bpf, sampler_set_bpf). ring_bytes: see
+ * gobpf_new. The fd, or -errno with a one-line reason in why. */
 int agg_go_bpf(struct agg *a, const char *go_version, size_t ring_bytes, char *why, size_t whylen);
 
 /* Loads symbol tables (the executable's when main, kallsyms when the kernel is

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "gotop/symtab.h"
 
@@ -126,5 +127,49 @@ struct annot_row {
  * hottest lines (up to 5 with self) are marked. Caller frees *rows. Returns the count. */
 size_t annot_source_rows(const struct annot *a, const int64_t *self, const int64_t *total,
 			 struct annot_row **rows);
+
+/* One address of a function with samples, as a profile holds it: its mapping (an id; 0:
+ * none), its address in the process, and the samples there: values and counts, with the
+ * address as the leaf (self) and anywhere (total, once per sample). is_return: as in
+ * struct annot_count. */
+struct annot_sample {
+	uint64_t mapping;
+	uint64_t addr;
+	int is_return;
+	int64_t self, total, self_n, total_n;
+};
+
+/* The mapping holding most of the samples (by total_n) and its hottest address (a return
+ * address less one: inside the call). 0, or -ENOENT when none is in a mapping. */
+int annot_hot_mapping(const struct annot_sample *s, size_t n, uint64_t *mapping, uint64_t *addr);
+
+/* A function's samples per instruction and per source row, as the Annotate view shows
+ * them. */
+struct annot_counts {
+	int64_t *self, *total;     /* per instruction (annot_ninsns): values */
+	int64_t *self_n, *total_n; /* per instruction: sample counts */
+	struct annot_row *rows;    /* the source rows with values (annot_source_rows) */
+	struct annot_row *rows_n;  /* the same rows with counts */
+	size_t nrows;
+	int64_t missed;            /* values at addresses that are no instruction of a */
+	int64_t hot;               /* the fifth largest self value (the largest five are marked
+				    * hot; 1 when fewer have samples, INT64_MAX when none) */
+};
+/* Counts the samples of s in mapping `mapping` (mapped at start, file offset offset: their
+ * addresses made link-time ones with symfile_file_vaddr) on a's instructions and source
+ * rows. c is overwritten: free it with annot_counts_free. */
+void annot_count_samples(const struct annot *a, const struct annot_sample *s, size_t n,
+			 uint64_t mapping, uint64_t start, uint64_t offset, struct annot_counts *c);
+void annot_counts_free(struct annot_counts *c); /* accepts a zeroed c */
+
+/* The file a mapping of process pid came from, opened (a regular file only: a device a
+ * process maps is never read): the very file mapped (/proc/PID/map_files/START-LIMIT,
+ * which also reaches a file deleted or replaced since), the executable, path in the
+ * process's root, path; pid 0: path only. A candidate whose build id is not build_id
+ * (when given) is another binary and is passed over. Caller frees with symfile_free.
+ * NULL with errno ENOENT when none opened, ESTALE when only other binaries did (their
+ * build id, escaped by the caller before it is shown, in other[othersz]). */
+struct symfile *annot_open_mapped(pid_t pid, const char *path, const char *build_id,
+				  uint64_t start, uint64_t limit, char *other, size_t othersz);
 
 #endif

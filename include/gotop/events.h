@@ -34,9 +34,8 @@ struct event_desc {
 /* Room for an event's name with its modifiers ("syscalls:sys_enter_rt_sigprocmask:u"). */
 #define EVENT_NAME_MAX 64
 
-/* A group's events at most: the leader and two members. The leader's samples carry the
- * members' counts, and a pprof sample holds four values (PROF_MAX_VALUES): samples, the
- * leader's, and one per member. */
+/* A group's events at most: the leader and two members. A pprof sample holds four values
+ * (PROF_MAX_VALUES): samples, the leader's, and one per member. */
 #define EVENT_GROUP_MAX 3
 
 /* A member of a group: the fields of struct event_spec that describe one event. */
@@ -67,9 +66,12 @@ struct event_spec {
 	char name[EVENT_NAME_MAX]; /* canonical: the table name, "rNNNN", or as written;
 				    * with the modifiers as written ("cpu-clock:u"); a group
 				    * "{leader,member,...}" */
-	/* A group (perf's "{a,b,c}"): the fields above are the leader's, which samples;
-	 * the members are counted with it and read at each of its samples. */
+	/* A group (perf's "{a,b,c}"): the fields above are the leader's. The events are
+	 * scheduled together, and as in perf each one samples on its own, its samples with
+	 * their own stacks. With sample_read (perf's "{a,b,c}:S") only the leader samples
+	 * and the members are read at each of its samples (PERF_SAMPLE_READ). */
 	uint8_t nmembers;
+	uint8_t sample_read;
 	char leader[EVENT_NAME_MAX];   /* a group's leader's own name */
 	struct event_member members[EVENT_GROUP_MAX - 1];
 };
@@ -91,9 +93,15 @@ const struct event_desc *events_table(size_t *n);
  * when what would know it is missing (no tracefs, no PMU); why (may be NULL) gets one
  * line saying which. */
 int events_parse_why(const char *name, struct event_spec *out, char *why, size_t whylen);
-/* A group "{a,b,c}" (perf's syntax, modifiers after '}' apply to each) parses each
- * event as above; a group within a group, more than EVENT_GROUP_MAX events or one event
- * twice is -EINVAL. */
+/* How a name is decided: a PMU form by its slashes; perf's fixed names, raw codes and
+ * cache events; then a name with a ':' is a tracepoint when tracefs has one by that name,
+ * else a vendor name libpfm4 encodes for this machine's PMU; a bare name is a sysfs PMU's
+ * named event, else a vendor name. When nothing has it, why says what was looked at and
+ * what is missing: tracefs not mounted, no hardware PMU, or the PMUs libpfm4 knows the
+ * name for.
+ * A group "{a,b,c}" (perf's syntax, modifiers after '}' apply to each, and ":S" makes it
+ * sample_read) parses each event as above; a group within a group, more than
+ * EVENT_GROUP_MAX events, one event twice or ":S" on one event is -EINVAL. */
 /* events_parse_why without the reason. */
 int events_parse(const char *name, struct event_spec *out);
 
@@ -103,10 +111,29 @@ struct perf_event_attr;
 void events_attr(const struct event_spec *ev, struct perf_event_attr *a);
 /* The same for a group's member i (0 .. nmembers-1). */
 void events_member_attr(const struct event_member *m, struct perf_event_attr *a);
+/* A group's sampling, as perf sets it up (linux tools/perf/util/evsel.c evsel__config,
+ * tools/perf/util/record.c evsel__config_leader_sampling). events_group_attr adds to the
+ * leader's attr `a` (sampling, side records and the rest set) what the group needs:
+ * sample_read: PERF_SAMPLE_READ with PERF_FORMAT_GROUP; otherwise
+ * PERF_SAMPLE_IDENTIFIER, so that each sample says which event took it.
+ * events_group_member_attr sets member k's attr `m` from the leader's finished attr: the
+ * member's event and modifiers, counted while the leader is (disabled 0, no
+ * enable_on_exec), no side records (mmap, comm, task: the leader's cover the thread);
+ * sampling at the leader's rate and with its sample_type, or, with sample_read, not
+ * sampling at all (sample_period, sample_freq and freq 0). The caller then applies its
+ * own policy (kernel exclusion) to each. Nothing for an event that is not a group. */
+void events_group_attr(const struct event_spec *ev, struct perf_event_attr *a);
+void events_group_member_attr(const struct event_spec *ev, size_t k,
+			      const struct perf_event_attr *leader, struct perf_event_attr *m);
+
+/* Whether an event's canonical name (struct event_spec.name) is a group read at its
+ * leader's samples ("{a,b}:S"): the name alone, nothing looked up. */
+int events_name_sample_read(const char *name);
 
 /* Where the sysfs PMUs (default /sys/bus/event_source/devices) and tracefs (default
  * /sys/kernel/tracing, then /sys/kernel/debug/tracing) are: for tests, which build
- * fake ones. NULL keeps the default. Not thread-safe: call before parsing. */
+ * fake ones (a tracefs root without an events directory is tracefs not mounted). NULL
+ * restores the default. Not thread-safe: call before parsing. */
 void events_set_roots(const char *sysfs_pmus, const char *tracefs);
 
 /* perf's generic cache events that perf accepts (tools/perf/util/parse-events.c,

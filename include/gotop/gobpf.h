@@ -34,6 +34,14 @@ size_t gobpf_peek(struct gobpf *b, void (*fn)(void *arg, const struct gobpf_rec 
 void gobpf_release(struct gobpf *b);
 /* Records written, and samples that found the ring full, since loading. */
 void gobpf_counts(const struct gobpf *b, uint64_t *records, uint64_t *ring_full);
+/* What loading cost: the wall and CPU time of gobpf_new's load (the object, its maps and
+ * the kernel's verifier; the calling thread's CPU, where the verifier runs), and the
+ * instructions the verifier processed (0 before Linux 5.16, which does not report them). */
+struct gobpf_load {
+	uint64_t wall_ns, cpu_ns;
+	uint32_t verified_insns;
+};
+void gobpf_load_info(const struct gobpf *b, struct gobpf_load *l);
 /* The kernel's count of the program's runs and their total time in ns: kept only while
  * the sysctl kernel.bpf_stats_enabled is 1 (0 and 0 otherwise). 0 or -errno. */
 int gobpf_run_time(const struct gobpf *b, uint64_t *runs, uint64_t *ns);

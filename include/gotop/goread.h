@@ -8,6 +8,7 @@
 #include <sys/types.h>
 #include <elfutils/libdw.h>
 
+#include "gotop/gobpf.h"
 #include "gotop/goruntime.h"
 #include "gotop/perfrec.h"
 
@@ -51,14 +52,15 @@ struct goread_slot *goread_slot_new(void);
 void goread_slot_free(struct goread_slot *slot); /* frees the published reader too */
 /* Loads the BPF program that reads each sample's g, m and m.curg at the sample
  * (gobpf), for a Go target of this version (offsets from the version table), with a
- * ring of ring_bytes. Call before any sampler starts; the reader published later takes
- * its records when its own offsets (DWARF's, when the binary has them) agree. 0, or
- * -errno with a one-line reason in why (-ENOTSUP: built without BPF or no offsets;
- * -EPERM). */
+ * ring of ring_bytes. Any thread, also while samplers run (the load takes a while): the
+ * reader, published before or after, takes the program's records from then on when its
+ * own offsets (DWARF's, when the binary has them) agree; samples of events the program is
+ * not attached to yet are read after the sample. 0, or -errno with a one-line reason in
+ * why (-ENOTSUP: built without BPF or no offsets; -EPERM; -EEXIST: loaded already). */
 int goread_slot_bpf(struct goread_slot *slot, const char *go_version, size_t ring_bytes, char *why,
 		    size_t whylen);
 /* The program's fd for sampler_opts.bpf_prog_fd, or -1. */
-int goread_bpf_fd(const struct goread_slot *slot);
+int goread_bpf_fd(struct goread_slot *slot);
 
 /* Creates the reader for a Go target and publishes it to the slot (release
  * ordering: the sampling threads start using it at their next sample). Returns 0,
@@ -94,6 +96,7 @@ struct goread_stats {
 	uint64_t label_content; /* label sets known by their content as the program copied it */
 	uint64_t bpf_records, bpf_ring_full; /* written by the program; its ring full */
 	uint64_t bpf_runs, bpf_run_ns;       /* gobpf_run_time */
+	struct gobpf_load bpf_load;          /* gobpf_load_info */
 	uint64_t conts;        /* samples given their suspended goroutine's state (goread_cont) */
 	uint64_t delay_hist[32]; /* read delays: bucket k holds [2^k, 2^(k+1)) ns */
 };

@@ -43,6 +43,9 @@ struct gosnap_g {
 	const struct gort_labels *labels; /* NULL: none. Interned, valid until gosnap_free */
 	uint32_t frame0, nframes; /* its stack: pcs[frame0 .. frame0 + nframes), innermost
 				   * first, every one a return address (look up pc - 1) */
+	uint32_t prev;            /* 1 + the index of this goroutine in the previous snapshot's
+				   * result when it has not run since and its stack, state, wait
+				   * reason and labels are as then; 0 otherwise */
 };
 
 struct gosnap_stats {
@@ -52,6 +55,8 @@ struct gosnap_stats {
 	uint64_t bad;         /* dropped: fields that no g has (garbage pointer, bad stack) */
 	uint64_t cut;         /* stacks that ended early (GOSNAP_STACK_CUT) */
 	uint64_t repaired;    /* GOSNAP_REPAIRED */
+	uint64_t reused;      /* stacks taken from the previous snapshot: their goroutine had
+			       * not run since (none read, nor the g again) */
 	uint64_t readvs;      /* vectored reads of the target (system calls) */
 	uint64_t bytes;       /* bytes read from the target */
 	uint64_t ns;          /* wall time of the snapshot */
@@ -100,7 +105,9 @@ struct gosnap *gosnap_new_from(const struct gosnap_target *t);
 /* Reads every goroutine now into *out (its arrays are the reader's, valid until the next
  * gosnap_take or gosnap_free). Each goroutine is read, its stack walked, then its g read
  * again: one that changed meanwhile is dropped and counted (torn), except one running at
- * the first read (no stack read), kept as running while its id and labels stay. max_g
+ * the first read (no stack read), kept as running as then. A goroutine that has not run
+ * since the previous snapshot (the same saved registers, stack and g.trackingSeq) keeps
+ * that snapshot's stack, unread. max_g
  * (0: GOSNAP_MAX_G) bounds the goroutines read. 0, or -errno (-ESRCH the process is gone, -EAGAIN the
  * runtime has no goroutine yet, -EINVAL the list is garbage). */
 int gosnap_take(struct gosnap *s, size_t max_g, struct gosnap_result *out);

@@ -106,6 +106,10 @@ long prof_add_to_sample(struct prof *p, const uint64_t *locs, size_t nlocs,
 			const int64_t *values, const struct prof_label *labels, size_t nlabels,
 			int create);
 
+/* Adds values to sample i (the index prof_add_to_sample returned): for a caller that knows
+ * the sample is the same as one it added before. 0, or -ERANGE when there is no sample i. */
+int prof_add_values(struct prof *p, size_t i, const int64_t *values);
+
 /* Read access for the writer, the UI and tests. Pointers are borrowed and stay
  * valid until prof_free (entries never move), or for a snapshot until something is
  * added to it. Index i is 0-based; the entity with id k is at index k-1. */

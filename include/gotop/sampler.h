@@ -53,7 +53,11 @@ struct sampler_opts {
 };
 
 /* A batch of raw records (each a struct perf_event_header and body, 8-byte aligned,
- * back to back) from one event generation. */
+ * back to back) from one event generation. A group's samples are rewritten in the
+ * batch's copy: when its members sample (event->sample_read 0), the id each sample
+ * starts with (PERF_SAMPLE_IDENTIFIER) is the index of the group's event that took it,
+ * 0 the leader and k + 1 member k; with sample_read, each value read (PERF_SAMPLE_READ)
+ * is the counter's count since the previous sample of the same thread and CPU. */
 struct sample_batch {
 	struct sample_batch *next;
 	uint32_t gen;                        /* event generation: changes when the event does */
@@ -114,10 +118,15 @@ void sampler_set_notify_fd(struct sampler *s, int fd);
 /* Drains the rings on the calling thread and queues what they held, for a consumer
  * that wants every sample up to now (a refresh) without the thread waking often. */
 void sampler_flush(struct sampler *s);
-/* Changes the drain interval (sampler_opts.drain_ms; 0 is ignored) from now on: for a
- * command that execs a Go program after it started as something else (a shell
- * script), whose goroutines are read at the drain. Any thread. */
-void sampler_set_drain_ms(struct sampler *s, unsigned ms);
+/* Changes the drain intervals (sampler_opts.drain_ms and drain_idle_ms; ms 0 is ignored)
+ * from now on: for a command that execs a Go program after it started as something else
+ * (a shell script), whose goroutines are read at the drain, and for a BPF program loaded
+ * after the sampler started. Any thread. */
+void sampler_set_drain_ms(struct sampler *s, unsigned ms, unsigned idle_ms);
+/* Attaches BPF program prog_fd (sampler_opts.bpf) to the events open now and to those
+ * opened from now on, when none is attached yet: for a program that loads while the
+ * sampler runs. The program's fd must outlive the sampler. Any thread. */
+void sampler_set_bpf(struct sampler *s, int prog_fd);
 void sampler_batch_free(struct sampler *s, struct sample_batch *b);
 /* Switches to another event or rate without stopping: opens the new events first;
  * if that fails, the current ones keep running and err says why. 0 or -errno. */

@@ -40,8 +40,11 @@ struct session_opts {
 	/* How it is consumed. */
 	int hold_kernel;           /* agg_opts.hold_kernel: first data without waiting for the
 	                              kernel's symbols (the live UI) */
-	int preload;               /* load the symbol tables before sampling starts, so that
-	                              the profiled time does not include it (record) */
+	int preload;               /* load the symbol tables and the BPF program before
+	                              sampling starts, so that the profiled time does not
+	                              include it and every sample is read at the sample
+	                              (record); else the program loads while the first
+	                              samples come (the live UI) */
 	int notify;                /* the samplers signal an eventfd that session_run waits on */
 };
 

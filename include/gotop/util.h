@@ -73,9 +73,11 @@ size_t util_escape(char *dst, size_t dstsz, const char *src, size_t srclen, int 
  * anything else (NULL included) -1. */
 int util_go_minor(const char *version);
 
-/* Monotonic and wall clocks in nanoseconds. */
+/* Monotonic and wall clocks in nanoseconds, and the calling thread's CPU time (0 when the
+ * clock cannot be read). */
 uint64_t util_now_ns(void);
 uint64_t util_wall_ns(void);
+uint64_t util_thread_cpu_ns(void);
 
 /* Reads a whole small file (e.g. under /proc) into a NUL-terminated buffer; caller
  * frees. Reads at most maxlen bytes. Returns NULL with errno set on failure. */

@@ -33,6 +33,7 @@
 struct gobpf {
 	struct bpf_object *obj;
 	int prog_fd, stats_fd, statics_fd, kregs;
+	struct gobpf_load load;
 	struct gobpf_cfg cfg;
 	size_t page, ring_bytes;
 	unsigned long *cons;       /* consumer_pos */
@@ -149,6 +150,15 @@ static int load(struct gobpf *b, size_t ring_bytes, int kregs)
 	if (rc)
 		return rc < 0 ? rc : -EINVAL;
 	b->prog_fd = bpf_program__fd(kregs ? pk : pu);
+	{
+		/* What the verifier went through (Linux 5.16 on; 0 before). */
+		struct bpf_prog_info info;
+		uint32_t len = sizeof(info);
+
+		memset(&info, 0, sizeof(info));
+		if (b->prog_fd >= 0 && bpf_obj_get_info_by_fd(b->prog_fd, &info, &len) == 0)
+			b->load.verified_insns = info.verified_insns;
+	}
 	m = bpf_object__find_map_by_name(b->obj, "gobpf_stats");
 	b->stats_fd = m ? bpf_map__fd(m) : -1;
 	m = bpf_object__find_map_by_name(b->obj, "gobpf_statics");
@@ -189,6 +199,7 @@ struct gobpf *gobpf_new(const struct gort_offsets *o, size_t ring_bytes, char *e
 {
 	struct gobpf *b;
 	libbpf_print_fn_t old;
+	uint64_t t0, c0;
 	int rc;
 
 	if (ring_bytes < 4096 || (ring_bytes & (ring_bytes - 1))) {
@@ -205,6 +216,8 @@ struct gobpf *gobpf_new(const struct gort_offsets *o, size_t ring_bytes, char *e
 	}
 	last_msg[0] = 0;
 	old = libbpf_set_print(on_print);
+	t0 = util_now_ns();
+	c0 = util_thread_cpu_ns();
 	/* With the kernel-entry registers first; kernels without BTF or bpf_task_pt_regs
 	 * (before 5.15) take the variant without them. */
 	rc = load(b, ring_bytes, 1);
@@ -215,6 +228,8 @@ struct gobpf *gobpf_new(const struct gort_offsets *o, size_t ring_bytes, char *e
 	}
 	if (!rc)
 		rc = ring_map(b, ring_bytes);
+	b->load.wall_ns = util_now_ns() - t0;
+	b->load.cpu_ns = util_thread_cpu_ns() - c0;
 	libbpf_set_print(old);
 	if (rc) {
 		/* The verifier's rejection is EACCES too: as root, say what the loader said. */
@@ -331,6 +346,11 @@ void gobpf_counts(const struct gobpf *b, uint64_t *records, uint64_t *ring_full)
 	free(v);
 }
 
+void gobpf_load_info(const struct gobpf *b, struct gobpf_load *l)
+{
+	*l = b->load;
+}
+
 int gobpf_run_time(const struct gobpf *b, uint64_t *runs, uint64_t *ns)
 {
 	struct bpf_prog_info info;
@@ -390,6 +410,11 @@ void gobpf_release(struct gobpf *b)
 void gobpf_counts(const struct gobpf *b, uint64_t *records, uint64_t *ring_full)
 {
 	*records = *ring_full = 0;
+}
+
+void gobpf_load_info(const struct gobpf *b, struct gobpf_load *l)
+{
+	memset(l, 0, sizeof(*l));
 }
 
 int gobpf_run_time(const struct gobpf *b, uint64_t *runs, uint64_t *ns)

@@ -70,6 +70,10 @@ struct goread {
 	size_t nrecs, caprecs, capmeta;
 	uint32_t *head;        /* hash of (tid, registers) -> first meta index + 1 (0: none) */
 	size_t nhead;          /* a power of two, at least twice nrecs */
+	/* The executable's read-only mappings, for a program loaded after the reader was
+	 * published (gobpf_set_statics). */
+	uint64_t ro[GOBPF_STATIC_MAX][2];
+	size_t nro;
 };
 
 /* Matching and dropping records read only these, never the records: a record is about
@@ -86,7 +90,9 @@ struct goread_slot {
 	struct goread *gr;     /* published with release, read with acquire */
 	pthread_mutex_t lock;  /* gort is single-threaded; samplers may be several */
 	struct goread_stats st;
-	struct gobpf *bpf;     /* set before any sampler runs (goread_slot_bpf) */
+	/* The program, set under the lock once loaded, which may be after the samplers
+	 * started (goread_slot_bpf): the reader takes its records from then on. */
+	struct gobpf *bpf;
 };
 
 /* Frees the copies among records [a, b). */
@@ -128,15 +134,31 @@ void goread_slot_free(struct goread_slot *slot)
 	free(slot);
 }
 
+/* Whether gr takes the records of program b: built for the same offsets. Records of a
+ * program built for others (DWARF disagreeing with the table it was loaded from) would be
+ * misread: then every sample is read the slow way. Under the slot's lock. */
+static void use_bpf(struct goread *gr, struct gobpf *b)
+{
+	gr->use_snap = b && gobpf_offsets_match(b, gort_offsets(gr->gort));
+	/* From now on the program copies the strings that are not constants. */
+	if (gr->use_snap && gr->nro)
+		gobpf_set_statics(b, (const uint64_t (*)[2])gr->ro, gr->nro);
+}
+
 int goread_slot_bpf(struct goread_slot *slot, const char *go_version, size_t ring_bytes, char *why,
 		    size_t whylen)
 {
 	const struct gort_offsets *o;
+	struct gobpf *b;
+	struct goread *gr;
 
-	if (slot->bpf)
+	pthread_mutex_lock(&slot->lock);
+	b = slot->bpf;
+	pthread_mutex_unlock(&slot->lock);
+	if (b)
 		return -EEXIST;
 	/* The version table's offsets: what gort_new takes without DWARF. The reader
-	 * published later checks that its own agree (gobpf_offsets_match). */
+	 * published checks that its own agree (gobpf_offsets_match). */
 	o = gort_table_offsets(go_version);
 	if (!o) {
 		int e = errno ? errno : ENOTSUP;
@@ -144,13 +166,27 @@ int goread_slot_bpf(struct goread_slot *slot, const char *go_version, size_t rin
 		snprintf(why, whylen, "no runtime offsets for %s: %s", go_version, strerror(e));
 		return -e;
 	}
-	slot->bpf = gobpf_new(o, ring_bytes, why, whylen);
-	return slot->bpf ? 0 : -(errno ? errno : EINVAL);
+	/* Loaded without the lock: the samplers read goroutines the slow way meanwhile. */
+	b = gobpf_new(o, ring_bytes, why, whylen);
+	if (!b)
+		return -(errno ? errno : EINVAL);
+	pthread_mutex_lock(&slot->lock);
+	slot->bpf = b;
+	gr = __atomic_load_n(&slot->gr, __ATOMIC_ACQUIRE);
+	if (gr)
+		use_bpf(gr, b);
+	pthread_mutex_unlock(&slot->lock);
+	return 0;
 }
 
-int goread_bpf_fd(const struct goread_slot *slot)
+int goread_bpf_fd(struct goread_slot *slot)
 {
-	return slot->bpf ? gobpf_prog_fd(slot->bpf) : -1;
+	int fd;
+
+	pthread_mutex_lock(&slot->lock);
+	fd = slot->bpf ? gobpf_prog_fd(slot->bpf) : -1;
+	pthread_mutex_unlock(&slot->lock);
+	return fd;
 }
 
 int goread_publish(struct goread_slot *slot, pid_t pid, const char *go_version, Dwarf *dwarf,
@@ -167,10 +203,10 @@ int goread_publish(struct goread_slot *slot, pid_t pid, const char *go_version, 
 	gr = xcalloc(1, sizeof(*gr));
 	gr->gort = g;
 	gr->mem = mem_pid_new(pid);
-	/* Records of a program built for other offsets (DWARF disagreeing with the table
-	 * it was loaded from) would be misread: then every sample is read the slow way. */
-	gr->use_snap = slot->bpf && gobpf_offsets_match(slot->bpf, gort_offsets(g));
+	pthread_mutex_lock(&slot->lock);
+	use_bpf(gr, slot->bpf);
 	__atomic_store_n(&slot->gr, gr, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&slot->lock);
 	return 0;
 }
 
@@ -181,9 +217,8 @@ int goread_publish_file(struct goread_slot *slot, pid_t pid, struct symfile *sf)
 	struct maps *m;
 	struct stat st;
 	char exe[64];
-	uint64_t bias = 0, allm, mheap, ro[GOBPF_STATIC_MAX][2];
+	uint64_t bias = 0, allm, mheap;
 	int have_bias = 0, r;
-	size_t nro = 0;
 
 	if (!ver)
 		return -ENOTSUP;
@@ -209,9 +244,9 @@ int goread_publish_file(struct goread_slot *slot, pid_t pid, struct symfile *sf)
 			}
 			if (!(me->perms & MAPS_W)) {
 				gort_add_static_range(gr->gort, me->start, me->end);
-				if (nro < GOBPF_STATIC_MAX) {
-					ro[nro][0] = me->start;
-					ro[nro++][1] = me->end;
+				if (gr->nro < GOBPF_STATIC_MAX) {
+					gr->ro[gr->nro][0] = me->start;
+					gr->ro[gr->nro++][1] = me->end;
 				}
 			}
 		}
@@ -238,9 +273,7 @@ int goread_publish_file(struct goread_slot *slot, pid_t pid, struct symfile *sf)
 	}
 	if (have_bias || symfile_type(sf) == ET_EXEC)
 		gort_set_runtime_vars(gr->gort, allm ? allm + bias : 0, mheap ? mheap + bias : 0);
-	/* From now on the program copies the strings that are not constants. */
-	if (slot->bpf && gr->use_snap && nro)
-		gobpf_set_statics(slot->bpf, (const uint64_t (*)[2])ro, nro);
+	use_bpf(gr, slot->bpf);
 	pthread_mutex_unlock(&slot->lock);
 	maps_free(m);
 	return 0;
@@ -514,7 +547,7 @@ size_t goread_hook(void *arg, const struct perf_event_header *h, const struct pe
 	struct goread *gr = __atomic_load_n(&slot->gr, __ATOMIC_ACQUIRE);
 	struct goread_extra *x = extra;
 	struct perf_sample s;
-	int sp = sampler_reg(SREG_SP), g = sampler_reg(SREG_G), ip = sampler_reg(SREG_IP);
+	int sp = sampler_reg(SREG_SP), g = sampler_reg(SREG_G), ip = sampler_reg(SREG_IP), cont;
 
 	if (!gr)
 		return 0;
@@ -534,13 +567,13 @@ size_t goread_hook(void *arg, const struct perf_event_header *h, const struct pe
 	pthread_mutex_lock(&slot->lock);
 	if (gr->npend >= PEND_MAX)
 		flush(slot, gr);
+	cont = gr->use_snap;
 	xgrow((void **)&gr->pend, &gr->cappend, gr->npend + 1, sizeof(*gr->pend));
-	gr->pend[gr->npend++] = (struct pend){ s.time, x, s.tid, s.regs[ip], s.regs[sp], s.regs[g],
-					      gr->use_snap };
+	gr->pend[gr->npend++] = (struct pend){ s.time, x, s.tid, s.regs[ip], s.regs[sp], s.regs[g], cont };
 	pthread_mutex_unlock(&slot->lock);
 	/* Room for the suspended goroutine's state, known only once the sample's BPF record
 	 * is matched at the drain's end. */
-	return sizeof(*x) + (gr->use_snap ? sizeof(struct goread_cont) : 0);
+	return sizeof(*x) + (cont ? sizeof(struct goread_cont) : 0);
 }
 
 void goread_get_stats(const struct goread_slot *slot, struct goread_stats *st)
@@ -560,6 +593,7 @@ void goread_get_stats(const struct goread_slot *slot, struct goread_stats *st)
 	if (slot->bpf) {
 		gobpf_counts(slot->bpf, &st->bpf_records, &st->bpf_ring_full);
 		gobpf_run_time(slot->bpf, &st->bpf_runs, &st->bpf_run_ns);
+		gobpf_load_info(slot->bpf, &st->bpf_load);
 	}
 	pthread_mutex_unlock((pthread_mutex_t *)&slot->lock);
 }

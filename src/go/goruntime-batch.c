@@ -167,8 +167,7 @@ static void pf_begin(struct gort *g, const struct gp_mem *mem, size_t want)
  * array). The BPF program wrote them at the sample, on the CPU the target ran on, so the
  * reader's first load of each line misses. Loaded where they are used, the misses come
  * one after the other, each behind the work of its sample; loaded here, with no load
- * depending on another, they overlap (bench/results/README.md, "a batch's snapshot lines loaded
- * before they are used"). __builtin_prefetch of the same lines does not do it: the
+ * depending on another, they overlap. __builtin_prefetch of the same lines does not do it: the
  * lines are not there yet when labels_of comes to them. Every snapshot is a whole
  * record (gort_sample.snap), so no load passes its end.
  */

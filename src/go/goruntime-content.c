@@ -14,7 +14,7 @@
  * Services label each request through pprof.Do, which makes a new set, at a new
  * address, for every request, with constant keys, constant or run-time values; the
  * label cache, keyed by address, then decodes every one of them, and spends its time
- * choosing the entries to replace (bench/results/README.md, "label sets copied at the sample").
+ * choosing the entries to replace.
  * For a sample whose set the program copied whole, set_key makes that content into a
  * key, and a table maps keys to the interned set the first set with the key decoded to.
  */
@@ -189,7 +189,7 @@ static void raw_put(struct raw_ent *e, uint64_t ptr, const struct gobpf_rec *r, 
  * second copy on: a set seen once only leaves its address, which costs a store where
  * keeping its bytes cost a copy of them and a pass over the pieces (gobpf_lbl_used):
  * a set that lives one request is seldom seen twice, and copying every set's bytes cost
- * more than the equal copies saved (bench/results/README.md, "label sets keyed for less"). */
+ * more than the equal copies saved. */
 int gort_labels_of(struct gort *g, const struct gp_mem *mem, const struct gview *gv,
 		   bool have_sg, bool sg_before, uint32_t sg, const struct gort_labels **out,
 		   int *flags)

@@ -53,6 +53,20 @@
 #define G_DEAD 6
 #define G_STATE_MAX 11
 #define LMEMO_MAX (1u << 20) /* label sets remembered by address */
+/* g's lie in the heap's spans next to each other (runtime/malloc.go: one size class): those
+ * at most a g apart are read as one piece, at most GRANGE_MAX bytes. Each piece of a vectored
+ * read costs the kernel a walk of the target's page tables (process_vm_readv pins every
+ * remote piece's pages on its own): a g a piece made the reads of g's most of a small
+ * program's snapshot. A piece's bytes between g's are read and not used: at most a g per g
+ * (GRANGE_SLACK - 1 of room in the bounce buffer). */
+#define GRANGE_MAX (64u << 10)
+#define GRANGE_SLACK 3
+
+/* A g to read: its address and its place in the chunk. */
+struct gspan {
+	uint64_t addr;
+	uint32_t i;
+};
 
 struct gosnap {
 	pid_t pid;
@@ -75,8 +89,11 @@ struct gosnap {
 	uint8_t *g1, *g2;
 	uint8_t *stk;
 	struct mem_iov *iov;
+	int *grc;                      /* per g of the chunk: its read's result */
+	struct gspan *spans;           /* g's by address, for read_gs's coalesced reads */
+	uint8_t *bounce;               /* those reads' bytes, GRANGE_SLACK * gsz a g */
 	uint64_t *gptrs;
-	size_t gptrs_cap;
+	size_t gptrs_cap, ngptrs; /* ngptrs: the entries read so far (gosnap_take) */
 	/* a chunk's label sets not in lmemo, worked out together (gort_labels_batch) */
 	struct gview *lview;
 	const struct gort_labels **lset;
@@ -97,6 +114,22 @@ struct gosnap {
 	size_t nout, outcap;
 	uint64_t *pcs;
 	size_t npcs, pcscap;
+	struct gsnap_key *key;         /* per out: the g as read (stack_key) */
+	uint32_t *outpos;              /* per out: its place in the runtime's list */
+	size_t keycap, poscap;
+
+	/* The previous snapshot's results, whose stacks a goroutine that has not run since
+	 * takes instead of a read (stack_key): the runtime's list only grows, in order
+	 * (runtime/proc.go allgadd), so a g keeps its place in it, and prev_at[i] is the
+	 * previous result at place i + 1 (0: none). */
+	struct gosnap_g *pout;
+	size_t npout, poutcap;
+	uint64_t *ppcs;
+	size_t pnpcs, ppcscap;
+	struct gsnap_key *pkey;
+	size_t pkeycap;
+	uint32_t *prev_at;
+	size_t nprev_at, prev_atcap;
 };
 
 const char *gosnap_state_name(uint32_t st)
@@ -142,11 +175,13 @@ struct gosnap *gosnap_new_from(const struct gosnap_target *t)
 					o->g_sched_bp, o->g_atomicstatus, o->g_goid, o->g_labels,
 					o->g_waitsince, o->g_waitreason, o->g_gopc, o->g_startpc,
 					o->g_parent_goid, o->g_syscallsp, o->g_syscallpc,
-					o->g_syscallbp };
+					o->g_syscallbp, o->g_trackingseq };
 
 		s->gsz = max_u32(fl, GP_ARRAY_SIZE(fl)) + 8;
 	}
 	s->iov = xmalloc((CHUNK + 2) * sizeof(*s->iov));
+	s->grc = xmalloc(CHUNK * sizeof(*s->grc));
+	s->spans = xmalloc(CHUNK * sizeof(*s->spans));
 	return s;
 }
 
@@ -250,6 +285,9 @@ void gosnap_free(struct gosnap *s)
 	free(s->g2);
 	free(s->stk);
 	free(s->iov);
+	free(s->grc);
+	free(s->spans);
+	free(s->bounce);
 	free(s->gptrs);
 	free(s->lview);
 	free(s->lset);
@@ -257,6 +295,12 @@ void gosnap_free(struct gosnap *s)
 	free(s->lrc);
 	free(s->out);
 	free(s->pcs);
+	free(s->key);
+	free(s->outpos);
+	free(s->pout);
+	free(s->ppcs);
+	free(s->pkey);
+	free(s->prev_at);
 	hashmap_free(&s->lmemo);
 	free(s);
 }
@@ -292,8 +336,33 @@ static void read_wait_names(struct gosnap *s)
 struct gsnap_fields {
 	uint64_t lo, hi, sp, pc, bp, goid, labels, gopc, startpc, parent, waitsince;
 	uint32_t status;
-	uint8_t reason;
+	uint8_t reason, tseq;
 };
+
+/* What decides a parked goroutine's stack: where it is suspended, its stack's bounds, and
+ * g.trackingSeq, which counts its stops (include/gotop/goruntime.h). A goroutine whose key
+ * did not change between two snapshots has not run between them (short of 256 runs that
+ * end suspended exactly where it was, a case the check cannot see), and nothing else
+ * writes a parked goroutine's frames: the GC moves a stack only by copying it
+ * (runtime/stack.go copystack), which changes the bounds and sched.sp. */
+struct gsnap_key {
+	uint64_t sp, pc, bp, lo, hi, goid;
+	uint32_t status;
+	uint8_t tseq, pad[3];
+};
+
+static void stack_key(const struct gsnap_fields *f, struct gsnap_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->sp = f->sp;
+	k->pc = f->pc;
+	k->bp = f->bp;
+	k->lo = f->lo;
+	k->hi = f->hi;
+	k->goid = f->goid;
+	k->status = f->status;
+	k->tseq = f->tseq;
+}
 
 static void fields(const struct gort_offsets *o, const uint8_t *b, struct gsnap_fields *f)
 {
@@ -307,6 +376,7 @@ static void fields(const struct gort_offsets *o, const uint8_t *b, struct gsnap_
 	f->parent = o->g_parent_goid ? ld64(b, o->g_parent_goid) : 0;
 	f->waitsince = o->g_waitsince ? ld64(b, o->g_waitsince) : 0;
 	f->reason = o->g_waitreason ? b[o->g_waitreason] : 0;
+	f->tseq = o->g_trackingseq ? b[o->g_trackingseq] : 0;
 	if (f->status == GOSNAP_SYSCALL && o->g_syscallsp) {
 		f->sp = ld64(b, o->g_syscallsp);
 		f->pc = ld64(b, o->g_syscallpc);
@@ -323,17 +393,6 @@ static bool same_moment(const struct gsnap_fields *a, const struct gsnap_fields 
 {
 	return a->status == b->status && a->sp == b->sp && a->pc == b->pc && a->bp == b->bp &&
 	       a->lo == b->lo && a->hi == b->hi && a->goid == b->goid && a->labels == b->labels;
-}
-
-/* A goroutine running at the first read is kept whatever it did by the check, as the same
- * goroutine with the same labels: no stack of it was read, so none can be torn, and its
- * sched is stale by nature (systemstack, morestack and preemption write it, and a stack
- * copy moves its bounds, while it runs: runtime/asm_amd64.s, runtime/stack.go). Dropping
- * it when it parked or switched stacks meanwhile would drop running goroutines more often
- * the longer a snapshot takes, and bias a wall profile against the code that runs. */
-static bool same_running(const struct gsnap_fields *a, const struct gsnap_fields *b)
-{
-	return a->status == GOSNAP_RUNNING && a->goid == b->goid && a->labels == b->labels;
 }
 
 /* A goroutine running at the second read (runnable at the first, preempted and put back,
@@ -459,32 +518,95 @@ static int64_t now_mono(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* Reads the g's of gptrs[0..n) into buf (n * gsz bytes); iov[i].rc says how each went.
- * With sg (the reader knows runtime.mheap_), the GC sweep generation is read in the same
- * vectored read before and after the g's (pieces are read in order): when both agree, every
- * g.labels read in between was reachable in that generation, which lets the label cache
- * answer without a read of its own (goruntime-lcache.c). *sg_ok says so. */
-static void read_gs(struct gosnap *s, const uint64_t *gptrs, size_t n, uint8_t *buf,
-		    struct gosnap_stats *st, uint32_t *sg, bool *sg_ok)
+static int cmp_gspan(const void *x, const void *y)
+{
+	const struct gspan *a = x, *b = y;
+
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+/* Reads the g's sel[0..nsel) of gptrs into buf (g i at buf + i * gsz); s->grc[i] says how
+ * each went. g's next to each other are read as one piece (GRANGE_MAX); a piece that fails
+ * (an unmapped page between two g's, or a g that is not one) is read again g by g, so that
+ * each g's result is its own. With sg (the reader knows runtime.mheap_), the GC sweep
+ * generation is read in the same vectored read before and after the g's (pieces are read
+ * in order): when both agree and no g needed a read of its own, every g.labels read in
+ * between was reachable in that generation, which lets the label cache answer without a
+ * read of its own (goruntime-lcache.c). *sg_ok says so. */
+static void read_gs(struct gosnap *s, const uint64_t *gptrs, const uint32_t *sel, size_t nsel,
+		    uint8_t *buf, struct gosnap_stats *st, uint32_t *sg, bool *sg_ok)
 {
 	struct gort *gr = s->gort;
 	uint32_t sg2 = 0;
-	size_t i, k = 0;
+	size_t i, j, k = 0, used = 0, first, nr, again = 0;
 	bool with_sg = sg && gr->mheap && gr->off.mheap_sweepgen;
 
+	if (!nsel && !with_sg) {
+		if (sg_ok)
+			*sg_ok = false;
+		return;
+	}
+	for (i = 0; i < nsel; i++)
+		s->spans[i] = (struct gspan){ gptrs[sel[i]], sel[i] };
+	qsort(s->spans, nsel, sizeof(*s->spans), cmp_gspan);
 	if (with_sg)
 		s->iov[k++] = (struct mem_iov){ gr->mheap + gr->off.mheap_sweepgen, sg, 4, 0 };
-	for (i = 0; i < n; i++)
-		s->iov[k++] = (struct mem_iov){ gptrs[i], buf + i * s->gsz, s->gsz, 0 };
+	first = k;
+	for (i = 0; i < nsel; i = j) {
+		uint64_t lo = s->spans[i].addr, hi = lo + s->gsz;
+
+		for (j = i + 1; j < nsel; j++) {
+			uint64_t a = s->spans[j].addr;
+
+			if (a > hi + s->gsz || a + s->gsz - lo > GRANGE_MAX || a + s->gsz < a)
+				break;
+			hi = GP_MAX(hi, a + s->gsz);
+		}
+		if (hi < lo || used + (hi - lo) > (size_t)GRANGE_SLACK * s->gsz * s->nscratch) {
+			/* wraps, or no room left (cannot happen: see GRANGE_SLACK): g by g */
+			hi = lo + s->gsz;
+			j = i + 1;
+		}
+		s->iov[k++] = (struct mem_iov){ lo, s->bounce + used, (size_t)(hi - lo), 0 };
+		used += (size_t)(hi - lo);
+	}
+	nr = k - first;
 	if (with_sg)
 		s->iov[k++] = (struct mem_iov){ gr->mheap + gr->off.mheap_sweepgen, &sg2, 4, 0 };
 	mem_readv(s->mem, s->iov, k);
 	st->readvs++;
-	st->bytes += n * s->gsz;
+	st->bytes += nsel * s->gsz;
 	if (sg_ok)
 		*sg_ok = with_sg && s->iov[0].rc == 0 && s->iov[k - 1].rc == 0 && *sg == sg2;
-	if (with_sg) /* the g's results at iov[0 .. n) */
-		memmove(s->iov, s->iov + 1, n * sizeof(*s->iov));
+	/* Each g from its piece (the pieces hold the sorted g's in order). */
+	for (i = 0, j = first; i < nsel; i++) {
+		const struct gspan *g = &s->spans[i];
+
+		while (j < first + nr && g->addr >= s->iov[j].addr + s->iov[j].len)
+			j++;
+		if (j < first + nr && s->iov[j].rc == 0 && g->addr >= s->iov[j].addr &&
+		    g->addr + s->gsz <= s->iov[j].addr + s->iov[j].len) {
+			memcpy(buf + (size_t)g->i * s->gsz,
+			       (uint8_t *)s->iov[j].buf + (g->addr - s->iov[j].addr), s->gsz);
+			s->grc[g->i] = 0;
+		} else {
+			s->grc[g->i] = 1; /* read again, alone */
+			again++;
+		}
+	}
+	if (!again)
+		return;
+	if (sg_ok)
+		*sg_ok = false; /* read after the second sweep generation */
+	for (i = 0, k = 0; i < nsel; i++)
+		if (s->grc[sel[i]] == 1)
+			s->iov[k++] = (struct mem_iov){ gptrs[sel[i]], buf + (size_t)sel[i] * s->gsz,
+							s->gsz, 0 };
+	mem_readv(s->mem, s->iov, k);
+	st->readvs++;
+	for (i = 0, k = 0; i < nsel; i++)
+		if (s->grc[sel[i]] == 1)
+			s->grc[sel[i]] = s->iov[k++].rc;
 }
 
 /* Whether a g's fields can be a live goroutine's. */
@@ -497,16 +619,44 @@ static bool g_sane(const struct gsnap_fields *f)
 	return f->lo < f->hi && f->hi - f->lo <= (1ULL << 30) && f->goid > 0;
 }
 
-static void chunk(struct gosnap *s, const uint64_t *gptrs, size_t n, int64_t now,
+/* The previous snapshot's result for the goroutine at place pos of the list, g at addr,
+ * when it has not run since (stack_key), or NULL. */
+static const struct gosnap_g *unchanged(const struct gosnap *s, size_t pos, uint64_t addr,
+					const struct gsnap_key *k)
+{
+	uint32_t p;
+
+	if (!gort_offsets(s->gort)->g_trackingseq || pos >= s->nprev_at || !(p = s->prev_at[pos]))
+		return NULL;
+	p--;
+	if (s->pout[p].addr != addr || (s->pout[p].flags & GOSNAP_NO_STACK) ||
+	    memcmp(&s->pkey[p], k, sizeof(*k)) != 0)
+		return NULL;
+	return &s->pout[p];
+}
+
+/* Keeps result j at place keep (keep <= j). */
+static void keep_out(struct gosnap *s, size_t keep, size_t j)
+{
+	s->out[keep] = s->out[j];
+	s->key[keep] = s->key[j];
+	s->outpos[keep] = s->outpos[j];
+}
+
+/* Reads the n goroutines gptrs[0..n), at places base.. of the runtime's list. */
+static void chunk(struct gosnap *s, const uint64_t *gptrs, size_t base, size_t n, int64_t now,
 		  struct gosnap_stats *st)
 {
 	const struct gort_offsets *o = gort_offsets(s->gort);
 	struct gsnap_fields f1[CHUNK];
+	const struct gosnap_g *prev[CHUNK];
 	bool want[CHUNK], sg_ok;
-	uint32_t sg = 0;
-	size_t i, nst, nmiss, used = 0, stk_off[CHUNK];
+	uint32_t sg = 0, sel[CHUNK];
+	size_t i, nst, nmiss, nsel, used = 0, stk_off[CHUNK];
 
-	read_gs(s, gptrs, n, s->g1, st, &sg, &sg_ok);
+	for (i = 0; i < n; i++)
+		sel[i] = (uint32_t)i;
+	read_gs(s, gptrs, sel, n, s->g1, st, &sg, &sg_ok);
 	if (!sg_ok || !s->lmemo_epoch || sg != s->lmemo_sg || s->lmemo.n > LMEMO_MAX) {
 		/* A new generation, or no proof: the memo starts over (and lasts one
 		 * chunk only without a proof). */
@@ -518,7 +668,7 @@ static void chunk(struct gosnap *s, const uint64_t *gptrs, size_t n, int64_t now
 	nst = 0;
 	for (i = 0; i < n; i++) {
 		want[i] = false;
-		if (s->iov[i].rc) {
+		if (s->grc[i]) {
 			if (ptr_ok(gptrs[i]))
 				st->bad++;
 			continue;
@@ -534,10 +684,16 @@ static void chunk(struct gosnap *s, const uint64_t *gptrs, size_t n, int64_t now
 		want[i] = true;
 	}
 	for (i = 0; i < n; i++) {
+		struct gsnap_key k;
 		uint64_t len;
 
+		prev[i] = NULL;
 		if (!want[i] || f1[i].status == GOSNAP_RUNNING)
 			continue;
+		stack_key(&f1[i], &k);
+		prev[i] = unchanged(s, base + i, gptrs[i], &k);
+		if (prev[i])
+			continue; /* its stack as the last snapshot read it */
 		if (f1[i].sp < f1[i].lo || f1[i].sp >= f1[i].hi) {
 			/* copystack, or torn: the check below decides */
 			continue;
@@ -595,6 +751,10 @@ static void chunk(struct gosnap *s, const uint64_t *gptrs, size_t n, int64_t now
 			if (!want[i])
 				continue;
 			xgrow((void **)&s->out, &s->outcap, s->nout + 1, sizeof(*s->out));
+			xgrow((void **)&s->key, &s->keycap, s->nout + 1, sizeof(*s->key));
+			xgrow((void **)&s->outpos, &s->poscap, s->nout + 1, sizeof(*s->outpos));
+			stack_key(&f1[i], &s->key[s->nout]);
+			s->outpos[s->nout] = (uint32_t)(base + i);
 			g = &s->out[s->nout++];
 			memset(g, 0, sizeof(*g));
 			g->addr = gptrs[i];
@@ -621,6 +781,19 @@ static void chunk(struct gosnap *s, const uint64_t *gptrs, size_t n, int64_t now
 				g->flags |= GOSNAP_NO_STACK;
 				continue;
 			}
+			if (prev[i]) {
+				xgrow((void **)&s->pcs, &s->pcscap, s->npcs + prev[i]->nframes,
+				      sizeof(*s->pcs));
+				memcpy(s->pcs + s->npcs, s->ppcs + prev[i]->frame0,
+				       prev[i]->nframes * sizeof(*s->pcs));
+				s->npcs += prev[i]->nframes;
+				g->nframes = prev[i]->nframes;
+				g->flags |= prev[i]->flags & (GOSNAP_STACK_CUT | GOSNAP_REPAIRED);
+				if (g->labels == prev[i]->labels && g->wait == prev[i]->wait &&
+				    g->flags == prev[i]->flags)
+					g->prev = (uint32_t)(prev[i] - s->pout) + 1;
+				continue;
+			}
 			memset(&w, 0, sizeof(w));
 			w.s = s;
 			w.lo = f1[i].lo;
@@ -644,8 +817,13 @@ static void chunk(struct gosnap *s, const uint64_t *gptrs, size_t n, int64_t now
 				walk_fp(&w, g, f1[i].pc, f1[i].sp, f1[i].bp);
 			}
 		}
-		/* The check: a goroutine that changed meanwhile is dropped. */
-		read_gs(s, gptrs, n, s->g2, st, NULL, NULL);
+		/* The check: a goroutine that changed meanwhile is dropped. Those running at
+		 * the first read are kept as they were then, without a stack (see same_running):
+		 * the check reads the others again. */
+		for (i = 0, nsel = 0; i < n; i++)
+			if (want[i] && f1[i].status != GOSNAP_RUNNING && !prev[i])
+				sel[nsel++] = (uint32_t)i;
+		read_gs(s, gptrs, sel, nsel, s->g2, st, NULL, NULL);
 		{
 			size_t keep = first, j = first;
 
@@ -656,14 +834,33 @@ static void chunk(struct gosnap *s, const uint64_t *gptrs, size_t n, int64_t now
 				if (!want[gi])
 					continue;
 				g = &s->out[j++];
-				if (s->iov[gi].rc == 0) {
+				/* Not read again: its stack was not read either. */
+				if (prev[gi]) {
+					st->cut += !!(g->flags & GOSNAP_STACK_CUT);
+					st->repaired += !!(g->flags & GOSNAP_REPAIRED);
+					st->reused++;
+					keep_out(s, keep++, j - 1);
+					continue;
+				}
+				/* A goroutine running at the first read is kept as it was then,
+				 * without a stack: none of it was read, so none can be torn, and its
+				 * sched is stale by nature (systemstack, morestack and preemption
+				 * write it, and a stack copy moves its bounds, while it runs:
+				 * runtime/asm_amd64.s, runtime/stack.go). Dropping it when it parked
+				 * or switched stacks meanwhile would drop running goroutines more
+				 * often the longer a snapshot takes, and bias a wall profile against
+				 * the code that runs. */
+				if (f1[gi].status == GOSNAP_RUNNING) {
+					keep_out(s, keep++, j - 1);
+					continue;
+				}
+				if (s->grc[gi] == 0) {
 					fields(o, s->g2 + gi * s->gsz, &f2);
-					if (same_moment(&f1[gi], &f2) ||
-					    same_running(&f1[gi], &f2)) {
+					if (same_moment(&f1[gi], &f2)) {
 						/* counted when kept: the stats are the result's */
 						st->cut += !!(g->flags & GOSNAP_STACK_CUT);
 						st->repaired += !!(g->flags & GOSNAP_REPAIRED);
-						s->out[keep++] = *g;
+						keep_out(s, keep++, j - 1);
 						continue;
 					}
 					if (ran_since(&f1[gi], &f2)) {
@@ -672,7 +869,7 @@ static void chunk(struct gosnap *s, const uint64_t *gptrs, size_t n, int64_t now
 						g->nframes = 0;
 						g->wait = NULL;
 						g->wait_ns = -1;
-						s->out[keep++] = *g;
+						keep_out(s, keep++, j - 1);
 						continue;
 					}
 				}
@@ -682,6 +879,32 @@ static void chunk(struct gosnap *s, const uint64_t *gptrs, size_t n, int64_t now
 			s->nout = keep;
 		}
 	}
+}
+
+/* Makes this snapshot's results the previous ones (unchanged), for the n places of the
+ * list it read. The result handed out stays where it is (now the previous one) until the
+ * next snapshot, which reads it and writes into the older arrays. */
+static void remember(struct gosnap *s, size_t n)
+{
+	size_t k;
+
+#define SWAP(a, b) do { __typeof__(a) t_ = (a); (a) = (b); (b) = t_; } while (0)
+	SWAP(s->out, s->pout);
+	SWAP(s->outcap, s->poutcap);
+	SWAP(s->pcs, s->ppcs);
+	SWAP(s->pcscap, s->ppcscap);
+	SWAP(s->key, s->pkey);
+	SWAP(s->keycap, s->pkeycap);
+#undef SWAP
+	s->npout = s->nout;
+	s->pnpcs = s->npcs;
+	s->nout = s->npcs = 0;
+	xgrow((void **)&s->prev_at, &s->prev_atcap, n, sizeof(*s->prev_at));
+	memset(s->prev_at, 0, n * sizeof(*s->prev_at));
+	s->nprev_at = n;
+	for (k = 0; k < s->npout; k++)
+		if (s->outpos[k] < n)
+			s->prev_at[s->outpos[k]] = (uint32_t)k + 1;
 }
 
 int gosnap_take(struct gosnap *s, size_t max_g, struct gosnap_result *out)
@@ -697,10 +920,12 @@ int gosnap_take(struct gosnap *s, size_t max_g, struct gosnap_result *out)
 		max_g = GOSNAP_MAX_G;
 	if (!s->wait_read)
 		read_wait_names(s);
-	/* Length before pointer (runtime/proc.go atomicAllG). */
-	rc = mem_read_u64(s->mem, s->allglen, &len);
-	if (!rc)
-		rc = mem_read_u64(s->mem, s->allgptr, &arr);
+	/* Length before pointer (runtime/proc.go atomicAllG): one vectored read, whose
+	 * pieces are read in order. */
+	s->iov[0] = (struct mem_iov){ s->allglen, &len, 8, 0 };
+	s->iov[1] = (struct mem_iov){ s->allgptr, &arr, 8, 0 };
+	mem_readv(s->mem, s->iov, 2);
+	rc = s->iov[0].rc ? s->iov[0].rc : s->iov[1].rc;
 	if (rc)
 		return rc == -EFAULT ? -ESRCH : rc;
 	if (len == 0)
@@ -712,16 +937,27 @@ int gosnap_take(struct gosnap *s, size_t max_g, struct gosnap_result *out)
 		n = max_g;
 		st.truncated = 1;
 	}
-	xgrow((void **)&s->gptrs, &s->gptrs_cap, n, sizeof(*s->gptrs));
-	rc = mem_read(s->mem, arr, s->gptrs, n * 8);
-	st.readvs++;
-	st.bytes += n * 8;
-	if (rc)
-		return rc == -EFAULT ? -EINVAL : rc;
+	/* The list only grows, and its entries never change (runtime/proc.go allgadd: "allgs
+	 * contains all Gs ever created ... never shrinks"; a new array is a copy with more
+	 * room): the entries known from the last snapshot are not read again. */
+	if (n < s->ngptrs)
+		s->ngptrs = 0; /* a list that shrank is no runtime's: read it all */
+	if (n > s->ngptrs) {
+		xgrow((void **)&s->gptrs, &s->gptrs_cap, n, sizeof(*s->gptrs));
+		rc = mem_read(s->mem, arr + 8 * s->ngptrs, s->gptrs + s->ngptrs, (n - s->ngptrs) * 8);
+		st.readvs++;
+		st.bytes += (n - s->ngptrs) * 8;
+		if (rc) {
+			s->ngptrs = 0;
+			return rc == -EFAULT ? -EINVAL : rc;
+		}
+		s->ngptrs = n;
+	}
 	st.listed = n;
 	if (GP_MIN(n, (size_t)CHUNK) > s->nscratch) {
 		s->nscratch = GP_MIN(n, (size_t)CHUNK);
 		s->g1 = xrealloc(s->g1, s->nscratch * s->gsz);
+		s->bounce = xrealloc(s->bounce, (size_t)GRANGE_SLACK * s->nscratch * s->gsz);
 		s->g2 = xrealloc(s->g2, s->nscratch * s->gsz);
 		s->stk = xrealloc(s->stk, s->nscratch * STACK_READ);
 		s->lview = xrealloc(s->lview, s->nscratch * sizeof(*s->lview));
@@ -733,13 +969,14 @@ int gosnap_take(struct gosnap *s, size_t max_g, struct gosnap_result *out)
 	s->npcs = 0;
 	now = now_mono();
 	for (off = 0; off < n; off += CHUNK)
-		chunk(s, s->gptrs + off, GP_MIN((size_t)CHUNK, n - off), now, &st);
+		chunk(s, s->gptrs + off, off, GP_MIN((size_t)CHUNK, n - off), now, &st);
 	st.live = s->nout;
 	st.ns = util_now_ns() - t0;
 	out->g = s->out;
 	out->n = s->nout;
 	out->pcs = s->pcs;
 	out->st = st;
+	remember(s, n);
 	return 0;
 }
 

@@ -88,6 +88,11 @@ struct gowall {
 	size_t npend, pendcap;
 	uint32_t v_running;
 	uint64_t last_tick; /* util_now_ns of the last tick (0: none yet) */
+	/* Per goroutine of the last snapshot, its sample + 1 (0: none): a goroutine that has
+	 * not run since (gosnap_g.prev) adds to it without a lookup. sample_at is this
+	 * tick's, swapped in at its end. */
+	uint32_t *prev_sample, *sample_at;
+	size_t nprev_sample, prev_samplecap, sample_atcap;
 };
 
 struct gowall *gowall_new(pid_t pid, struct symbolizer *sym, double hz, char *why, size_t whylen)
@@ -148,6 +153,8 @@ void gowall_free(struct gowall *w)
 	prof_free(w->p);
 	hashmap_free(&w->loc_of);
 	free(w->locs);
+	free(w->prev_sample);
+	free(w->sample_at);
 	free(w->pend);
 	free(w);
 }
@@ -391,13 +398,23 @@ int gowall_tick(struct gowall *w)
 	}
 	w->st.torn += r.st.torn;
 	w->st.snap_ns += r.st.ns;
+	xgrow((void **)&w->sample_at, &w->sample_atcap, r.n, sizeof(*w->sample_at));
 	for (i = 0; i < r.n; i++) {
 		const struct gosnap_g *g = &r.g[i];
 		size_t nl, nloc = 0;
+		uint32_t prev = g->prev && g->prev <= w->nprev_sample ? w->prev_sample[g->prev - 1] : 0;
+		long si;
 
+		w->sample_at[i] = 0;
 		if ((g->flags & GOSNAP_NO_STACK) && g->state == GOSNAP_RUNNING) {
 			if (!w->oncpu || oncpu_request(w, g->goid, t, g->labels))
 				add_running(w, NULL, 0, g->labels, w->period);
+			continue;
+		}
+		/* The same goroutine as at the last tick, not run since: the same sample. */
+		if (prev && prof_add_values(w->p, prev - 1, &w->period) == 0) {
+			w->sample_at[i] = prev;
+			w->st.samples++;
 			continue;
 		}
 		xgrow((void **)&w->locs, &w->locscap, g->nframes + 1, sizeof(*w->locs));
@@ -406,8 +423,19 @@ int gowall_tick(struct gowall *w)
 		for (uint32_t f = 0; f < g->nframes; f++)
 			w->locs[nloc++] = location(w, r.pcs[g->frame0 + f], 0);
 		nl = labels_of(w, prof_str(w->p, gosnap_state_text(g)), g->labels, lab);
-		prof_add_sample(w->p, w->locs, nloc, &w->period, lab, nl);
+		si = prof_add_to_sample(w->p, w->locs, nloc, &w->period, lab, nl, 1);
+		w->sample_at[i] = si >= 0 && si < UINT32_MAX ? (uint32_t)si + 1 : 0;
 		w->st.samples++;
+	}
+	{
+		uint32_t *tmp = w->prev_sample;
+		size_t cap = w->prev_samplecap;
+
+		w->prev_sample = w->sample_at;
+		w->prev_samplecap = w->sample_atcap;
+		w->nprev_sample = r.n;
+		w->sample_at = tmp;
+		w->sample_atcap = cap;
 	}
 	if (w->oncpu)
 		resolve(w, 0);

@@ -165,16 +165,6 @@ static void publish(struct livewall *lw, int gone)
 		hist_put(gone_v, ngone);
 }
 
-/* The calling thread's CPU time, ns. */
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static void *wall_main(void *arg)
 {
 	struct livewall *lw = arg;
@@ -190,7 +180,7 @@ static void *wall_main(void *arg)
 		zero = lw->zero;
 		lw->zero = 0;
 		pthread_mutex_unlock(&lw->lock);
-		c0 = thread_cpu_ns();
+		c0 = util_thread_cpu_ns();
 		if (zero) {
 			struct livewall_data **v;
 			size_t n;
@@ -217,7 +207,7 @@ static void *wall_main(void *arg)
 			 * more: the first one names every frame, the first after a GC cycle
 			 * decodes every label set again. The cheapest of the last four is the
 			 * steady cost, which the rate follows. */
-			cost[nt++ % 4] = thread_cpu_ns() - c0;
+			cost[nt++ % 4] = util_thread_cpu_ns() - c0;
 			for (unsigned k = 0; k < GP_MIN(nt, 4u); k++)
 				c = GP_MIN(c, cost[k]);
 			want = GP_MAX(step_min, (uint64_t)((double)c / lw->max_cpu));

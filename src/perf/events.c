@@ -338,6 +338,13 @@ int events_parse_why(const char *name, struct event_spec *out, char *why, size_t
 		size_t first = strcspn(name, ":");
 		struct event_spec t;
 
+		if (colon[1] && strspn(colon + 1, MOD_CHARS "S") == strlen(colon + 1) &&
+		    strchr(colon + 1, 'S')) {
+			if (why)
+				snprintf(why, whylen, "':S' reads a group's members at its leader's "
+					 "samples: it follows a group, {a,b}:S");
+			return -EINVAL;
+		}
 		if ((first > 0 && name[first - 1] == '/') || table_lookup(name, first, &t) == 0) {
 			if (why)
 				snprintf(why, whylen,
@@ -353,20 +360,14 @@ int events_parse_why(const char *name, struct event_spec *out, char *why, size_t
 	}
 	memcpy(base, name, blen);
 	base[blen] = 0;
+	/* perf's fixed names first: none has a ':' or a '/', so no tracepoint or PMU form
+	 * is one, and perf encodes them as generic events whatever the PMU calls them. */
 	if (strchr(base, '/'))
 		r = evsrc_pmu_form(base, out, why, whylen);
 	else if (table_lookup(base, blen, out) == 0)
 		r = 0;
-	else if (strchr(base, ':'))
-		r = evsrc_tracepoint(base, out, why, whylen);
 	else
-		r = -ENOENT;
-	if (r == -ENOENT && !strchr(base, '/')) {
-		/* A name of a sysfs PMU's events, then libpfm4's vendor names. */
-		r = strchr(base, ':') ? -ENOENT : evsrc_sysfs_named(base, out, why, whylen);
-		if (r == -ENOENT)
-			r = evsrc_vendor(base, out, why, whylen);
-	}
+		r = evsrc_named(base, out, why, whylen);
 	if (r)
 		return r;
 	if ((r = apply_mods(mods, out, why, whylen)) != 0)
@@ -385,13 +386,16 @@ int events_parse_why(const char *name, struct event_spec *out, char *why, size_t
 }
 
 /* perf's group "{a,b,c}[:mods]" (parse-events.y, group_def): each event on its own, the
- * modifiers after '}' added to each. Commas inside a PMU form's slashes are its own. */
+ * modifiers after '}' added to each, but S, which is the group's: its leader samples
+ * and reads the others (parse-events.c, the event modifier: sample_read). Commas inside
+ * a PMU form's slashes are its own. */
 static int parse_group(const char *name, struct event_spec *out, char *why, size_t whylen)
 {
 	const char *end = strchr(name, '}'), *p = name + 1, *mods = "";
 	struct event_spec one;
 	size_t n = 0, k, namelen;
-	int r;
+	char emods[EVENT_NAME_MAX]; /* the modifiers of each event: mods without S */
+	int r, sample_read = 0;
 
 	if (!end || strchr(name + 1, '{') || strchr(end + 1, '}')) {
 		if (why)
@@ -406,6 +410,14 @@ static int parse_group(const char *name, struct event_spec *out, char *why, size
 		}
 		mods = end + 2;
 	}
+	for (k = 0, n = 0; mods[k] && n + 1 < sizeof(emods); k++) {
+		if (mods[k] == 'S')
+			sample_read = 1;
+		else
+			emods[n++] = mods[k];
+	}
+	emods[n] = 0;
+	n = 0;
 	memset(out, 0, sizeof(*out));
 	namelen = 1;
 	snprintf(out->name, sizeof(out->name), "{");
@@ -430,7 +442,7 @@ static int parse_group(const char *name, struct event_spec *out, char *why, size
 		item[len] = 0;
 		if ((r = events_parse_why(item, &one, why, whylen)) != 0)
 			return r;
-		if (*mods && (r = apply_mods(mods, &one, why, whylen)) != 0)
+		if (*emods && (r = apply_mods(emods, &one, why, whylen)) != 0)
 			return r;
 		for (k = 0; k < n; k++)
 			if (!strcmp(k ? out->members[k - 1].name : out->leader, one.name)) {
@@ -483,6 +495,7 @@ static int parse_group(const char *name, struct event_spec *out, char *why, size
 		return -EINVAL;
 	}
 	out->nmembers = (uint8_t)(n - 1);
+	out->sample_read = (uint8_t)sample_read;
 	strcat(out->name, "}");
 	if (*mods) {
 		strcat(out->name, ":");
@@ -522,6 +535,49 @@ void events_member_attr(const struct event_member *m, struct perf_event_attr *a)
 	a->exclude_host = m->exclude_host;
 	a->exclude_guest = m->exclude_guest;
 	a->precise_ip = m->precise_ip;
+}
+
+void events_group_attr(const struct event_spec *ev, struct perf_event_attr *a)
+{
+	if (!ev->nmembers)
+		return;
+	if (ev->sample_read) {
+		/* perf_event_open(2): the sample's read is { nr; values[nr] }, the leader's
+		 * first. */
+		a->sample_type |= PERF_SAMPLE_READ;
+		a->read_format |= PERF_FORMAT_GROUP;
+	} else {
+		/* perf sets PERF_SAMPLE_ID for more than one event (evsel__config via
+		 * evsel__set_sample_id); IDENTIFIER is the same id at a fixed place, the
+		 * record's first u64 (include/uapi/linux/perf_event.h). */
+		a->sample_type |= PERF_SAMPLE_IDENTIFIER;
+	}
+}
+
+void events_group_member_attr(const struct event_spec *ev, size_t k,
+			      const struct perf_event_attr *leader, struct perf_event_attr *m)
+{
+	if (k >= ev->nmembers)
+		return;
+	*m = *leader;
+	events_member_attr(&ev->members[k], m);
+	m->disabled = 0;
+	m->enable_on_exec = 0;
+	m->mmap = m->mmap2 = m->comm = m->comm_exec = m->task = 0;
+	m->exclude_callchain_kernel = m->exclude_kernel;
+	m->exclude_callchain_user = m->exclude_user;
+	if (ev->sample_read) {
+		m->freq = 0;
+		m->sample_freq = 0; /* the union with sample_period */
+		m->write_backward = 0;
+	}
+}
+
+int events_name_sample_read(const char *name)
+{
+	const char *end = name[0] == '{' ? strrchr(name, '}') : NULL;
+
+	return end && end[1] == ':' && strchr(end + 2, 'S') != NULL;
 }
 
 void events_member_value_type(const struct event_member *m, const char **type, const char **unit)
@@ -648,11 +704,15 @@ void events_explain_error(const struct event_spec *ev, int err, pid_t pid, char 
 			snprintf(why, whylen,
 				 "%s: the PMU refuses precise sampling (precise_ip=%u; try fewer :p)",
 				 ev->name, ev->precise_ip);
-		else if (ev->nmembers)
+		else if (ev->nmembers && ev->sample_read)
 			snprintf(why, whylen,
 				 "%s: the kernel rejected the group (EINVAL): reading a group at "
 				 "each sample of inherited events needs Linux 6.12 or later",
 				 ev->name);
+		else if (ev->nmembers)
+			snprintf(why, whylen,
+				 "%s: the kernel rejected the group (EINVAL): its events may not "
+				 "sample together", ev->name);
 		else
 			snprintf(why, whylen, "%s: the kernel rejected the event settings (EINVAL)%s",
 				 ev->name,

@@ -13,16 +13,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static const char *sysfs_root = "/sys/bus/event_source/devices";
 static const char *tracefs_root; /* NULL: the default places */
 
 void events_set_roots(const char *sysfs_pmus, const char *tracefs)
 {
-	if (sysfs_pmus)
-		sysfs_root = sysfs_pmus;
-	if (tracefs)
-		tracefs_root = tracefs;
+	sysfs_root = sysfs_pmus ? sysfs_pmus : "/sys/bus/event_source/devices";
+	tracefs_root = tracefs;
 }
 
 static void say(char *why, size_t whylen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -277,7 +276,7 @@ int evsrc_pmu_form(const char *base, struct event_spec *out, char *why, size_t w
 	return 0;
 }
 
-int evsrc_sysfs_named(const char *base, struct event_spec *out, char *why, size_t whylen)
+static int sysfs_named(const char *base, struct event_spec *out, char *why, size_t whylen)
 {
 	DIR *d;
 	struct dirent *e;
@@ -315,22 +314,28 @@ int evsrc_sysfs_named(const char *base, struct event_spec *out, char *why, size_
 /* --- tracefs (linux Documentation/trace/events.rst: events/SUBSYSTEM/EVENT/id is the
  * perf_event_attr.config of PERF_TYPE_TRACEPOINT) --- */
 
+/* Where tracefs is mounted (its events directory is there), or NULL. */
 static const char *tracefs_dir(void)
 {
 	static const char *const places[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	const char *one[1];
+	const char *const *at = places;
+	size_t i, n = GP_ARRAY_SIZE(places);
 	char path[4096];
-	size_t i;
 
-	if (tracefs_root)
-		return tracefs_root;
-	for (i = 0; i < GP_ARRAY_SIZE(places); i++) {
+	if (tracefs_root) {
+		one[0] = tracefs_root;
+		at = one;
+		n = 1;
+	}
+	for (i = 0; i < n; i++) {
 		DIR *d;
 
-		snprintf(path, sizeof(path), "%s/events", places[i]);
+		snprintf(path, sizeof(path), "%s/events", at[i]);
 		d = opendir(path);
 		if (d) {
 			closedir(d);
-			return places[i];
+			return at[i];
 		}
 	}
 	return NULL;
@@ -338,14 +343,23 @@ static const char *tracefs_dir(void)
 
 #define TRACEFS_HINT "tracefs is not mounted (as root: mount -t tracefs nodev /sys/kernel/tracing)"
 
-int evsrc_tracepoint(const char *base, struct event_spec *out, char *why, size_t whylen)
+/* Whether base has a tracepoint's shape, "subsystem:event" of path components. */
+static int tracepoint_shaped(const char *base)
+{
+	size_t slen = strcspn(base, ":");
+
+	return base[slen] == ':' && safe_word(base, slen) &&
+	       safe_word(base + slen + 1, strlen(base + slen + 1));
+}
+
+static int tracepoint(const char *base, struct event_spec *out, char *why, size_t whylen)
 {
 	size_t slen = strcspn(base, ":");
 	const char *ev = base + slen + 1, *dir;
 	char path[4096], *s, *end;
 	unsigned long long id;
 
-	if (!safe_word(base, slen) || !safe_word(ev, strlen(ev)))
+	if (!tracepoint_shaped(base))
 		return -ENOENT; /* not a tracepoint name: a vendor one, perhaps */
 	dir = tracefs_dir();
 	if (!dir) {
@@ -471,7 +485,11 @@ static int pfm_have_hw(void)
 	"libpfm4 finds no hardware PMU on this machine (virtual machines often have none; " \
 	"LIBPFM_FORCE_PMU=MODEL encodes for a CPU model)"
 
-int evsrc_vendor(const char *base, struct event_spec *out, char *why, size_t whylen)
+/* libpfm4's encoding of base for this machine's PMU (or the one LIBPFM_FORCE_PMU names):
+ * 0; -ENOENT when none of them has the event; -EINVAL with why for libpfm4's other
+ * refusals (a unit mask the event does not have); -EIO with why when libpfm4 did not
+ * start. */
+static int vendor_encode(const char *base, struct event_spec *out, char *why, size_t whylen)
 {
 	struct perf_event_attr a;
 	pfm_perf_encode_arg_t arg;
@@ -481,7 +499,7 @@ int evsrc_vendor(const char *base, struct event_spec *out, char *why, size_t why
 	if (pfm_status != PFM_SUCCESS) {
 		say(why, whylen, "unknown event '%s' (and libpfm4 did not start: %s)", base,
 		    pfm_strerror(pfm_status));
-		return -ENOENT;
+		return -EIO;
 	}
 	memset(&a, 0, sizeof(a));
 	memset(&arg, 0, sizeof(arg));
@@ -489,16 +507,8 @@ int evsrc_vendor(const char *base, struct event_spec *out, char *why, size_t why
 	arg.size = sizeof(arg);
 	/* User and kernel levels: the sampler excludes the kernel where not permitted. */
 	r = pfm_get_os_event_encoding(base, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT, &arg);
-	if (r == PFM_ERR_NOTFOUND) {
-		if (!pfm_have_hw()) {
-			say(why, whylen,
-			    "unknown event '%s': no perf, sysfs or tracepoint name, and no vendor "
-			    "name either: %s", base, NO_PMU_HINT);
-			return -ENODEV;
-		}
-		say(why, whylen, "unknown event '%s' (see `gotop-perf list` and `list --pmu`)", base);
+	if (r == PFM_ERR_NOTFOUND)
 		return -ENOENT;
-	}
 	if (r != PFM_SUCCESS) {
 		say(why, whylen, "%s: libpfm4: %s", base, pfm_strerror(r));
 		return -EINVAL;
@@ -510,6 +520,92 @@ int evsrc_vendor(const char *base, struct event_spec *out, char *why, size_t why
 	out->config2 = a.config2;
 	snprintf(out->name, sizeof(out->name), "%s", base);
 	return 0;
+}
+
+/* The hardware PMUs whose tables have base's event (the name before its first ':'),
+ * present on this machine or not (libpfm4 lists the events of every model it supports):
+ * the first few names into buf ("skl, icl and 12 more"). Their count. Only for the reason
+ * of a failure: it walks every event of every model. */
+static int vendor_known_for(const char *base, char *buf, size_t len)
+{
+	size_t elen = strcspn(base, ":"), at = 0;
+	pfm_pmu_info_t pi;
+	int i, count = 0;
+
+	buf[0] = 0;
+	pfm_for_all_pmus(i) {
+		int ev;
+
+		memset(&pi, 0, sizeof(pi));
+		pi.size = sizeof(pi);
+		if (pfm_get_pmu_info(i, &pi) != PFM_SUCCESS || pi.type == PFM_PMU_TYPE_OS_GENERIC)
+			continue;
+		for (ev = pi.first_event; ev != -1; ev = pfm_get_event_next(ev)) {
+			pfm_event_info_t ei;
+
+			memset(&ei, 0, sizeof(ei));
+			ei.size = sizeof(ei);
+			if (pfm_get_event_info(ev, PFM_OS_NONE, &ei) != PFM_SUCCESS || !ei.name ||
+			    strlen(ei.name) != elen || strncasecmp(ei.name, base, elen))
+				continue;
+			if (count++ < 3 && at + 1 < len)
+				at += (size_t)snprintf(buf + at, len - at, "%s%s",
+						       count > 1 ? ", " : "", pi.name);
+			break;
+		}
+	}
+	if (count > 3 && at + 1 < len)
+		snprintf(buf + at, len - at, " and %d more", count - 3);
+	return count;
+}
+
+int evsrc_named(const char *base, struct event_spec *out, char *why, size_t whylen)
+{
+	int colon = strchr(base, ':') != NULL, tp = -ENOENT, r, known, hw;
+	char pmus[96];
+	const char *tp_part;
+
+	/* What exists decides, not the ':' alone: "sched:sched_switch" and the vendor name
+	 * "INST_RETIRED:ANY_P" look alike. */
+	if (colon) {
+		tp = tracepoint(base, out, why, whylen);
+		if (tp != -ENOENT && tp != -ENODEV)
+			return tp; /* found, or tracefs refused the read: its reason */
+	} else {
+		r = sysfs_named(base, out, why, whylen);
+		if (r != -ENOENT)
+			return r;
+	}
+	r = vendor_encode(base, out, why, whylen);
+	if (r == 0 && why && whylen)
+		why[0] = 0; /* tracefs's absence did not matter */
+	if (r != -ENOENT)
+		return r == -EIO ? -ENOENT : r;
+	/* Nothing here has it: say what was looked at and what is missing. */
+	hw = pfm_have_hw();
+	known = vendor_known_for(base, pmus, sizeof(pmus));
+	tp_part = !colon || !tracepoint_shaped(base) ? ""
+		  : tp == -ENODEV ? "; no tracepoint could be looked up: " TRACEFS_HINT
+				  : "; no tracepoint by that name either";
+	if (known) {
+		if (hw)
+			say(why, whylen, "%s: not an event of this machine's PMU (libpfm4 knows it "
+			    "for %s; see `gotop-perf list --pmu`)%s", base, pmus, tp_part);
+		else
+			say(why, whylen, "%s: not an event of this machine's PMU (no hardware PMU "
+			    "here; libpfm4 knows it for %s; LIBPFM_FORCE_PMU=MODEL encodes for "
+			    "one)%s", base, pmus, tp_part);
+		return hw ? -ENOENT : -ENODEV;
+	}
+	if (tp == -ENODEV) {
+		say(why, whylen, "%s: no tracepoint could be looked up: %s; and no PMU's table has "
+		    "this name", base, TRACEFS_HINT);
+		return -ENODEV;
+	}
+	say(why, whylen, "unknown event '%s': not a perf name, nor a PMU's event%s (see `gotop-perf "
+	    "list`%s)", base, colon && tracepoint_shaped(base) ? " or tracepoint" : "",
+	    hw ? ", `list --pmu`" : "");
+	return -ENOENT;
 }
 
 int events_pmu_list(int (*fn)(void *arg, const char *pmu, const char *event, const char *desc),

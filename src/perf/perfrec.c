@@ -71,8 +71,12 @@ int perfrec_parse_sample(const struct perfrec_layout *l, const struct perf_event
 	memset(s, 0, offsetof(struct perf_sample, regs));
 	s->stack = NULL;
 	s->stack_size = s->stack_dyn = 0;
-	/* Field order: linux include/uapi/linux/perf_event.h, PERF_RECORD_SAMPLE. */
-	if ((t & (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |
+	/* Field order: linux include/uapi/linux/perf_event.h, PERF_RECORD_SAMPLE. The
+	 * IDENTIFIER comes first (a group whose events sample: sampler.c). */
+	if ((t & PERF_SAMPLE_IDENTIFIER) && take_u64(&c, &s->id))
+		return -EINVAL;
+	t &= ~(uint64_t)PERF_SAMPLE_IDENTIFIER;
+	if ((t & (PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |
 		  PERF_SAMPLE_READ)) == 0 &&
 	    (t & FIXED_FIELDS) == FIXED_FIELDS) {
 		/* What the sampler asks for: the five u64 before the callchain checked once,
@@ -91,8 +95,6 @@ int perfrec_parse_sample(const struct perfrec_layout *l, const struct perf_event
 		c.p += 5 * 8;
 		t &= ~(uint64_t)FIXED_FIELDS;
 	}
-	if ((t & PERF_SAMPLE_IDENTIFIER) && take_u64(&c, &s->id))
-		return -EINVAL;
 	if ((t & PERF_SAMPLE_IP) && take_u64(&c, &s->ip))
 		return -EINVAL;
 	if (t & PERF_SAMPLE_TID) {

@@ -54,7 +54,9 @@ static uint64_t regs_mask(void)
 #define PUBLISH_NS (1000 * 1000000ULL)
 
 /* One thread we opened events on: fds[i] is the event on cpus[i]; for a group, fds[i] is
- * the leader and mfds[i * nmembers + k] member k. */
+ * the leader and mfds[i * nmembers + k] member k. A group's events sample on their own
+ * (events_group_attr): each writes into the ring of its CPU's owner, as the leaders of
+ * the other threads do. With sample_read only the leader samples and reads the others. */
 struct tev {
 	pid_t tid;
 	int *fds;
@@ -69,8 +71,13 @@ struct evset {
 	struct perf_event_attr attr;
 	struct perf_event_attr mattr[EVENT_GROUP_MAX - 1]; /* a group's members */
 	size_t nm;           /* event.nmembers */
-	/* A group's counts at the last sample of each event instance (thread and CPU): the
-	 * key (tid << 32 | cpu) + 1 gives an index into lastv, 1 + nm values each. */
+	int per_member;      /* a group whose members sample (not event.sample_read) */
+	/* per_member: the id of each event opened (PERF_EVENT_IOC_ID; an inherited event's
+	 * samples carry its parent's, linux kernel/events/core.c primary_event_id) -> 1 +
+	 * the event's index in the group, 0 the leader. */
+	struct hashmap ids;
+	/* sample_read: a group's counts at the last sample of each event instance (thread and
+	 * CPU): the key (tid << 32 | cpu) + 1 gives an index into lastv, 1 + nm values each. */
 	struct hashmap last;
 	uint64_t *lastv;
 	size_t nlastv, caplastv;
@@ -113,7 +120,7 @@ struct sampler {
 	size_t wake_bytes;  /* sampler_set_wake_bytes: a wait in sampler_take ends at this many */
 	int notify_fd;      /* sampler_set_notify_fd, or -1 */
 	int kicked; /* sampler_kick: the next wait in sampler_take returns at once */
-	unsigned drain_req; /* sampler_set_drain_ms, taken by the thread (atomic) */
+	unsigned drain_req, drain_idle_req; /* sampler_set_drain_ms, taken by the thread (atomic) */
 	int hook_idle;      /* the hook's last end-of-drain call said the next drain may wait
 			     * (written under lock, read atomically) */
 	struct sample_batch *fill;
@@ -133,7 +140,7 @@ static long perf_open(struct perf_event_attr *attr, pid_t pid, int cpu, int grou
 	return syscall(SYS_perf_event_open, attr, pid, cpu, group, fl);
 }
 
-static unsigned ring_pages_for(const struct sampler_opts *o)
+static unsigned ring_pages_for(const struct sampler_opts *o, const struct event_spec *ev)
 {
 	/* Room for ~800 ms of samples at the requested rate per CPU, as a power of two, so
 	 * that a busy CPU's ring (woken at 3/4, fill_attr) seldom wakes the thread before
@@ -143,8 +150,13 @@ static unsigned ring_pages_for(const struct sampler_opts *o)
 	 * default 516 KiB); evset_open halves it when refused. Half that room woke the
 	 * sampling thread more often and cost it more CPU (BENCHMARKS.md, "Own CPU against perf top"). */
 	uint64_t rate = o->use_freq ? o->freq : 1000;
-	uint64_t bytes = rate * (o->stack_size + 256) * 8 / 10;
+	uint64_t bytes;
 	unsigned pages = 16;
+
+	/* A group whose members sample: each of its events at the rate. */
+	if (ev->nmembers && !ev->sample_read)
+		rate *= 1u + ev->nmembers;
+	bytes = rate * (o->stack_size + 256) * 8 / 10;
 
 	if (o->ring_pages)
 		return o->ring_pages;
@@ -183,12 +195,6 @@ static void fill_attr(struct perf_event_attr *a, const struct sampler_opts *o,
 		a->sample_type |= PERF_SAMPLE_STACK_USER;
 		a->sample_stack_user = o->stack_size;
 	}
-	/* A group's leader reads its members at each sample (perf_event_open(2),
-	 * PERF_SAMPLE_READ with PERF_FORMAT_GROUP: { nr; values[nr] }, the leader first). */
-	if (ev->nmembers) {
-		a->sample_type |= PERF_SAMPLE_READ;
-		a->read_format = PERF_FORMAT_GROUP;
-	}
 	a->disabled = 1;
 	a->inherit = inherit ? 1 : 0;
 	/* A level not counted has no frames either: cpu-clock:u stacks end in user code,
@@ -205,26 +211,25 @@ static void fill_attr(struct perf_event_attr *a, const struct sampler_opts *o,
 	 * threads and the rate. */
 	a->watermark = 1;
 	a->wakeup_watermark = 0;
+	/* One clock for all: a group's members must have their leader's, and events that
+	 * write into one ring the owner's (linux kernel/events/core.c perf_event_open,
+	 * perf_event_set_output). */
 	a->use_clockid = 1;
 	a->clockid = CLOCK_MONOTONIC;
 	a->enable_on_exec = o->enable_on_exec ? 1 : 0;
+	events_group_attr(ev, a);
 }
 
-/* A group's member: counted while its leader is (disabled 0: the leader's enable starts
- * the group), never sampled, and no side records (they would have no ring to go to). */
-static void fill_member_attr(struct perf_event_attr *a, const struct sampler_opts *o,
-			     const struct event_member *m, int inherit)
+/* A group's member k, from the leader's finished attr: counted while the leader is (its
+ * enable starts the group), sampling with it or read at its samples (events.h), and the
+ * kernel only where permitted. */
+static void fill_member_attr(struct perf_event_attr *m, const struct sampler_opts *o,
+			     const struct evset *es, size_t k)
 {
-	memset(a, 0, sizeof(*a));
-	a->size = sizeof(*a);
-	events_member_attr(m, a);
+	events_group_member_attr(&es->event, k, &es->attr, m);
 	if (!o->kernel)
-		a->exclude_kernel = 1;
-	a->inherit = inherit ? 1 : 0;
-	/* A group shares one clock (kernel/events/core.c perf_event_open refuses a member
-	 * whose clock is not its leader's). */
-	a->use_clockid = 1;
-	a->clockid = CLOCK_MONOTONIC;
+		m->exclude_kernel = 1;
+	m->exclude_callchain_kernel = m->exclude_kernel;
 }
 
 static void close_members(struct sampler *s, struct evset *es, struct tev *t)
@@ -268,6 +273,7 @@ static void evset_close(struct sampler *s, struct evset *es)
 	free(es->maps);
 	free(es->rings);
 	free(es->owner);
+	hashmap_free(&es->ids);
 	hashmap_free(&es->last);
 	free(es->lastv);
 	es->lastv = NULL;
@@ -275,6 +281,15 @@ static void evset_close(struct sampler *s, struct evset *es)
 	es->maps = NULL;
 	es->rings = NULL;
 	es->owner = NULL;
+}
+
+/* Gives the event the BPF program (sampler_opts.bpf). An event that refuses it still
+ * samples. */
+static void attach_bpf(struct sampler *s, int fd)
+{
+	__atomic_fetch_add(ioctl(fd, PERF_EVENT_IOC_SET_BPF, s->o.bpf_prog_fd) == 0 ? &s->st.bpf_attached
+										    : &s->st.bpf_failed,
+			   1, __ATOMIC_RELAXED);
 }
 
 static struct tev *evset_find(struct evset *es, pid_t tid)
@@ -285,6 +300,18 @@ static struct tev *evset_find(struct evset *es, pid_t tid)
 		if (es->tevs[i].tid == tid)
 			return &es->tevs[i];
 	return NULL;
+}
+
+/* per_member: notes the id of an event just opened as the group's event k (0 the
+ * leader). 0 or -errno. */
+static int note_id(struct evset *es, int fd, size_t k)
+{
+	uint64_t id;
+
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0)
+		return -errno;
+	*hashmap_put(&es->ids, id, NULL) = k + 1;
+	return 0;
 }
 
 /* Opens the event on one thread on every CPU, redirecting into the owners' rings
@@ -314,6 +341,8 @@ static int evset_add_thread(struct sampler *s, struct evset *es, pid_t tid)
 			break;
 		}
 		t.fds[c] = (int)fd;
+		if (es->per_member && (err = note_id(es, (int)fd, 0)) != 0)
+			break;
 		for (size_t k = 0; k < es->nm; k++) {
 			long mfd = perf_open(&es->mattr[k], tid, s->cpus[c], (int)fd,
 					     PERF_FLAG_FD_CLOEXEC);
@@ -324,14 +353,18 @@ static int evset_add_thread(struct sampler *s, struct evset *es, pid_t tid)
 				break;
 			}
 			t.mfds[c * es->nm + k] = (int)mfd;
+			if (es->per_member && (err = note_id(es, (int)mfd, k + 1)) != 0)
+				break;
 		}
 		if (err)
 			break;
-		/* Before the event is enabled: its first sample already runs the program. An
-		 * event that refuses it still samples. */
-		if (s->o.bpf)
-			__atomic_fetch_add(ioctl((int)fd, PERF_EVENT_IOC_SET_BPF, s->o.bpf_prog_fd) == 0
-					   ? &s->st.bpf_attached : &s->st.bpf_failed, 1, __ATOMIC_RELAXED);
+		/* Before the event is enabled: its first sample already runs the program. A
+		 * group's members that sample run it at their samples too. */
+		if (s->o.bpf) {
+			attach_bpf(s, (int)fd);
+			for (size_t k = 0; es->per_member && k < es->nm; k++)
+				attach_bpf(s, t.mfds[c * es->nm + k]);
+		}
 		if (es->owner[c] < 0) {
 			void *m = mmap(NULL, es->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
 
@@ -347,6 +380,14 @@ static int evset_add_thread(struct sampler *s, struct evset *es, pid_t tid)
 			err = -errno;
 			break;
 		}
+		for (size_t k = 0; es->per_member && k < es->nm; k++)
+			if (ioctl(t.mfds[c * es->nm + k], PERF_EVENT_IOC_SET_OUTPUT,
+				  es->owner[c]) != 0) {
+				err = -errno;
+				break;
+			}
+		if (err)
+			break;
 	}
 	if (err) {
 		close_members(s, es, &t);
@@ -406,7 +447,7 @@ static struct evset *evset_open(struct sampler *s, const struct event_spec *ev, 
 {
 	struct evset *es;
 	int inherit = s->o.ntids == 0;
-	unsigned pages = ring_pages_for(&s->o);
+	unsigned pages = ring_pages_for(&s->o, ev);
 	size_t c;
 	int round, r = 0;
 
@@ -428,14 +469,15 @@ static struct evset *evset_open(struct sampler *s, const struct event_spec *ev, 
 		es->period = value;
 	fill_attr(&es->attr, &s->o, ev, use_freq, value, inherit);
 	es->nm = ev->nmembers;
-	for (c = 0; c < es->nm; c++)
-		fill_member_attr(&es->mattr[c], &s->o, &ev->members[c], inherit);
+	es->per_member = ev->nmembers && !ev->sample_read;
 	es->layout.read_format = es->attr.read_format;
 	es->layout.sample_type = es->attr.sample_type;
 	es->layout.regs_user_mask = es->attr.sample_regs_user;
 	es->layout.sample_id_all = 1;
 	es->map_len = (size_t)(pages + 1) * 4096;
 	es->attr.wakeup_watermark = ring_watermark(es->map_len);
+	for (c = 0; c < es->nm; c++)
+		fill_member_attr(&es->mattr[c], &s->o, es, c);
 	es->owner = xmalloc(s->ncpus * sizeof(int));
 	es->maps = xcalloc(s->ncpus, sizeof(void *));
 	es->rings = xcalloc(s->ncpus, sizeof(struct ring));
@@ -695,15 +737,42 @@ static void group_deltas(struct evset *es, uint8_t *rec)
 	}
 }
 
+/* per_member: the group's event that took a sample (h, in the ring): 0 the leader, k + 1
+ * member k, from the id the sample starts with (PERF_SAMPLE_IDENTIFIER), or -1 when the
+ * id is none of the set's. */
+static int64_t sample_event(const struct evset *es, const struct perf_event_header *h)
+{
+	uint64_t id, *k;
+
+	if (h->size < sizeof(*h) + sizeof(id))
+		return -1;
+	memcpy(&id, h + 1, sizeof(id));
+	k = hashmap_get(&es->ids, id);
+	return k ? (int64_t)*k - 1 : -1;
+}
+
+/* The batch's copy of the record just appended (h, in the ring). */
+static uint8_t *appended(struct sampler *s, const struct perf_event_header *h)
+{
+	return s->fill->data + s->fill->len - (((size_t)h->size + 7u) & ~(size_t)7u);
+}
+
 /* Called with s->lock held. */
 static void on_record(const struct perf_event_header *h, void *arg)
 {
 	struct drain_ctx *d = arg;
 	struct sampler *s = d->s;
+	int64_t ev = 0;
 
 	s->st.bytes += h->size;
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
+		/* A group whose members sample: the batch's copy says which event took the
+		 * sample, in place of the id (sampler.h). */
+		if (d->es->per_member && (ev = sample_event(d->es, h)) < 0) {
+			s->st.bad++; /* every fd's id is noted before it is enabled */
+			break;
+		}
 		s->st.samples++;
 		if (s->o.hook) {
 			struct perf_event_header *x;
@@ -713,9 +782,10 @@ static void on_record(const struct perf_event_header *h, void *arg)
 			 * batch keeps room for the largest, and is held until the end of the
 			 * drain (see drain), so the hook may finish it then. */
 			batch_append_r(s, d->es, h, sizeof(*x) + SAMPLER_EXTRA_MAX);
-			if (d->es->nm)
-				group_deltas(d->es, s->fill->data + s->fill->len -
-						    (((size_t)h->size + 7u) & ~(size_t)7u));
+			if (d->es->per_member)
+				memcpy(appended(s, h) + sizeof(*h), &ev, sizeof(ev));
+			else if (d->es->nm)
+				group_deltas(d->es, appended(s, h));
 			if (s->fill->len + sizeof(*x) + SAMPLER_EXTRA_MAX > s->fill->cap)
 				break;
 			x = (struct perf_event_header *)(s->fill->data + s->fill->len);
@@ -730,9 +800,10 @@ static void on_record(const struct perf_event_header *h, void *arg)
 			break;
 		}
 		batch_append(s, d->es, h);
-		if (d->es->nm)
-			group_deltas(d->es, s->fill->data + s->fill->len -
-					    (((size_t)h->size + 7u) & ~(size_t)7u));
+		if (d->es->per_member)
+			memcpy(appended(s, h) + sizeof(*h), &ev, sizeof(ev));
+		else if (d->es->nm)
+			group_deltas(d->es, appended(s, h));
 		break;
 	case PERF_RECORD_LOST:
 		/* struct { header; u64 id; u64 lost; sample_id } */
@@ -900,16 +971,18 @@ struct drain_wait {
 };
 
 /* The drain interval for this turn: sampler_set_drain_ms's, else the option's, or the
- * longer idle one while the hook says the target is idle. Sets the sleep and the timer
+ * longer idle one (of the same source) while the hook says the target is idle. Sets the sleep and the timer
  * slack when it changes. */
 static void drain_wait_update(struct sampler *s, struct drain_wait *w)
 {
-	unsigned want = __atomic_load_n(&s->drain_req, __ATOMIC_RELAXED);
+	unsigned want = __atomic_load_n(&s->drain_req, __ATOMIC_RELAXED), idle = s->o.drain_idle_ms;
 
-	if (!want)
+	if (want)
+		idle = __atomic_load_n(&s->drain_idle_req, __ATOMIC_RELAXED);
+	else
 		want = s->o.drain_ms ? s->o.drain_ms : DRAIN_DEFAULT_MS;
-	if (s->o.drain_idle_ms > want && __atomic_load_n(&s->hook_idle, __ATOMIC_RELAXED))
-		want = s->o.drain_idle_ms;
+	if (idle > want && __atomic_load_n(&s->hook_idle, __ATOMIC_RELAXED))
+		want = idle;
 	if (want == w->drain_ms)
 		return;
 	w->drain_ms = want;
@@ -1188,12 +1261,36 @@ void sampler_set_notify_fd(struct sampler *s, int fd)
 	pthread_mutex_unlock(&s->qlock);
 }
 
-void sampler_set_drain_ms(struct sampler *s, unsigned ms)
+void sampler_set_drain_ms(struct sampler *s, unsigned ms, unsigned idle_ms)
 {
 	if (!ms)
 		return;
+	__atomic_store_n(&s->drain_idle_req, idle_ms, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->drain_req, ms, __ATOMIC_RELAXED);
 	wake(s);
+}
+
+void sampler_set_bpf(struct sampler *s, int prog_fd)
+{
+	size_t i, c;
+
+	pthread_mutex_lock(&s->lock);
+	if (!s->o.bpf) {
+		s->o.bpf = 1;
+		s->o.bpf_prog_fd = prog_fd;
+		for (i = 0; i < s->cur->ntevs; i++)
+			for (c = 0; c < s->ncpus; c++) {
+				const struct tev *t = &s->cur->tevs[i];
+
+				if (t->fds[c] >= 0)
+					attach_bpf(s, t->fds[c]);
+				/* A group's members that sample (evset_add_thread). */
+				for (size_t k = 0; s->cur->per_member && k < s->cur->nm; k++)
+					if (t->mfds[c * s->cur->nm + k] >= 0)
+						attach_bpf(s, t->mfds[c * s->cur->nm + k]);
+			}
+	}
+	pthread_mutex_unlock(&s->lock);
 }
 
 void sampler_flush(struct sampler *s)
@@ -1269,7 +1366,6 @@ void sampler_get_stats(struct sampler *s, struct sampler_stats *st)
 
 	pthread_mutex_lock(&s->lock);
 	*st = s->st;
-	st->bad = 0;
 	for (c = 0; c < s->ncpus; c++)
 		if (s->cur->maps[c])
 			st->bad += s->cur->rings[c].bad;

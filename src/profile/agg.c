@@ -69,6 +69,8 @@ struct evprof {
 	char name[EVENT_NAME_MAX];
 	uint32_t idx; /* in agg.evs */
 	uint32_t nv;  /* values per sample: samples, the event's, and a group's members' */
+	int per_member; /* a group whose members sample: a sample's value goes to its event's
+			 * column, the others stay 0 (sampler.h, struct sample_batch) */
 	struct memo *memo; /* MEMO_SLOTS, allocated at the first use */
 	struct smemo *smemo; /* SMEMO_SLOTS, the same */
 	struct prof *prof;
@@ -260,9 +262,11 @@ static struct evprof *evprof_get(struct agg *a, const struct event_spec *ev)
 	vt[0].unit = prof_str(e->prof, "count");
 	vt[1].type = prof_str(e->prof, type);
 	vt[1].unit = prof_str(e->prof, unit);
-	/* A group's members: one sample type each, their counts since the previous sample
-	 * (the sampler's deltas), so go tool pprof -sample_index=page-faults shows them. */
+	/* A group's members: one sample type each, so go tool pprof -sample_index=page-faults
+	 * shows them: each member's own samples' periods when the members sample, their
+	 * counts since the previous sample (the sampler's deltas) with sample_read. */
 	e->nv = 2;
+	e->per_member = ev->nmembers && !ev->sample_read;
 	for (k = 0; k < ev->nmembers && e->nv < PROF_MAX_VALUES; k++) {
 		events_member_value_type(&ev->members[k], &type, &unit);
 		vt[e->nv].type = prof_str(e->prof, type);
@@ -1099,14 +1103,22 @@ static void fold_sample(struct agg *a, struct evprof *e, const struct perf_sampl
 	if (nl < c.nk + c.nu)
 		a->st.chain_cut++;
 	sample_labels(a, e, s, gx, &c, &sl);
-	if (a->oncpu)
+	/* Running goroutines are the leader's samples' only: a member's (a page fault) says
+	 * nothing of what runs. */
+	if (a->oncpu && (!e->per_member || s->id == 0))
 		gowall_oncpu_put(a->oncpu, gx && gx->rc == 0 ? gx->goid : 0, s->time, c.user, c.nu);
 	values[0] = 1;
-	values[1] = (int64_t)s->period;
-	/* A group: the members' counts after the leader's (perfrec: read_vals[0] is the
-	 * leader's own count, the sample's period already holds what it sampled). */
-	for (k = 2; k < e->nv && k - 1 < s->read_nr; k++)
-		values[k] = (int64_t)s->read_vals[(k - 1) * s->read_stride];
+	if (e->per_member) {
+		/* The group's event that took it (the sampler's index in the id): its period
+		 * goes to its own column, and the sample counts among the group's. */
+		values[1 + s->id] = (int64_t)s->period;
+	} else {
+		values[1] = (int64_t)s->period;
+		/* sample_read: the members' counts after the leader's (perfrec: read_vals[0] is
+		 * the leader's own count, the sample's period already holds what it sampled). */
+		for (k = 2; k < e->nv && k - 1 < s->read_nr; k++)
+			values[k] = (int64_t)s->read_vals[(k - 1) * s->read_stride];
+	}
 	if (defer)
 		hold(a, e, lp, nl, values, sl.labels, sl.n, sl.flags);
 	else
@@ -1156,7 +1168,8 @@ void agg_feed(struct agg *a, const struct sample_batch *b)
 					}
 				}
 			}
-			if (perfrec_parse_sample(b->layout, h, &s) == 0)
+			if (perfrec_parse_sample(b->layout, h, &s) == 0 &&
+			    (!e->per_member || s.id + 1 < e->nv))
 				fold_sample(a, e, &s, gx, gc);
 			else
 				a->st.bad++;
@@ -1256,6 +1269,7 @@ void agg_get_stats(const struct agg *a, struct agg_stats *st)
 	st->bpf_ring_full = gs.bpf_ring_full;
 	st->bpf_runs = gs.bpf_runs;
 	st->bpf_run_ns = gs.bpf_run_ns;
+	st->bpf_load = gs.bpf_load;
 }
 
 void agg_set_times(struct agg *a, int64_t start_wall_ns, int64_t duration_ns)

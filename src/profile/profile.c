@@ -871,6 +871,19 @@ long prof_add_to_sample(struct prof *p, const uint64_t *locs64, size_t nlocs,
 	return (long)si;
 }
 
+int prof_add_values(struct prof *p, size_t i, const int64_t *values)
+{
+	int64_t *v;
+
+	if (i >= p->nsamples)
+		return -ERANGE;
+	own_tables(p);
+	v = p->vals + i * p->stride;
+	for (size_t k = 0; k < p->stride; k++)
+		v[k] += values[k];
+	return 0;
+}
+
 /* --- read access --- */
 
 size_t prof_nmappings(const struct prof *p)

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,8 +42,15 @@ struct session {
 	struct agg *agg;
 	struct sampler *samplers[SESSION_MAX_EVENTS];
 	size_t nsamplers;
-	/* The Go settings of the samplers of a Go target (hook, BPF program, drain). */
+	/* The Go settings of the samplers of a Go target (hook, BPF program, drain). The BPF
+	 * program loads on a thread of its own (bpf_main): the kernel's verifier and the
+	 * ring's pages take long enough to delay the first samples, which meanwhile read
+	 * their goroutines after the sample. The lock orders the loader's attaching against
+	 * the samplers' creation: go_so, info.bpf and bpf_why are written under it. */
 	struct sampler_opts go_so;
+	pthread_mutex_t bpf_lock;
+	pthread_t bpf_thread;
+	int bpf_thread_on;
 	int go_late;             /* Go found after the start: the drain interval was changed */
 	int efd;                 /* opts.notify: the samplers' eventfd, or -1 */
 	uint64_t start_ns, start_wall;
@@ -78,27 +86,63 @@ static size_t bpf_ring_bytes(const struct session_opts *o)
 	return n;
 }
 
-/* Goroutines and labels of a Go target: read at each sample by the BPF program, else
- * right after it by the sampling thread. One program for every event. */
+/* Loads the BPF program and gives it to the samplers open by then (later ones take it from
+ * go_so): drains may then wait longer, since only label sets are read at the drain. */
+static void *bpf_main(void *arg)
+{
+	struct session *s = arg;
+	char why[sizeof(s->info.bpf_why)];
+	int fd;
+	size_t i;
+
+	fd = agg_go_bpf(s->agg, s->info.go_version, bpf_ring_bytes(&s->o), why, sizeof(why));
+	pthread_mutex_lock(&s->bpf_lock);
+	if (fd >= 0) {
+		s->go_so.bpf = 1;
+		s->go_so.bpf_prog_fd = fd;
+		s->go_so.drain_ms = GP_MAX(s->o.label_latency_ms, BPF_DRAIN_MS);
+		s->go_so.drain_idle_ms = BPF_IDLE_DRAIN_MS;
+		s->info.bpf = 1;
+		s->info.bpf_why[0] = 0;
+		for (i = 0; i < s->nsamplers; i++) {
+			sampler_set_bpf(s->samplers[i], fd);
+			sampler_set_drain_ms(s->samplers[i], s->go_so.drain_ms, s->go_so.drain_idle_ms);
+		}
+	} else {
+		memcpy(s->info.bpf_why, why, sizeof(why));
+	}
+	pthread_mutex_unlock(&s->bpf_lock);
+	return NULL;
+}
+
+/* Goroutines and labels of a Go target: read at each sample by the BPF program once it
+ * is loaded, else right after it by the sampling thread. One program for every event. */
 static void go_setup(struct session *s)
 {
 	struct sampler_opts *so = &s->go_so;
-	int fd = -1;
 
 	agg_sampler_hook(s->agg, &so->hook, &so->hook_arg);
-	if (!s->o.bpf)
+	/* Until the program is in (or without it), goroutines are read at the drain: it
+	 * must come soon. */
+	so->drain_ms = s->o.label_latency_ms;
+	so->drain_idle_ms = 0;
+	if (!s->o.bpf) {
 		snprintf(s->info.bpf_why, sizeof(s->info.bpf_why), "--no-bpf");
-	else
-		fd = agg_go_bpf(s->agg, s->info.go_version, bpf_ring_bytes(&s->o), s->info.bpf_why,
-				sizeof(s->info.bpf_why));
-	so->bpf = fd >= 0;
-	so->bpf_prog_fd = fd;
-	/* Without the program, goroutines are read at the drain: it must come soon. */
-	so->drain_ms = fd >= 0 ? GP_MAX(s->o.label_latency_ms, BPF_DRAIN_MS) : s->o.label_latency_ms;
-	so->drain_idle_ms = fd >= 0 ? BPF_IDLE_DRAIN_MS : 0;
-	s->info.bpf = so->bpf;
-	if (so->bpf)
-		s->info.bpf_why[0] = 0;
+		return;
+	}
+	snprintf(s->info.bpf_why, sizeof(s->info.bpf_why), "the BPF program was still loading");
+	s->bpf_thread_on = pthread_create(&s->bpf_thread, NULL, bpf_main, s) == 0;
+	if (!s->bpf_thread_on)
+		bpf_main(s);
+}
+
+/* Waits for the BPF program's loader, so that info says whether it loaded. */
+static void bpf_join(struct session *s)
+{
+	if (s->bpf_thread_on) {
+		pthread_join(s->bpf_thread, NULL);
+		s->bpf_thread_on = 0;
+	}
 }
 
 static int target_fail(int r, struct session_err *e)
@@ -116,12 +160,14 @@ struct session *session_new(const struct session_opts *o, struct session_err *e)
 
 	s->o = *o;
 	s->efd = -1;
+	pthread_mutex_init(&s->bpf_lock, NULL);
 	if (o->pid)
 		r = target_attach(&s->target, o->pid, o->tids, o->ntids, e->why, sizeof(e->why));
 	else
 		r = target_spawn(&s->target, o->command, o->command_quiet, e->why, sizeof(e->why));
 	if (r) {
 		target_fail(r, e);
+		pthread_mutex_destroy(&s->bpf_lock);
 		free(s);
 		errno = -r;
 		return NULL;
@@ -186,6 +232,7 @@ int session_open(struct session *s, struct session_err *e)
 		so.stack_size = s->info.stack_size;
 		so.kernel = s->info.kernel;
 		so.enable_on_exec = s->target.spawned;
+		pthread_mutex_lock(&s->bpf_lock);
 		if (s->info.go) {
 			so.hook = s->go_so.hook;
 			so.hook_arg = s->go_so.hook_arg;
@@ -198,6 +245,9 @@ int session_open(struct session *s, struct session_err *e)
 			agg_sampler_hook(s->agg, &so.hook, &so.hook_arg);
 		}
 		s->samplers[i] = sampler_new(&so, e->why, sizeof(e->why));
+		if (s->samplers[i])
+			s->nsamplers = i + 1;
+		pthread_mutex_unlock(&s->bpf_lock);
 		if (!s->samplers[i]) {
 			int err = errno;
 
@@ -206,7 +256,6 @@ int session_open(struct session *s, struct session_err *e)
 			errno = err;
 			return -err;
 		}
-		s->nsamplers = i + 1;
 		if (s->efd >= 0)
 			sampler_set_notify_fd(s->samplers[i], s->efd);
 	}
@@ -218,9 +267,12 @@ int session_start(struct session *s, const volatile int *stop, struct session_er
 	size_t i;
 	int r;
 
-	/* Symbol tables and kallsyms are loaded now, not inside the profiled time. */
-	if (s->o.preload)
+	/* Symbol tables and kallsyms are loaded now, not inside the profiled time, and the
+	 * BPF program (loading meanwhile) is waited for: every sample is read at the sample. */
+	if (s->o.preload) {
 		agg_preload(s->agg, !s->target.spawned);
+		bpf_join(s);
+	}
 	s->start_ns = util_now_ns();
 	s->start_wall = util_wall_ns();
 	for (i = 0; i < s->nsamplers; i++) {
@@ -261,7 +313,7 @@ const char *session_go_version(struct session *s)
 		/* Its goroutines are read at the drain now: as go_setup without the BPF program. */
 		s->go_late = 1;
 		for (size_t i = 0; i < s->nsamplers; i++)
-			sampler_set_drain_ms(s->samplers[i], s->o.label_latency_ms);
+			sampler_set_drain_ms(s->samplers[i], s->o.label_latency_ms, 0);
 	}
 	return v;
 }
@@ -330,6 +382,7 @@ void session_stop(struct session *s, int feed)
 {
 	size_t i;
 
+	bpf_join(s);
 	for (i = 0; i < s->nsamplers; i++) {
 		struct sample_batch *b;
 
@@ -350,6 +403,7 @@ void session_free(struct session *s)
 
 	if (!s)
 		return;
+	bpf_join(s);
 	for (i = 0; i < s->nsamplers; i++)
 		sampler_stop(s->samplers[i]);
 	/* A command still running when the session ends (a duration, a signal) is stopped. */
@@ -359,6 +413,7 @@ void session_free(struct session *s)
 	if (s->efd >= 0)
 		close(s->efd);
 	agg_free(s->agg);
+	pthread_mutex_destroy(&s->bpf_lock);
 	free(s);
 }
 

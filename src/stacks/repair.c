@@ -28,8 +28,8 @@ uint32_t repair_stack_bytes(const char *go_version)
 	 * are a few words above SP. Up to 1.20 the prologue is SUBQ $F, SP; MOVQ BP,
 	 * F-8(SP), and between the two the slot is the whole frame up. C without frame
 	 * pointers needs a deeper copy for its CFI unwind, which follows only as many
-	 * frames as the copy holds. The sizes and what the verifier found with them:
-	 * bench/results/README.md, "a smaller stack copy for Go". */
+	 * frames as the copy holds. How the sizes were chosen (the verifier's counts of
+	 * wrong stacks after repair at each size): doc/design.md, section 5. */
 	return util_go_minor(go_version) >= 21 ? REPAIR_STACK_GO : REPAIR_STACK_OTHER;
 }
 
@@ -74,8 +74,8 @@ static int splice(const struct repair_input *in, const uint64_t *t_ra, size_t j,
  * stack (a loop, or garbage) begins a part where no true frame's slot can be met
  * except by a loop back into frames already passed. Increasing, the slots are walked
  * only as far as the one being matched: the frameless leaf's own slot lies below the
- * first, and walking the whole chain only to rule that out was most of the repair's
- * cost on C code (bench/results/, "repair cheaper on C"). */
+ * first, and walking the whole chain only to rule that out would cost a walk of every
+ * frame of every sample. */
 struct kwalk {
 	uint64_t slot[UNWIND_MAX + 2];
 	size_t n;
@@ -185,8 +185,7 @@ struct unwound {
  * whose slot the kernel also read: the outcome, or -1 when none met the kernel's chain
  * (u then holds the frames unwound). A frame's entry does not depend on the frames
  * after it, so stopping there gives what unwinding the whole stack first did, and a Go
- * stack usually meets the kernel's chain within its first frames (bench/results/, "repair
- * stops at the first frame that meets the kernel's chain"). */
+ * stack usually meets the kernel's chain within its first frames. */
 static int unwind_splice(const struct repair_input *in, const struct repair_frame *leaf,
 			 int garbage_fp, struct unwound *u, uint64_t *out, size_t *nout, size_t max)
 {
@@ -356,7 +355,7 @@ static void live_frame(void *ctx, uint64_t pc, int innermost, struct repair_fram
 	uint64_t key = (pc << 1) | (innermost ? 1 : 0), look = innermost ? pc : pc - 1, vaddr;
 	/* Two ways per set, the newest first: direct-mapped, two hot pcs of one slot
 	 * evict each other, and a miss (a symbolizer lookup and a pcsp or CFI decode)
-	 * costs far more than a second compare (bench/results/README.md, "a two-way frame cache"). */
+	 * costs far more than a second compare. */
 	struct fcache_ent *e = &r->cache[util_mix64(key) & (FCACHE - 2)];
 	const struct sym_module *mod = NULL;
 
@@ -424,7 +423,7 @@ static void live_frame(void *ctx, uint64_t pc, int innermost, struct repair_fram
 		 * into the goroutine it switched from (go1.19 to 1.27 asm_amd64.s), so the walk
 		 * went on into the frames of a goroutine that may already run elsewhere, which
 		 * Go's profile never shows; a preempted one's lacked the caller of a frameless
-		 * function (bench/results/README.md, "stacks end at runtime.mcall"). The stack ends
+		 * function. The stack ends
 		 * there; also when mcall is the leaf, as in Go's (which stops at any
 		 * SP-writing leaf when profiling): past its switch to g0, SP no longer leads
 		 * to its caller. Only the goroutine's state copied at the sample continues

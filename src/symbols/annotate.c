@@ -609,17 +609,28 @@ static int key_cmp(const void *pa, const void *pb)
 	return (x->i > y->i) - (x->i < y->i);
 }
 
-size_t annot_source_rows(const struct annot *a, const int64_t *self, const int64_t *total,
-			 struct annot_row **rowsp)
+/* Keeps the five largest positive values seen in best[] (largest first). */
+static void top5_add(int64_t best[5], int64_t v)
 {
-	struct annot_row *rows = NULL;
-	size_t nrows = 0, cap = 0, i, j;
-	const char *main_file = NULL;
-	int32_t lo = INT32_MAX, hi = 0;
-	struct hashmap idx = { 0 };
-	int64_t best[5] = { 0 };
+	for (size_t j = 0; j < 5 && v > 0; j++)
+		if (v > best[j]) {
+			int64_t t = best[j];
 
-	/* The function's file: that of its first instruction with a line. */
+			best[j] = v;
+			v = t;
+		}
+}
+
+/* The function's file (that of its first instruction with a line) and the span of its
+ * lines there, from the line that declares the function when it is near (DWARF
+ * decl_line, Go's startLine), so the signature shows. NULL when no instruction has a line. */
+static const char *main_span(const struct annot *a, int32_t *lo, int32_t *hi)
+{
+	const char *main_file = NULL;
+	size_t i;
+
+	*lo = INT32_MAX;
+	*hi = 0;
 	for (i = 0; i < a->n && !main_file; i++)
 		if (outer(a, i) && outer(a, i)->file && outer(a, i)->line > 0)
 			main_file = outer(a, i)->file;
@@ -627,122 +638,254 @@ size_t annot_source_rows(const struct annot *a, const int64_t *self, const int64
 		const struct sym_frame *o = outer(a, i);
 
 		if (o && o->line > 0 && same_file(o->file, main_file)) {
-			lo = GP_MIN(lo, o->line);
-			hi = GP_MAX(hi, o->line);
+			*lo = GP_MIN(*lo, o->line);
+			*hi = GP_MAX(*hi, o->line);
 		}
 	}
-	/* From the line that declares the function, when it is near (DWARF decl_line, Go's
-	 * startLine), so the signature shows. */
 	for (i = 0; i < a->n; i++) {
 		const struct sym_frame *o = outer(a, i);
 
-		if (o && o->start_line > 0 && o->start_line < lo && lo - o->start_line < 64 &&
+		if (o && o->start_line > 0 && o->start_line < *lo && *lo - o->start_line < 64 &&
 		    same_file(o->file, main_file)) {
-			lo = o->start_line;
+			*lo = o->start_line;
 			break;
 		}
 	}
+	return main_file;
+}
+
+/* The source rows being made: rows by a key (line, file, inlined function), index + 1. */
+struct rowset {
+	struct annot_row *rows;
+	size_t n, cap;
+	struct hashmap idx;
+};
+
+/* The row of key, made as tmpl when it is new. */
+static struct annot_row *row_for(struct rowset *rs, uint64_t key, const struct annot_row *tmpl)
+{
+	int created;
+	uint64_t *slot = hashmap_put(&rs->idx, key, &created);
+
+	if (created) {
+		xgrow((void **)&rs->rows, &rs->cap, rs->n + 1, sizeof(*rs->rows));
+		rs->rows[rs->n] = *tmpl;
+		*slot = ++rs->n;
+	}
+	return &rs->rows[*slot - 1];
+}
+
+static uint64_t str_hash(const char *s, uint64_t seed)
+{
+	return util_hash(s ? s : "", s ? strlen(s) : 0, seed);
+}
+
+/* Instruction i's counts into its line's row and, for inlined code, the row under that
+ * line of its innermost (function, file, line). */
+static void count_insn(const struct annot *a, struct rowset *rs, const char *main_file, size_t i,
+		       int64_t self, int64_t total)
+{
+	const struct annot_insn *in = &a->insns[i];
+	const struct sym_frame *o = outer(a, i), *inner;
+	int32_t line = o ? o->line : 0;
+	struct annot_row *r;
+	uint64_t key;
+
+	/* Rows of the main file are keyed by line; other files' by their name too. */
+	key = (uint64_t)(uint32_t)line;
+	if (!o || !same_file(o->file, main_file))
+		key |= ((str_hash(o ? o->file : NULL, 1) | 1) & 0x7fffffffULL) << 32;
+	r = row_for(rs, key, &(struct annot_row){ .file = o ? o->file : NULL, .line = line,
+						   .first = UINT32_MAX });
+	if (r->first == UINT32_MAX)
+		r->first = (uint32_t)i;
+	r->ninsn++;
+	r->total += total;
+	if (in->nfr <= 1) {
+		r->self += self;
+		return;
+	}
+	inner = &a->frames[in->fr];
+	key = util_mix64(key ^ str_hash(inner->func, 2) ^ str_hash(inner->file, 3) ^
+			 (uint64_t)(uint32_t)inner->line << 7) | 1ULL << 63;
+	r = row_for(rs, key, &(struct annot_row){ .file = inner->file, .line = inner->line,
+						   .func = inner->func ? inner->func : "?",
+						   .depth = 1, .first = (uint32_t)i });
+	r->ninsn++;
+	r->self += self;
+	r->total += total;
+}
+
+/* The rows in the order of annot_source_rows: the main file's lines, each followed by the
+ * code inlined at it (an inlined row belongs to the line of its first instruction), then
+ * other files' lines. */
+static void sort_rows(const struct annot *a, struct rowset *rs, const char *main_file)
+{
+	struct row_key *k = xmalloc((rs->n + 1) * sizeof(*k));
+	struct annot_row *sorted = xmalloc((rs->n + 1) * sizeof(*sorted));
+	const struct annot_row *rows = rs->rows;
+	size_t i;
+
+	for (i = 0; i < rs->n; i++) {
+		const struct sym_frame *o = rows[i].first != UINT32_MAX ? outer(a, rows[i].first) : NULL;
+
+		k[i].g = rows[i].depth ? (!o || !same_file(o->file, main_file))
+				       : !same_file(rows[i].file, main_file);
+		k[i].line = rows[i].depth ? (o ? o->line : 0) : rows[i].line;
+		k[i].depth = rows[i].depth;
+		k[i].first = rows[i].first;
+		k[i].i = i;
+	}
+	qsort(k, rs->n, sizeof(*k), key_cmp);
+	for (i = 0; i < rs->n; i++)
+		sorted[i] = rows[k[i].i];
+	free(k);
+	free(rs->rows);
+	rs->rows = sorted;
+}
+
+size_t annot_source_rows(const struct annot *a, const int64_t *self, const int64_t *total,
+			 struct annot_row **rowsp)
+{
+	struct rowset rs = { 0 };
+	int32_t lo, hi;
+	const char *main_file = main_span(a, &lo, &hi);
+	int64_t best[5] = { 0 };
+	size_t i;
+
 	/* Every line of the span, code or not, so the source reads as a whole. */
-	if (main_file && hi >= lo && hi - lo < ANNOT_MAX_SPAN) {
-		for (int32_t l = lo; l <= hi; l++) {
-			xgrow((void **)&rows, &cap, nrows + 1, sizeof(*rows));
-			memset(&rows[nrows], 0, sizeof(*rows));
-			rows[nrows].file = main_file;
-			rows[nrows].line = l;
-			rows[nrows].first = UINT32_MAX;
-			*hashmap_put(&idx, (uint64_t)(uint32_t)l, NULL) = ++nrows;
-		}
-	}
-	for (i = 0; i < a->n; i++) {
-		const struct annot_insn *in = &a->insns[i];
-		const struct sym_frame *o = outer(a, i), *inner;
-		uint64_t key, *slot;
-		int32_t line = o ? o->line : 0;
-		int created;
-
-		/* Rows of the main file are keyed by line; other files' by their name too. */
-		key = (uint64_t)(uint32_t)line;
-		if (!o || !same_file(o->file, main_file))
-			key |= ((util_hash(o && o->file ? o->file : "", o && o->file ? strlen(o->file) : 0, 1) | 1) &
-				0x7fffffffULL) << 32;
-		slot = hashmap_put(&idx, key, &created);
-		if (created) {
-			xgrow((void **)&rows, &cap, nrows + 1, sizeof(*rows));
-			memset(&rows[nrows], 0, sizeof(*rows));
-			rows[nrows].file = o ? o->file : NULL;
-			rows[nrows].line = line;
-			rows[nrows].first = UINT32_MAX;
-			*slot = ++nrows;
-		}
-		j = *slot - 1;
-		if (rows[j].first == UINT32_MAX)
-			rows[j].first = (uint32_t)i;
-		rows[j].ninsn++;
-		rows[j].total += total[i];
-		if (in->nfr <= 1) {
-			rows[j].self += self[i];
-			continue;
-		}
-		/* Inlined code: a row under the line, per innermost (function, file, line). */
-		inner = &a->frames[in->fr];
-		key = util_mix64(key ^ util_hash(inner->func ? inner->func : "", inner->func ? strlen(inner->func) : 0, 2) ^
-				 util_hash(inner->file ? inner->file : "", inner->file ? strlen(inner->file) : 0, 3) ^
-				 (uint64_t)(uint32_t)inner->line << 7) | 1ULL << 63;
-		slot = hashmap_put(&idx, key, &created);
-		if (created) {
-			xgrow((void **)&rows, &cap, nrows + 1, sizeof(*rows));
-			memset(&rows[nrows], 0, sizeof(*rows));
-			rows[nrows].file = inner->file;
-			rows[nrows].line = inner->line;
-			rows[nrows].func = inner->func ? inner->func : "?";
-			rows[nrows].depth = 1;
-			rows[nrows].first = (uint32_t)i;
-			*slot = ++nrows;
-		}
-		j = *slot - 1;
-		rows[j].ninsn++;
-		rows[j].self += self[i];
-		rows[j].total += total[i];
-	}
-	hashmap_free(&idx);
-	{
-		struct row_key *k = xmalloc((nrows + 1) * sizeof(*k));
-		struct annot_row *sorted = xmalloc((nrows + 1) * sizeof(*sorted));
-
-		for (i = 0; i < nrows; i++) {
-			/* An inlined row belongs to the line of its first instruction. */
-			const struct sym_frame *o =
-				rows[i].first != UINT32_MAX ? outer(a, rows[i].first) : NULL;
-
-			k[i].g = rows[i].depth ? (!o || !same_file(o->file, main_file))
-					       : !same_file(rows[i].file, main_file);
-			k[i].line = rows[i].depth ? (o ? o->line : 0) : rows[i].line;
-			k[i].depth = rows[i].depth;
-			k[i].first = rows[i].first;
-			k[i].i = i;
-		}
-		qsort(k, nrows, sizeof(*k), key_cmp);
-		for (i = 0; i < nrows; i++)
-			sorted[i] = rows[k[i].i];
-		free(k);
-		free(rows);
-		rows = sorted;
-	}
+	if (main_file && hi >= lo && hi - lo < ANNOT_MAX_SPAN)
+		for (int32_t l = lo; l <= hi; l++)
+			row_for(&rs, (uint64_t)(uint32_t)l, &(struct annot_row){
+				.file = main_file, .line = l, .first = UINT32_MAX });
+	for (i = 0; i < a->n; i++)
+		count_insn(a, &rs, main_file, i, self[i], total[i]);
+	hashmap_free(&rs.idx);
+	sort_rows(a, &rs, main_file);
 	/* The hottest lines: the five largest self values among the function's own lines and
 	 * the inlined ones. */
-	for (i = 0; i < nrows; i++) {
-		int64_t v = rows[i].self;
+	for (i = 0; i < rs.n; i++)
+		top5_add(best, rs.rows[i].self);
+	for (i = 0; i < rs.n; i++)
+		rs.rows[i].hot = rs.rows[i].self > 0 && rs.rows[i].self >= best[4] && best[0] > 0;
+	*rowsp = rs.rows;
+	return rs.n;
+}
 
-		for (j = 0; j < 5 && v > 0; j++)
-			if (v > best[j]) {
-				int64_t t = best[j];
+/* --- a function's samples --- */
 
-				best[j] = v;
-				v = t;
-			}
+/* Opens path (a regular file only: a device a process maps is never read) as a symfile. */
+static struct symfile *open_regular(const char *path)
+{
+	struct stat st;
+	int fd;
+
+	if (strlen(path) >= 4096 || stat(path, &st) || !S_ISREG(st.st_mode))
+		return NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	return fd < 0 ? NULL : symfile_open_fd(fd, path, NULL);
+}
+
+struct symfile *annot_open_mapped(pid_t pid, const char *path, const char *build_id,
+				  uint64_t start, uint64_t limit, char *other, size_t othersz)
+{
+	char cand[4][4200];
+	int ncand = 0, mismatch = 0;
+
+	if (pid > 0) {
+		snprintf(cand[ncand++], sizeof(cand[0]), "/proc/%d/map_files/%llx-%llx", (int)pid,
+			 (unsigned long long)start, (unsigned long long)limit);
+		/* Without CAP_SYS_ADMIN map_files is refused; the executable is still
+		 * reachable (its build id says whether it is this mapping's file). */
+		snprintf(cand[ncand++], sizeof(cand[0]), "/proc/%d/exe", (int)pid);
+		snprintf(cand[ncand++], sizeof(cand[0]), "/proc/%d/root%s", (int)pid, path);
 	}
-	for (i = 0; i < nrows; i++)
-		rows[i].hot = rows[i].self > 0 && rows[i].self >= best[4] && best[0] > 0;
-	*rowsp = rows;
-	return nrows;
+	snprintf(cand[ncand++], sizeof(cand[0]), "%s", path);
+	for (int i = 0; i < ncand; i++) {
+		struct symfile *sf = open_regular(cand[i]);
+		const char *fb;
+
+		if (!sf)
+			continue;
+		fb = symfile_build_id(sf);
+		if (build_id && *build_id && fb && strcmp(fb, build_id)) {
+			mismatch = 1;
+			if (othersz)
+				snprintf(other, othersz, "%s", fb);
+			symfile_free(sf);
+			continue;
+		}
+		return sf;
+	}
+	errno = mismatch ? ESTALE : ENOENT;
+	return NULL;
+}
+
+int annot_hot_mapping(const struct annot_sample *s, size_t n, uint64_t *mapping, uint64_t *addr)
+{
+	struct hashmap per = { 0 };
+	uint64_t best = 0, best_map = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t *c = hashmap_put(&per, s[i].mapping, NULL);
+
+		*c += (uint64_t)s[i].total_n;
+		if (*c > best) {
+			best = *c;
+			best_map = s[i].mapping;
+		}
+	}
+	hashmap_free(&per);
+	if (!best_map)
+		return -ENOENT;
+	best = 0;
+	for (i = 0; i < n; i++)
+		if (s[i].mapping == best_map && (uint64_t)s[i].total_n >= best) {
+			best = (uint64_t)s[i].total_n;
+			*addr = s[i].addr - (uint64_t)s[i].is_return;
+		}
+	*mapping = best_map;
+	return 0;
+}
+
+void annot_count_samples(const struct annot *a, const struct annot_sample *s, size_t n,
+			 uint64_t mapping, uint64_t start, uint64_t offset, struct annot_counts *c)
+{
+	struct annot_count *cv = xmalloc((n + 1) * sizeof(*cv)), *cn = xmalloc((n + 1) * sizeof(*cn));
+	size_t i, nc = 0, ni = a->n;
+	int64_t best[5] = { 0 };
+	uint64_t vaddr;
+
+	memset(c, 0, sizeof(*c));
+	for (i = 0; i < n; i++) {
+		if (s[i].mapping != mapping || symfile_file_vaddr(a->sf, start, offset, s[i].addr, &vaddr))
+			continue;
+		cv[nc] = (struct annot_count){ vaddr, s[i].is_return, s[i].self, s[i].total };
+		cn[nc++] = (struct annot_count){ vaddr, s[i].is_return, s[i].self_n, s[i].total_n };
+	}
+	c->self = xcalloc(ni + 1, sizeof(*c->self));
+	c->total = xcalloc(ni + 1, sizeof(*c->total));
+	c->self_n = xcalloc(ni + 1, sizeof(*c->self_n));
+	c->total_n = xcalloc(ni + 1, sizeof(*c->total_n));
+	annot_attribute(a, cv, nc, c->self, c->total, &c->missed);
+	annot_attribute(a, cn, nc, c->self_n, c->total_n, NULL);
+	free(cv);
+	free(cn);
+	c->nrows = annot_source_rows(a, c->self, c->total, &c->rows);
+	annot_source_rows(a, c->self_n, c->total_n, &c->rows_n);
+	for (i = 0; i < ni; i++)
+		top5_add(best, c->self[i]);
+	c->hot = best[4] > 0 ? best[4] : best[0] > 0 ? 1 : INT64_MAX;
+}
+
+void annot_counts_free(struct annot_counts *c)
+{
+	free(c->self);
+	free(c->total);
+	free(c->self_n);
+	free(c->total_n);
+	free(c->rows);
+	free(c->rows_n);
+	memset(c, 0, sizeof(*c));
 }

@@ -79,6 +79,28 @@ need_perf() {
 	fi
 }
 
+# tracefs_ready: tracefs is mounted (its events directory in /sys/kernel/tracing or
+# /sys/kernel/debug/tracing), mounted here as root when it is not, as systemd does at boot
+# (a fresh machine without systemd has none). It stays mounted: tests running beside this
+# one may be using it. Status 1 with the reason in tracefs_why when it cannot be had.
+tracefs_ready() {
+	tracefs_why=""
+	if [ -d /sys/kernel/tracing/events ] || [ -d /sys/kernel/debug/tracing/events ]; then
+		return 0
+	fi
+	if [ "$(id -u)" -ne 0 ]; then
+		tracefs_why="tracefs is not mounted, and mounting it needs root (mount -t tracefs nodev /sys/kernel/tracing)"
+		return 1
+	fi
+	mount -t tracefs nodev /sys/kernel/tracing 2>"$T/tracefs.err"
+	[ -d /sys/kernel/tracing/events ] && return 0
+	# Kernels before 4.1, or no /sys/kernel/tracing: tracefs appears in debugfs's tracing.
+	[ -d /sys/kernel/debug/tracing ] || mount -t debugfs nodev /sys/kernel/debug 2>>"$T/tracefs.err"
+	[ -d /sys/kernel/debug/tracing/events ] && return 0
+	tracefs_why="tracefs is not mounted and could not be: $(head -1 "$T/tracefs.err")"
+	return 1
+}
+
 # go_root VERSION: prints the GOROOT of a toolchain (installing it), or nothing.
 go_root() { "$TOP_SRCDIR/tests/helpers/go-toolchain.sh" "$1" 2>"$T/go-toolchain.err"; }
 

@@ -16,9 +16,13 @@
  * Built with -O1 -g -fno-omit-frame-pointer -fno-inline (Makefile.am); every function is
  * global and noinline so that frame-pointer walks see each caller.
  *
- * Usage: evmix [SECONDS [STATS]]   (default 3 s; fractions allowed). With STATS, writes
- * "minflt N" and "csw N" there at the end: the page faults and context switches
- * getrusage(2) counted for the process.
+ * Usage: evmix [SECONDS [STATS [SCALE]]]   (default 3 s; fractions allowed). With STATS
+ * (or "-" for none), writes "minflt N" and "csw N" there at the end: the page faults and
+ * context switches getrusage(2) counted for the process. SCALE multiplies the phases'
+ * lengths (default 1): at 0.01 they last 0.4, 0.2 and 0.4 ms, shorter than a sampling
+ * period at 1 kHz, so that a member's count since the leader's previous sample no longer
+ * belongs to the phase the sample falls in (what perf's {a,b}:S gives), while a member's
+ * own samples still do.
  */
 
 #include "config.h"
@@ -26,6 +30,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -95,17 +100,18 @@ __attribute__((noinline, noclone)) void touch_pages(double secs)
 	} while (cpu_now() < end);
 }
 
-__attribute__((noinline, noclone)) void mix_round(int fd)
+__attribute__((noinline, noclone)) void mix_round(int fd, double scale)
 {
-	spin_user(0.040);
-	write_null(fd, 0.020);
-	touch_pages(0.040);
+	spin_user(0.040 * scale);
+	write_null(fd, 0.020 * scale);
+	touch_pages(0.040 * scale);
 	evmix_sink++;
 }
 
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 3.0, end = now() + secs;
+	double scale = argc > 3 ? atof(argv[3]) : 1.0;
 	int fd = open("/dev/null", O_WRONLY);
 	struct rusage ru;
 	FILE *f;
@@ -113,9 +119,10 @@ int main(int argc, char **argv)
 	if (fd < 0)
 		return 1;
 	while (now() < end)
-		mix_round(fd);
+		mix_round(fd, scale > 0 ? scale : 1.0);
 	close(fd);
-	if (argc > 2 && getrusage(RUSAGE_SELF, &ru) == 0 && (f = fopen(argv[2], "w")) != NULL) {
+	if (argc > 2 && strcmp(argv[2], "-") && getrusage(RUSAGE_SELF, &ru) == 0 &&
+	    (f = fopen(argv[2], "w")) != NULL) {
 		fprintf(f, "minflt %ld\ncsw %ld\n", ru.ru_minflt, ru.ru_nvcsw + ru.ru_nivcsw);
 		fclose(f);
 	}

@@ -4,7 +4,17 @@
  * the goroutine and find its labels, at the moment of the sample, into a ring the
  * sampling thread reads later.
  * amd64 only (the g register is R14: Go's ABIInternal, cmd/compile/abi-internal.md).
- * Built with clang -target bpf; loaded by src/go/gobpf.c. */
+ * Built with clang -target bpf; loaded by src/go/gobpf.c.
+ *
+ * Shaped for the verifier, whose work is the cost of attaching: the kernel checks every
+ * path through a program when it is loaded. The parts called from several places are
+ * global functions (verified once each, for any arguments, instead of once per path that
+ * calls them), their arguments scalars (they find the record being built in a per-CPU
+ * map), and the loops run through bpf_loop, whose callback is verified as one loop body
+ * instead of once per iteration. A loop's index into the record is bpf_loop's own index,
+ * not a counter kept in its context: a counter the verifier must track exactly makes
+ * every iteration a new state to explore. Needs Linux 5.17 (bpf_loop); on older kernels
+ * the load fails and goroutines are read after the sample instead (src/go/goread.c). */
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>
 #include <bpf/bpf_helpers.h>
@@ -58,6 +68,17 @@ struct {
 	__type(value, struct span);
 } gobpf_scratch SEC(".maps");
 
+/* The record being built, in per-CPU memory (a perf event's program does not nest on a
+ * CPU): the global functions below find it here, so that their arguments are scalars and
+ * the kernel verifies each of them once, on its own, instead of once per path that calls
+ * it; the whole record is then copied into the ring. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct gobpf_rec);
+} gobpf_recbuf SEC(".maps");
+
 /* Filled in by the loader; read-only once loaded, so the verifier knows every offset. */
 const volatile struct gobpf_cfg gobpf_cfg = {};
 
@@ -69,6 +90,24 @@ static __always_inline void count(__u32 k)
 		*v += 1;
 }
 
+/* A global function (external linkage, never inlined) is verified once with arguments of
+ * any value, not once per call path: what keeps the program cheap to load. */
+#define GLOBAL __attribute__((noinline))
+
+static __always_inline struct gobpf_rec *cur_rec(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&gobpf_recbuf, &zero);
+}
+
+static __always_inline struct span *cur_span(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&gobpf_scratch, &zero);
+}
+
 static __always_inline __u64 ld64(const struct span *s, __u32 off)
 {
 	__u64 v;
@@ -77,13 +116,30 @@ static __always_inline __u64 ld64(const struct span *s, __u32 off)
 	return v;
 }
 
-/* Copies the fields of the g at addr into f. 0, or -1 when it is not readable. */
-static __always_inline int read_g(struct span *s, __u64 addr, __u64 *f)
+/* User addresses of amd64 (the lower half); anything else is not a g. */
+static __always_inline int user_ptr(__u64 p)
 {
+	return p >= 4096 && p < (1ULL << 47) && !(p & 7);
+}
+
+/* String bytes may be anywhere in the lower half. */
+static __always_inline int user_str(__u64 p)
+{
+	return p >= 4096 && p < (1ULL << 47);
+}
+
+/* Copies the fields of the g at addr into the record's g (curg 0) or curg (1). 0, or -1
+ * when it is not readable. */
+GLOBAL int read_g(__u64 addr, __u32 curg)
+{
+	struct gobpf_rec *r = cur_rec();
+	struct span *s = cur_span();
+	__u64 *f;
 	__u32 st;
 
-	if (bpf_probe_read_user(s->b, gobpf_cfg.gsz, (const void *)addr))
+	if (!r || !s || !user_ptr(addr) || bpf_probe_read_user(s->b, gobpf_cfg.gsz, (const void *)addr))
 		return -1;
+	f = curg ? r->curg : r->g;
 	f[GOBPF_G_STACK_LO] = ld64(s, gobpf_cfg.goff[GOBPF_G_STACK_LO]);
 	f[GOBPF_G_STACK_HI] = ld64(s, gobpf_cfg.goff[GOBPF_G_STACK_HI]);
 	f[GOBPF_G_M] = ld64(s, gobpf_cfg.goff[GOBPF_G_M]);
@@ -98,21 +154,15 @@ static __always_inline int read_g(struct span *s, __u64 addr, __u64 *f)
 	return 0;
 }
 
-static __always_inline int read_m(struct span *s, __u64 addr, __u64 *f)
+static __always_inline int read_m(struct gobpf_rec *r, struct span *s, __u64 addr)
 {
 	if (bpf_probe_read_user(s->b, gobpf_cfg.msz, (const void *)addr))
 		return -1;
-	f[GOBPF_M_G0] = ld64(s, gobpf_cfg.moff[GOBPF_M_G0]);
-	f[GOBPF_M_PROCID] = ld64(s, gobpf_cfg.moff[GOBPF_M_PROCID]);
-	f[GOBPF_M_GSIGNAL] = ld64(s, gobpf_cfg.moff[GOBPF_M_GSIGNAL]);
-	f[GOBPF_M_CURG] = ld64(s, gobpf_cfg.moff[GOBPF_M_CURG]);
+	r->m[GOBPF_M_G0] = ld64(s, gobpf_cfg.moff[GOBPF_M_G0]);
+	r->m[GOBPF_M_PROCID] = ld64(s, gobpf_cfg.moff[GOBPF_M_PROCID]);
+	r->m[GOBPF_M_GSIGNAL] = ld64(s, gobpf_cfg.moff[GOBPF_M_GSIGNAL]);
+	r->m[GOBPF_M_CURG] = ld64(s, gobpf_cfg.moff[GOBPF_M_CURG]);
 	return 0;
-}
-
-/* User addresses of amd64 (the lower half); anything else is not a g. */
-static __always_inline int user_ptr(__u64 p)
-{
-	return p >= 4096 && p < (1ULL << 47) && !(p & 7);
 }
 
 static __always_inline void put_piece(struct gobpf_rec *r, __u32 k, __u64 addr, __u32 len, __u32 off)
@@ -123,12 +173,6 @@ static __always_inline void put_piece(struct gobpf_rec *r, __u32 k, __u64 addr, 
 	r->piece[k].len = len;
 	r->piece[k].off = off;
 	r->npieces = k + 1;
-}
-
-/* String bytes may be anywhere in the lower half. */
-static __always_inline int user_str(__u64 p)
-{
-	return p >= 4096 && p < (1ULL << 47);
 }
 
 static __always_inline int is_const(const struct gobpf_statics *st, __u64 p, __u64 len)
@@ -142,97 +186,110 @@ static __always_inline int is_const(const struct gobpf_statics *st, __u64 p, __u
 	return 0;
 }
 
+/* What str_step needs between iterations (bpf_loop's context, on the caller's stack). */
+struct str_ctx {
+	__u32 npairs, map, k, j;
+};
+
+/* String i of the set (key 2p, value 2p+1 of pair p): copied into the next string slot
+ * and piece when it is not a constant. 0 goes on, 1 stops (bpf_loop). */
+static long str_step(__u64 i, void *arg)
+{
+	struct str_ctx *c = arg;
+	struct gobpf_rec *r = cur_rec();
+	const struct gobpf_statics *st;
+	__u32 zero = 0, pair = (__u32)i / 2, off, j = c->j;
+	__u64 p, len;
+
+	st = bpf_map_lookup_elem(&gobpf_statics, &zero);
+	if (!r || !st || pair >= c->npairs || pair >= GOBPF_LBL_PAIRS || j >= GOBPF_LBL_STRS)
+		return 1;
+	if (c->map) {
+		/* tophash below minTopHash (5): an empty cell (runtime/map.go) */
+		if (r->lbl[8 + GOBPF_LBL_HMAP_MAX + pair] < 5)
+			return 0;
+		off = 8 + GOBPF_LBL_HMAP_MAX + 16 * pair +
+		      ((i & 1) ? gobpf_cfg.bucket_values : gobpf_cfg.bucket_keys);
+	} else {
+		off = 24 + 32 * pair + 16 * (i & 1);
+	}
+	if (off > GOBPF_LBL_STR_OFF - 16)
+		return 0;
+	__builtin_memcpy(&p, r->lbl + off, 8);
+	__builtin_memcpy(&len, r->lbl + off + 8, 8);
+	if (len == 0 || len > GOBPF_LBL_STR_MAX || !user_str(p) || is_const(st, p, len))
+		return 0;
+	if (bpf_probe_read_user(r->lbl + GOBPF_LBL_STR_OFF + j * GOBPF_LBL_STR_MAX, (__u32)len,
+				(const void *)p))
+		return 0;
+	put_piece(r, c->k + j, p, (__u32)len, GOBPF_LBL_STR_OFF + j * GOBPF_LBL_STR_MAX);
+	c->j = j + 1;
+	return 0;
+}
+
 /* Copies the strings of the set's npairs pairs (a map's one bucket, or a slice's array,
  * copied into r->lbl already as piece k - 1) that are not constants, into string slots
  * and pieces from k on (gobpf-abi.h). One read each. */
-static __always_inline void read_strings(struct gobpf_rec *r, __u32 npairs, int map, __u32 k)
+static __always_inline void read_strings(__u32 npairs, __u32 map, __u32 k)
 {
-	const struct gobpf_statics *st;
-	__u32 zero = 0, j = 0;
-	int i;
+	struct str_ctx c = { npairs, map, k, 0 };
+	__u32 zero = 0;
+	const struct gobpf_statics *st = bpf_map_lookup_elem(&gobpf_statics, &zero);
 
-	st = bpf_map_lookup_elem(&gobpf_statics, &zero);
-	if (!st || st->n == 0)
-		return;
-#pragma unroll
-	for (i = 0; i < 2 * GOBPF_LBL_PAIRS; i++) {
-		__u32 pair = (__u32)i / 2, off;
-		__u64 p, len;
-
-		if (pair >= npairs || j >= GOBPF_LBL_STRS)
-			break;
-		if (map) {
-			/* tophash below minTopHash (5): an empty cell (runtime/map.go) */
-			if (r->lbl[8 + GOBPF_LBL_HMAP_MAX + pair] < 5)
-				continue;
-			off = 8 + GOBPF_LBL_HMAP_MAX + 16 * pair +
-			      ((i & 1) ? gobpf_cfg.bucket_values : gobpf_cfg.bucket_keys);
-		} else {
-			off = 24 + 32 * pair + 16 * (i & 1);
-		}
-		if (off > GOBPF_LBL_STR_OFF - 16)
-			continue;
-		__builtin_memcpy(&p, r->lbl + off, 8);
-		__builtin_memcpy(&len, r->lbl + off + 8, 8);
-		if (len == 0 || len > GOBPF_LBL_STR_MAX || !user_str(p) || is_const(st, p, len))
-			continue;
-		if (bpf_probe_read_user(r->lbl + GOBPF_LBL_STR_OFF + j * GOBPF_LBL_STR_MAX, (__u32)len,
-					(const void *)p))
-			continue;
-		put_piece(r, k + j, p, (__u32)len, GOBPF_LBL_STR_OFF + j * GOBPF_LBL_STR_MAX);
-		j++;
-	}
+	if (st && st->n && npairs <= GOBPF_LBL_PAIRS)
+		bpf_loop(2 * npairs, str_step, &c, 0);
 }
 
 /* Copies the label set at g.labels value L (gobpf-abi.h, "Label sets"): two reads for a
- * slice set, three for a map of one bucket, each about 300 ns here, and one per string
- * made at run time. */
-static __always_inline void read_labels(struct gobpf_rec *r, __u64 L)
+ * slice set, three for a map of one bucket, and one per string made at run time. */
+GLOBAL int read_labels(__u64 L)
 {
+	struct gobpf_rec *r = cur_rec();
 	__u64 h, data, len, cap, bk, old;
 	__u32 sz;
 
-	if (gobpf_cfg.lkind == GOBPF_LBL_NONE || !user_ptr(L))
-		return;
+	if (!r || gobpf_cfg.lkind == GOBPF_LBL_NONE || !user_ptr(L))
+		return 0;
 	if (gobpf_cfg.lkind == GOBPF_LBL_SLICE) {
 		if (bpf_probe_read_user(r->lbl, 24, (const void *)L))
-			return;
+			return 0;
 		put_piece(r, 0, L, 24, 0);
 		r->flags |= GOBPF_REC_LBL;
 		__builtin_memcpy(&data, r->lbl, 8);
 		__builtin_memcpy(&len, r->lbl + 8, 8);
 		__builtin_memcpy(&cap, r->lbl + 16, 8);
 		if (len == 0 || len > cap || len > GOBPF_LBL_PAIRS || !user_ptr(data))
-			return;
+			return 0;
 		sz = (__u32)len * 32;
 		if (sz > GOBPF_LBL_PAIRS * 32 || bpf_probe_read_user(r->lbl + 24, sz, (const void *)data))
-			return;
+			return 0;
 		put_piece(r, 1, data, sz, 24);
-		read_strings(r, (__u32)len, 0, 2);
-		return;
+		read_strings((__u32)len, 0, 2);
+		return 0;
 	}
 	if (bpf_probe_read_user(r->lbl, 8, (const void *)L))
-		return;
+		return 0;
 	put_piece(r, 0, L, 8, 0);
 	r->flags |= GOBPF_REC_LBL;
 	__builtin_memcpy(&h, r->lbl, 8);
 	sz = gobpf_cfg.hsz;
 	if (!user_ptr(h) || sz == 0 || sz > GOBPF_LBL_HMAP_MAX ||
 	    bpf_probe_read_user(r->lbl + 8, sz, (const void *)h))
-		return;
+		return 0;
 	put_piece(r, 1, h, sz, 8);
 	if (gobpf_cfg.hmap_b >= GOBPF_LBL_HMAP_MAX || gobpf_cfg.hmap_buckets + 8 > GOBPF_LBL_HMAP_MAX ||
 	    gobpf_cfg.hmap_oldbuckets + 8 > GOBPF_LBL_HMAP_MAX)
-		return;
+		return 0;
 	__builtin_memcpy(&bk, r->lbl + 8 + gobpf_cfg.hmap_buckets, 8);
 	__builtin_memcpy(&old, r->lbl + 8 + gobpf_cfg.hmap_oldbuckets, 8);
 	/* One bucket, not growing (runtime/map.go: B is log2 of the bucket count). */
 	sz = gobpf_cfg.bucket_size;
 	if (r->lbl[8 + gobpf_cfg.hmap_b] != 0 || old != 0 || !user_ptr(bk) || sz == 0 ||
 	    sz > GOBPF_LBL_BUCKET_MAX || bpf_probe_read_user(r->lbl + 8 + GOBPF_LBL_HMAP_MAX, sz, (const void *)bk))
-		return;
+		return 0;
 	put_piece(r, 2, bk, sz, 8 + GOBPF_LBL_HMAP_MAX);
-	read_strings(r, 8, 1, 3);
+	read_strings(8, 1, 3);
+	return 0;
 }
 
 /* The goroutine's state saved at the stack switch the sample is beyond, or below the C code
@@ -249,18 +306,19 @@ static __always_inline void read_labels(struct gobpf_rec *r, __u64 L)
  * for the rest of the GOBPF_CONT_FRAMES, upward within the new stack's size (the old one
  * is at most half of it), 16 bytes a read (the window is short and rare).
  * The stack is read in chunks of CONT_CHUNK bytes from a frame on (never past the stack's
- * end): a read costs about 300 ns whatever its size here, and Go frames are small, so a
- * chunk holds several. s is the scratch span (the g and m are read by then). */
+ * end): a read's fixed cost dominates whatever its size, and Go frames are small, so a
+ * chunk holds several. The scratch span holds the chunk (the g and m are read by then). */
 #define CONT_CHUNK 512
 
 /* A cgo callback's goroutine (gobpf-abi.h, GOBPF_CONT_CB): finds asmcgocall's SP on the
- * goroutine's stack from g0 (f: the goroutine's fields, gaddr its address) and copies the
- * pushed pc and the words at that SP into r->cont. Returns that SP, or 0 when the sample is
- * not in a callback of this goroutine. Four reads, each checked against the stacks. */
-static __always_inline __u64 cb_state(struct gobpf_rec *r, const __u64 *f, __u64 sp, __u64 gaddr,
+ * goroutine's stack from g0 (lo, hi: the goroutine's stack, gaddr its address) and copies
+ * the pushed pc and the words at that SP into r->cont. Returns that SP, or 0 when the
+ * sample is not in a callback of this goroutine. Four reads, each checked against the
+ * stacks. */
+static __always_inline __u64 cb_state(struct gobpf_rec *r, __u64 lo, __u64 hi, __u64 sp, __u64 gaddr,
 				      __u64 g0)
 {
-	__u64 lo = f[GOBPF_G_STACK_LO], hi = f[GOBPF_G_STACK_HI], s0, s1, a, pair[2], w[5];
+	__u64 s0, s1, a, pair[2], w[5];
 
 	if (!user_ptr(g0) || !user_ptr(gaddr) ||
 	    bpf_probe_read_user(&s0, 8, (const void *)(g0 + gobpf_cfg.goff[GOBPF_G_SCHED_SP])) ||
@@ -280,77 +338,123 @@ static __always_inline __u64 cb_state(struct gobpf_rec *r, const __u64 *f, __u64
 	return a;
 }
 
-static __always_inline void read_cont(struct gobpf_rec *r, struct span *s, const __u64 *f, __u64 sp,
-				      __u64 gaddr, __u64 g0)
-{
-	__u64 lo = f[GOBPF_G_STACK_LO], hi = f[GOBPF_G_STACK_HI], ssp = f[GOBPF_G_SCHED_SP];
-	__u64 bp = f[GOBPF_G_SCHED_BP], clo = 0, clen = 0, off, next, len, jump = 0, pair[2];
-	__u32 i, n = 0, idx, kind = GOBPF_CONT_SWITCH;
+/* The frame-pointer walks' state between iterations (bpf_loop's context). */
+struct walk_ctx {
+	__u64 bp, ssp, hi;     /* the next frame record; the walk's bounds */
+	__u64 clo, clen;       /* the chunk of the stack in the scratch span */
+	__u64 jump, lim;       /* the last link; on the old stack, the bound of a link */
+	__u32 n;               /* return addresses copied */
+};
 
-	if (!gobpf_cfg.cont || lo >= hi)
-		return;
+/* One frame on the old stack while newstack copies it (see above), after the n found on
+ * the new one. */
+static long old_step(__u64 i, void *arg)
+{
+	struct walk_ctx *c = arg;
+	struct gobpf_rec *r = cur_rec();
+	__u64 pair[2], idx = c->n;
+
+	if (!r || idx >= GOBPF_CONT_FRAMES || bpf_probe_read_user(pair, sizeof(pair), (const void *)c->bp))
+		return 1;
+	r->cont.ret[idx] = pair[1];
+	r->cont.n = c->n = idx + 1;
+	if (pair[0] <= c->bp || (pair[0] & 7) || pair[0] + 16 > c->lim)
+		return 1;
+	c->bp = pair[0];
+	return 0;
+}
+
+/* One frame of the walk from sched.bp on the goroutine's stack, read in chunks (see
+ * above). */
+static long walk_step(__u64 i, void *arg)
+{
+	struct walk_ctx *c = arg;
+	struct gobpf_rec *r = cur_rec();
+	struct span *s = cur_span();
+	__u64 bp = c->bp, off, next, ret, len, idx = i;
+
+	if (!r || !s || idx >= GOBPF_CONT_FRAMES || bp < c->ssp || bp + 16 > c->hi || (bp & 7))
+		return 1;
+	if (bp < c->clo || bp + 16 > c->clo + c->clen) {
+		len = c->hi - bp;
+		if (len > CONT_CHUNK)
+			len = CONT_CHUNK;
+		if (len < 16 || bpf_probe_read_user(s->b, (__u32)len, (const void *)bp))
+			return 1;
+		c->clo = bp;
+		c->clen = len;
+	}
+	off = bp - c->clo;
+	if (off > CONT_CHUNK - 16)
+		return 1;
+	__builtin_memcpy(&next, s->b + off, 8);
+	__builtin_memcpy(&ret, s->b + off + 8, 8);
+	r->cont.ret[idx] = ret;
+	c->n = idx + 1;
+	c->jump = next;
+	if (next <= bp)
+		return 1;
+	c->bp = next;
+	return 0;
+}
+
+/* The suspended goroutine's state (see above), from the record's g (curg 0) or curg (1):
+ * sp is the sampled SP, gaddr the goroutine's address, g0 the thread's g0 (0: unknown). */
+GLOBAL int read_cont(__u32 curg, __u64 sp, __u64 gaddr, __u64 g0)
+{
+	struct gobpf_rec *r = cur_rec();
+	struct span *s = cur_span();
+	struct walk_ctx w = {};
+	__u64 lo, hi, ssp, bp, status, goid;
+	__u32 kind = GOBPF_CONT_SWITCH;
+	const __u64 *f;
+
+	if (!r || !s || !gobpf_cfg.cont)
+		return 0;
+	f = curg ? r->curg : r->g;
+	lo = f[GOBPF_G_STACK_LO];
+	hi = f[GOBPF_G_STACK_HI];
+	ssp = f[GOBPF_G_SCHED_SP];
+	bp = f[GOBPF_G_SCHED_BP];
+	status = f[GOBPF_G_STATUS];
+	goid = f[GOBPF_G_GOID];
+	if (lo >= hi)
+		return 0;
 	if (sp >= lo && sp < hi) {
 		/* On the goroutine's own stack: only a cgo callback is continued. */
-		__u64 a = gobpf_cfg.cb_frame ? cb_state(r, f, sp, gaddr, g0) : 0;
+		__u64 a = gobpf_cfg.cb_frame ? cb_state(r, lo, hi, sp, gaddr, g0) : 0;
 
 		if (!a)
-			return;
+			return 0;
 		kind = GOBPF_CONT_CB;
 		if (ssp != a)
 			bp = a + gobpf_cfg.cb_bp;
 		ssp = a;
 	} else {
 		if (ssp < lo || ssp + 8 * GOBPF_CONT_WORDS > hi)
-			return;
+			return 0;
 		r->cont.pc = f[GOBPF_G_SCHED_PC];
 		if (bpf_probe_read_user(r->cont.stack, sizeof(r->cont.stack), (const void *)ssp))
-			return;
+			return 0;
 	}
-	r->cont.goid = f[GOBPF_G_GOID];
+	r->cont.goid = goid;
 	r->cont.sp = ssp;
 	r->cont.bp = bp;
 	r->cont.kind = kind;
-	for (i = 0; i < GOBPF_CONT_FRAMES; i++) {
-		if (bp < ssp || bp + 16 > hi || (bp & 7))
-			break;
-		if (bp < clo || bp + 16 > clo + clen) {
-			len = hi - bp;
-			if (len > CONT_CHUNK)
-				len = CONT_CHUNK;
-			if (len < 16 || bpf_probe_read_user(s->b, (__u32)len, (const void *)bp))
-				break;
-			clo = bp;
-			clen = len;
-		}
-		off = bp - clo;
-		if (off > CONT_CHUNK - 16)
-			break;
-		__builtin_memcpy(&next, s->b + off, 8);
-		__builtin_memcpy(&r->cont.ret[i], s->b + off + 8, 8);
-		n = i + 1;
-		jump = next;
-		if (next <= bp)
-			break;
-		bp = next;
-	}
-	r->cont.n = n;
+	w.bp = bp;
+	w.ssp = ssp;
+	w.hi = hi;
+	bpf_loop(GOBPF_CONT_FRAMES, walk_step, &w, 0);
+	r->cont.n = w.n;
 	r->flags |= GOBPF_REC_CONT;
-	/* The old stack, when the walk left the new one while newstack copies it (see above):
-	 * a loop of its own after the first, which keeps the first as cheap to verify. */
-	if (kind != GOBPF_CONT_SWITCH || (f[GOBPF_G_STATUS] & ~0x1000ULL) != 8 || !n ||
-	    !user_ptr(jump) || (jump & 7) || (jump >= ssp && jump + 16 <= hi))
-		return;
-	bp = jump;
-	for (i = 0; i < GOBPF_CONT_FRAMES; i++) {
-		idx = n + i;
-		if (idx >= GOBPF_CONT_FRAMES || bpf_probe_read_user(pair, sizeof(pair), (const void *)bp))
-			break;
-		r->cont.ret[idx] = pair[1];
-		r->cont.n = idx + 1;
-		if (pair[0] <= bp || (pair[0] & 7) || pair[0] + 16 > jump + (hi - lo))
-			break;
-		bp = pair[0];
-	}
+	/* The old stack, when the walk left the new one while newstack copies it. */
+	if (kind != GOBPF_CONT_SWITCH || (status & ~0x1000ULL) != 8 || !w.n || !user_ptr(w.jump) ||
+	    (w.jump >= ssp && w.jump + 16 <= hi))
+		return 0;
+	w.lim = w.jump + (hi - lo);
+	w.bp = w.jump;
+	bpf_loop(GOBPF_CONT_FRAMES, old_step, &w, 0);
+	return 0;
 }
 
 static __always_inline int sample(struct bpf_perf_event_data *ctx, int kregs)
@@ -358,7 +462,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, int kregs)
 	struct gobpf_rec *r;
 	struct span *s;
 	struct mcache *mc, nmc;
-	__u32 zero = 0, tid;
+	__u32 tid;
 	__u64 ip, sp, greg, g0;
 
 	if ((ctx->regs.cs & 3) == 3) {
@@ -376,14 +480,10 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, int kregs)
 	} else {
 		return 1;
 	}
-	s = bpf_map_lookup_elem(&gobpf_scratch, &zero);
-	if (!s)
+	r = cur_rec();
+	s = cur_span();
+	if (!r || !s)
 		return 1;
-	r = bpf_ringbuf_reserve(&gobpf_ring, sizeof(*r), 0);
-	if (!r) {
-		count(GOBPF_ST_RING_FULL);
-		return 1; /* the sample itself goes on; user space reads the slow way */
-	}
 	r->time = bpf_ktime_get_ns();
 	tid = (__u32)bpf_get_current_pid_tgid();
 	r->tid = tid;
@@ -396,12 +496,12 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, int kregs)
 	r->pad = 0;
 	r->cont.n = 0;
 	r->cont.kind = GOBPF_CONT_SWITCH;
-	if (user_ptr(greg) && read_g(s, greg, r->g) == 0)
+	if (read_g(greg, 0) == 0)
 		r->flags |= GOBPF_REC_G;
-	/* Each user-memory read costs about 300 ns here (a VM): the m is read only when
-	 * the thread's m is not known, or the register is not a goroutine running on it on
-	 * its own stack (off it, in C code of a cgo call, the reader needs m.curg as it was
-	 * at the sample to believe the register). */
+	/* A user-memory read costs more than the rest of the program: the m is read only
+	 * when the thread's m is not known, or the register is not a goroutine
+	 * running on it on its own stack (off it, in C code of a cgo call, the reader needs
+	 * m.curg as it was at the sample to believe the register). */
 	mc = bpf_map_lookup_elem(&gobpf_mcache, &tid);
 	if ((r->flags & GOBPF_REC_G) && mc && mc->m == r->g[GOBPF_G_M] && greg != mc->g0 &&
 	    greg != mc->gsignal && sp >= r->g[GOBPF_G_STACK_LO] && sp < r->g[GOBPF_G_STACK_HI])
@@ -414,7 +514,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, int kregs)
 		r->maddr = r->g[GOBPF_G_M];
 	else
 		goto out;
-	if (!user_ptr(r->maddr) || read_m(s, r->maddr, r->m))
+	if (!user_ptr(r->maddr) || read_m(r, s, r->maddr))
 		goto labels;
 	r->flags |= GOBPF_REC_M;
 	if (r->m[GOBPF_M_PROCID] == tid) {
@@ -428,21 +528,23 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, int kregs)
 	}
 	/* The register is not the m's goroutine (a system stack, or garbage): the reader
 	 * then takes m.curg, as it was at the sample (runtime/proc.go). */
-	if (greg != r->m[GOBPF_M_CURG] && user_ptr(r->m[GOBPF_M_CURG]) &&
-	    read_g(s, r->m[GOBPF_M_CURG], r->curg) == 0)
+	if (greg != r->m[GOBPF_M_CURG] && read_g(r->m[GOBPF_M_CURG], 1) == 0)
 		r->flags |= GOBPF_REC_CURG;
 labels:
 	/* The goroutine the reader takes: m.curg when it was read, else the register's. */
 	g0 = mc ? mc->g0 : (r->flags & GOBPF_REC_M) ? r->m[GOBPF_M_G0] : 0;
 	if (r->flags & GOBPF_REC_CURG) {
-		read_labels(r, r->curg[GOBPF_G_LABELS]);
-		read_cont(r, s, r->curg, sp, r->m[GOBPF_M_CURG], g0);
+		read_labels(r->curg[GOBPF_G_LABELS]);
+		read_cont(1, sp, r->m[GOBPF_M_CURG], g0);
 	} else if (r->flags & GOBPF_REC_G) {
-		read_labels(r, r->g[GOBPF_G_LABELS]);
-		read_cont(r, s, r->g, sp, greg, g0);
+		read_labels(r->g[GOBPF_G_LABELS]);
+		read_cont(0, sp, greg, g0);
 	}
 out:
-	bpf_ringbuf_submit(r, 0);
+	if (bpf_ringbuf_output(&gobpf_ring, r, sizeof(*r), 0)) {
+		count(GOBPF_ST_RING_FULL);
+		return 1; /* the sample itself goes on; user space reads the slow way */
+	}
 	count(GOBPF_ST_RECORDS);
 	return 1; /* 1: the kernel writes the sample as usual */
 }

@@ -1,17 +1,18 @@
 #!/bin/bash
-# issue6.sh: issue 6's benchmarks 3 to 6 (ingest throughput, attach to first data, memory
-# over a long run, verifier cost); prints Markdown tables. Called by `bench/run.sh --only
-# issue6` (which also runs benchmarks 1 and 2, the slowdown and own-CPU modes live and
-# perftop); can run alone. Not part of make check.
+# ingest-attach-memory.sh: how gotop-perf takes data in: ingest throughput (a recorded Go
+# target replayed with no target), time from attaching to the first data, memory over a
+# long run; prints Markdown tables. Called by `bench/run.sh --only full` (which also runs
+# the slowdown and own-CPU rounds of every tool, the live UI and perf top among them); can
+# run alone. Not part of make check.
 #
-# Usage: bench/issue6.sh [--gotop PATH] [--work DIR] [--parts LIST] [--rounds N]
+# Usage: bench/ingest-attach-memory.sh [--gotop PATH] [--work DIR] [--parts LIST] [--rounds N]
 #                        [--memory-seconds S] [--go VERSION]
 #   --parts LIST   comma-separated subset of ingest, attach, memory (default: all three)
 #   --rounds N     replays and attaches per configuration (default 5)
 #   --memory-seconds S   length of the memory run (default 600)
 #   --go VERSION   Go toolchain for the Go targets (default 1.23)
 # Run from the build directory (libgotop.a and config.h are taken from the directory of
-# --gotop). Raw figures go to DIR/issue6-*.tsv, tables to stdout.
+# --gotop). Raw figures go to DIR/ingest.tsv and DIR/attach.tsv, tables to stdout.
 
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,7 +25,7 @@ memsecs=600
 gover=1.23
 
 die() {
-	echo "bench/issue6.sh: $*" >&2
+	echo "bench/ingest-attach-memory.sh: $*" >&2
 	exit 1
 }
 log() {
@@ -48,7 +49,7 @@ case $gotop in /*) ;; *) gotop=$(pwd)/$gotop ;; esac
 [ -x "$gotop" ] || die "no gotop-perf at $gotop"
 builddir=$(dirname "$gotop")
 [ -f "$builddir/libgotop.a" ] || die "no libgotop.a next to $gotop"
-[ -n "$work" ] || work=$(mktemp -d /tmp/gotop-bench6.XXXXXX)
+[ -n "$work" ] || work=$(mktemp -d /tmp/gotop-bench-iam.XXXXXX)
 mkdir -p "$work/bin" "$work/out" || die "cannot create $work"
 want() {
 	case ",$parts," in *",$1,"*) return 0 ;; esac
@@ -73,7 +74,7 @@ medval() {
 		END { if (!n) print "NA"; else print (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }'
 }
 
-echo "## Issue 6, benchmarks 3 to 6 (bench/issue6.sh)"
+echo "## Ingest, attach and memory (bench/ingest-attach-memory.sh)"
 echo
 echo "- started $(date -u +%Y-%m-%dT%H:%M:%SZ), source $(git -C "$srcdir" describe --always --dirty 2>/dev/null || echo '?'), loadavg $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs"
 echo
@@ -82,7 +83,7 @@ labels=$work/bin/labels
 have_go=0
 if want ingest || want memory || want attach; then
 	"$srcdir/tests/helpers/go-build.sh" "$gover" plain "$srcdir/tests/workloads/go/labels.go" "$labels" && have_go=1
-	[ $have_go = 1 ] || log "issue6.sh: no Go $gover toolchain: Go parts skipped"
+	[ $have_go = 1 ] || log "ingest-attach-memory.sh: no Go $gover toolchain: Go parts skipped"
 fi
 
 # --- 3. ingest throughput ----------------------------------------------------------------
@@ -101,7 +102,7 @@ if want ingest && [ $have_go = 1 ]; then
 		log "ingest: recording failed (see $work/out/ingest-record.log)"
 	kill "$lp" 2>/dev/null
 	wait "$lp" 2>/dev/null
-	tsv=$work/issue6-ingest.tsv
+	tsv=$work/ingest.tsv
 	: >"$tsv"
 	passes=6
 	for r in $(seq 1 "$rounds"); do
@@ -161,7 +162,7 @@ fi
 
 # --- 4. attach to first data -------------------------------------------------------------
 if want attach; then
-	tsv=$work/issue6-attach.tsv
+	tsv=$work/attach.tsv
 	: >"$tsv"
 	targets=()
 	if [ $have_go = 1 ]; then

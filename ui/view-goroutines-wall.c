@@ -1,13 +1,8 @@
-/* view-wall.c: the Goroutines view's Wall mode and the Labels view's wall columns, from the
- * live wall-clock profile (include/gotop/livewall.h): every goroutine sampled from outside
- * at --wall-hz, each snapshot adding one period of wall time to its stack under the label
- * "state" (running, runnable, syscall or the wait reason, gowall.h) and its pprof labels.
- * Rows group the time by stack and state, as the all-goroutines mode groups goroutines;
- * Enter expands a row to its stack. Both honour the label focus filters, with the rule of
- * model.h (for each key filtered, one of its values). The time counts since the start or
- * the last zero (z) or, with the live window on, over its last seconds: the sampler's
- * copies are cumulative, so a window is the latest copy minus the one published that long
- * before it, sample by sample. */
+/* view-goroutines-wall.c: the Goroutines view's Wall mode: wall time of every goroutine of
+ * a Go target by stack and state (running, runnable, syscall or the wait reason), from the
+ * live wall-clock profile as wall.c reads it (the window, the label focus). Rows group the
+ * time by stack and state, as the all-goroutines mode (view-goroutines-now.c) groups
+ * goroutines; Enter expands a row to its stack. */
 #include "config.h"
 #include "ui.h"
 
@@ -39,39 +34,6 @@ struct wrow {
 	uint32_t line; /* WROW_FRAME: the location's line (0: innermost inlined) */
 };
 
-/* Sample values over the window: the latest copy's minus the base's. */
-struct wvals {
-	const int64_t *cur, *base;
-	size_t cs, bs, bn;
-};
-
-static void wvals_init(struct wvals *wv, const struct livewall_data *d,
-		       const struct livewall_data *b)
-{
-	memset(wv, 0, sizeof(*wv));
-	wv->cur = prof_values(d->p, &wv->cs);
-	if (b && prof_same_tables(d->p, b->p)) {
-		wv->base = prof_values(b->p, &wv->bs);
-		wv->bn = wv->base ? prof_nsamples(b->p) : 0;
-	}
-}
-
-static int64_t wvals_at(const struct wvals *wv, size_t i)
-{
-	int64_t v = wv->cur ? wv->cur[i * wv->cs] : 0;
-
-	if (i < wv->bn)
-		v -= wv->base[i * wv->bs];
-	return v;
-}
-
-/* The latest data and the window's base, as the on-CPU views count: since the start, or
- * the live window's last seconds. */
-static const struct livewall_data *wall_data(struct ui *ui, const struct livewall_data **base)
-{
-	return livewall_get_window(ui->wall, ui->snap ? ui->snap->window_s : 0, base);
-}
-
 struct wview {
 	const struct livewall_data *d, *base;
 	struct wgroup *grp;
@@ -83,274 +45,10 @@ struct wview {
 	struct ui_wall_reason top[2];
 };
 
-/* --- samples of the wall profile --- */
-
 static int bytes_eq(const char *a, size_t al, const char *b, size_t bl)
 {
 	return al == bl && !memcmp(a, b, al);
 }
-
-int ui_wall_class(const char *state, size_t len)
-{
-	if (bytes_eq(state, len, "running", 7))
-		return UI_WALL_RUNNING;
-	/* Preempted goroutines wait for a CPU like runnable ones (runtime/runtime2.go
-	 * _Gpreempted: "stopped itself for a suspendG preemption"). */
-	if (bytes_eq(state, len, "runnable", 8) || bytes_eq(state, len, "preempted", 9))
-		return UI_WALL_RUNNABLE;
-	return UI_WALL_WAITING;
-}
-
-/* The string value of label key in sample s (NULL: none). */
-static const char *label_of(const struct prof *p, const struct prof_sample *s, const char *key,
-			    size_t klen, size_t *len)
-{
-	for (uint32_t i = 0; i < s->nlabels; i++) {
-		size_t kl;
-		const char *k;
-
-		if (!s->labels[i].str)
-			continue;
-		k = prof_string(p, s->labels[i].key, &kl);
-		if (k && bytes_eq(k, kl, key, klen))
-			return prof_string(p, s->labels[i].str, len);
-	}
-	return NULL;
-}
-
-/* Whether the sample passes the label focus filters other than those on key skip: for
- * each key filtered, one of its values. Numeric filters (thread, goroutine) name nothing
- * a wall sample carries and are left out, as the all-goroutines mode leaves them. */
-static int sample_passes(const struct ui *ui, const struct prof *p, const struct prof_sample *s,
-			 const char *skip, size_t skip_len)
-{
-	for (size_t i = 0; i < ui->nfilters; i++) {
-		const struct ui_filter *f = &ui->filters[i];
-		int any = 0;
-
-		if (f->kind != MODEL_LABEL || !f->str ||
-		    (skip && bytes_eq(f->key, f->key_len, skip, skip_len)))
-			continue;
-		for (size_t j = 0; j < ui->nfilters && !any; j++) {
-			const struct ui_filter *o = &ui->filters[j];
-			const char *v;
-			size_t vl;
-
-			if (o->kind != MODEL_LABEL || !o->str ||
-			    !bytes_eq(o->key, o->key_len, f->key, f->key_len))
-				continue;
-			v = label_of(p, s, o->key, o->key_len, &vl);
-			any = v && bytes_eq(v, vl, o->str, o->str_len);
-		}
-		if (!any)
-			return 0;
-	}
-	return 1;
-}
-
-/* Adds ns of wall time in state (string id) to a split. */
-static void split_add(struct ui_wall_split *sp, const struct prof *p, uint32_t state, int64_t ns)
-{
-	size_t len = 0;
-	const char *s = prof_string(p, state, &len);
-	int c = ui_wall_class(s ? s : "", len);
-	size_t i;
-
-	sp->ns[c] += ns;
-	sp->total += ns;
-	if (c != UI_WALL_WAITING)
-		return;
-	for (i = 0; i < sp->nreasons && sp->reasons[i].state != state; i++)
-		;
-	if (i == sp->nreasons) {
-		if (i == UI_WALL_REASONS)
-			return; /* rare: counted in the waiting total only */
-		sp->reasons[sp->nreasons++] = (struct ui_wall_reason){ state, 0 };
-	}
-	sp->reasons[i].ns += ns;
-}
-
-void ui_wall_top_reasons(const struct ui_wall_split *sp, struct ui_wall_reason top[2])
-{
-	memset(top, 0, 2 * sizeof(*top));
-	for (size_t i = 0; i < sp->nreasons; i++) {
-		const struct ui_wall_reason *r = &sp->reasons[i];
-
-		if (r->ns > top[0].ns) {
-			top[1] = top[0];
-			top[0] = *r;
-		} else if (r->ns > top[1].ns) {
-			top[1] = *r;
-		}
-	}
-}
-
-/* The state label's string id in p (0: no sample has one). */
-static uint32_t state_key(const struct prof *p)
-{
-	for (size_t i = 0; i < prof_nsamples(p); i++) {
-		struct prof_sample s;
-
-		if (prof_sample_at(p, i, &s))
-			break;
-		for (uint32_t k = 0; k < s.nlabels; k++) {
-			size_t kl;
-			const char *ks = prof_string(p, s.labels[k].key, &kl);
-
-			if (ks && bytes_eq(ks, kl, "state", 5))
-				return s.labels[k].key;
-		}
-	}
-	return 0;
-}
-
-static uint32_t state_of(const struct prof_sample *s, uint32_t skey)
-{
-	for (uint32_t k = 0; k < s->nlabels; k++)
-		if (s->labels[k].key == skey)
-			return s->labels[k].str;
-	return 0;
-}
-
-void ui_wall_splits_free(struct ui_wall_splits *ws)
-{
-	livewall_put(ws->d);
-	livewall_put(ws->base);
-	free(ws->v);
-	hashmap_free(&ws->idx);
-	memset(ws, 0, sizeof(*ws));
-}
-
-static uint64_t value_hash(const char *s, size_t len)
-{
-	uint64_t h = util_hash(s, len, 0x77616c6c);
-
-	return h ? h : 1;
-}
-
-int ui_wall_splits_build(struct ui *ui, struct ui_wall_splits *ws, const char *key, size_t klen)
-{
-	const struct prof *p;
-	struct wvals wv;
-	uint32_t skey;
-	size_t cap = 0;
-
-	ui_wall_splits_free(ws);
-	ws->d = wall_data(ui, &ws->base);
-	if (!ws->d)
-		return -1;
-	p = ws->d->p;
-	wvals_init(&wv, ws->d, ws->base);
-	skey = state_key(p);
-	for (size_t i = 0; skey && i < prof_nsamples(p); i++) {
-		struct prof_sample s;
-		struct ui_wall_split *sp;
-		const char *v;
-		size_t vl = 0;
-		uint64_t h, *slot;
-		int64_t ns = wvals_at(&wv, i);
-		int created;
-
-		if (ns <= 0 || prof_sample_at(p, i, &s) || !sample_passes(ui, p, &s, key, klen))
-			continue;
-		v = label_of(p, &s, key, klen, &vl);
-		if (!v) {
-			split_add(&ws->rest, p, state_of(&s, skey), ns);
-			continue;
-		}
-		/* Probe past other values with the same hash. */
-		for (h = value_hash(v, vl);; h = h + 1 ? h + 1 : 1) {
-			slot = hashmap_put(&ws->idx, h, &created);
-			if (created || bytes_eq(ws->v[*slot - 1].val, ws->v[*slot - 1].len, v, vl))
-				break;
-		}
-		if (created) {
-			xgrow((void **)&ws->v, &cap, ws->n + 1, sizeof(*ws->v));
-			memset(&ws->v[ws->n], 0, sizeof(*ws->v));
-			ws->v[ws->n].val = v;
-			ws->v[ws->n].len = vl;
-			*slot = ++ws->n;
-		}
-		sp = &ws->v[*slot - 1];
-		split_add(sp, p, state_of(&s, skey), ns);
-	}
-	return 0;
-}
-
-const struct ui_wall_split *ui_wall_split_find(const struct ui_wall_splits *ws, const char *val,
-					       size_t len)
-{
-	if (!val)
-		return ws->rest.total ? &ws->rest : NULL;
-	for (uint64_t h = value_hash(val, len);; h = h + 1 ? h + 1 : 1) {
-		const uint64_t *slot = hashmap_get(&ws->idx, h);
-
-		if (!slot)
-			return NULL;
-		if (bytes_eq(ws->v[*slot - 1].val, ws->v[*slot - 1].len, val, len))
-			return &ws->v[*slot - 1];
-	}
-}
-
-/* The width of TOP WAITS: a narrow screen keeps its columns for the value and function. */
-static int waits_width(const struct ui *ui)
-{
-	return ui->batch || ui->width >= 120 ? 24 : 0;
-}
-
-void ui_wall_cells(struct ui *ui, struct tline *l, const struct ui_wall_split *sp,
-		   const struct prof *p)
-{
-	struct ui_wall_reason top[2];
-	char pct[16], buf[160];
-	size_t k = 0;
-
-	if (!sp || sp->total <= 0) {
-		tl_field(l, UA_DIM, "-", 7, TL_RIGHT);
-		tl_field(l, UA_DIM, "-", 7, TL_RIGHT);
-		if (waits_width(ui)) {
-			tl_put(l, UA_NORMAL, "  ");
-			tl_field(l, UA_DIM, "", waits_width(ui), ui->batch ? TL_NOCUT : 0);
-		}
-		return;
-	}
-	for (int c = 0; c < UI_WALL_CLASSES; c++) {
-		ui_pct(pct, sizeof(pct), sp->ns[c], sp->total);
-		tl_field(l, c == UI_WALL_WAITING ? UA_STATE : ui_pct_attr(sp->ns[c], sp->total),
-			 pct, 7, TL_RIGHT);
-	}
-	if (!waits_width(ui))
-		return;
-	tl_put(l, UA_NORMAL, "  ");
-	ui_wall_top_reasons(sp, top);
-	buf[0] = 0;
-	for (int i = 0; i < 2 && top[i].ns > 0; i++) {
-		size_t sl = 0;
-		const char *s = prof_string(p, top[i].state, &sl);
-		char e[96];
-
-		ui_esc(ui, e, sizeof(e), s, sl);
-		ui_pct(pct, sizeof(pct), top[i].ns, sp->total);
-		k += (size_t)snprintf(buf + k, sizeof(buf) - k, "%s%s %s", i ? ", " : "", e,
-				      pct + strspn(pct, " "));
-		if (k >= sizeof(buf))
-			break;
-	}
-	tl_field(l, UA_STATE, buf, waits_width(ui), ui->batch ? TL_NOCUT : 0);
-}
-
-void ui_wall_title_cells(struct ui *ui, struct tline *l)
-{
-	tl_field(l, UA_HEAD, "RUN%", 7, TL_RIGHT);
-	tl_field(l, UA_HEAD, "RUNQ%", 7, TL_RIGHT);
-	tl_field(l, UA_HEAD, "WAIT%", 7, TL_RIGHT);
-	if (waits_width(ui)) {
-		tl_put(l, UA_HEAD, "  ");
-		tl_field(l, UA_HEAD, "TOP WAITS", waits_width(ui), ui->batch ? TL_NOCUT : 0);
-	}
-}
-
-/* --- the Wall mode --- */
 
 static struct wview *wv_of(struct view *v)
 {
@@ -419,18 +117,41 @@ static uint64_t group_key(const struct prof *p, const struct prof_sample *s, uin
 	return h ? h : 1;
 }
 
+/* The rows: a group's, and under an expanded group its stack's frames (inlined ones
+ * too). */
+static void rows_build(struct wview *w, const struct prof *p)
+{
+	for (size_t gi = 0; gi < w->ngrp; gi++) {
+		struct prof_sample s;
+
+		row_add(w, (struct wrow){ WROW_GROUP, gi, 0, 0 });
+		if (!is_open(w, &w->grp[gi]) || prof_sample_at(p, w->grp[gi].rep, &s))
+			continue;
+		for (uint32_t k = 0; k < s.nlocs; k++) {
+			const struct prof_location *loc = prof_location_at(p, s.locs[k] - 1);
+			uint32_t n = loc && loc->nlines ? loc->nlines : 1;
+
+			for (uint32_t j = 0; j < n; j++)
+				row_add(w, (struct wrow){ WROW_FRAME, gi, k, j });
+		}
+	}
+}
+
 static void wall_update(struct ui *ui, struct view *v)
 {
 	struct wview *w = wv_of(v);
 	const struct prof *p;
 	struct hashmap idx = { 0 };
 	struct ui_wall_split all = { 0 };
-	struct wvals wv;
-	uint32_t skey;
+	struct ui_wall_iter it;
+	struct prof_sample s;
+	size_t i;
+	int64_t ns;
+	uint32_t st;
 
 	livewall_put(w->d);
 	livewall_put(w->base);
-	w->d = wall_data(ui, &w->base);
+	w->d = ui_wall_data(ui, &w->base);
 	w->ngrp = w->nrows = 0;
 	w->total = 0;
 	memset(w->cls, 0, sizeof(w->cls));
@@ -438,20 +159,13 @@ static void wall_update(struct ui *ui, struct view *v)
 	if (!w->d)
 		return;
 	p = w->d->p;
-	wvals_init(&wv, w->d, w->base);
-	skey = state_key(p);
-	for (size_t i = 0; skey && i < prof_nsamples(p); i++) {
-		struct prof_sample s;
+	ui_wall_iter_init(&it, w->d, w->base, NULL, 0);
+	while (ui_wall_next(ui, &it, &i, &s, &ns, &st)) {
 		struct wgroup *g;
 		uint64_t key, *slot;
-		uint32_t st;
-		int64_t ns = wvals_at(&wv, i);
 		int created;
 
-		if (ns <= 0 || prof_sample_at(p, i, &s) || !sample_passes(ui, p, &s, NULL, 0))
-			continue;
-		st = state_of(&s, skey);
-		split_add(&all, p, st, ns);
+		ui_wall_split_add(&all, p, st, ns);
 		key = group_key(p, &s, st);
 		slot = hashmap_put(&idx, key, &created);
 		if (created) {
@@ -480,20 +194,7 @@ static void wall_update(struct ui *ui, struct view *v)
 	ui_wall_top_reasons(&all, w->top);
 	if (w->ngrp > 1)
 		qsort(w->grp, w->ngrp, sizeof(*w->grp), wgroup_cmp);
-	for (size_t gi = 0; gi < w->ngrp; gi++) {
-		struct prof_sample s;
-
-		row_add(w, (struct wrow){ WROW_GROUP, gi, 0, 0 });
-		if (!is_open(w, &w->grp[gi]) || prof_sample_at(p, w->grp[gi].rep, &s))
-			continue;
-		for (uint32_t k = 0; k < s.nlocs; k++) {
-			const struct prof_location *loc = prof_location_at(p, s.locs[k] - 1);
-			uint32_t n = loc && loc->nlines ? loc->nlines : 1;
-
-			for (uint32_t j = 0; j < n; j++)
-				row_add(w, (struct wrow){ WROW_FRAME, gi, k, j });
-		}
-	}
+	rows_build(w, p);
 }
 
 static size_t wall_nrows(struct ui *ui, struct view *v)
@@ -724,8 +425,6 @@ static void wall_free(struct view *v)
 }
 
 const struct view_ops view_goroutines_wall_ops = {
-	.name = "Goroutines",
-	.batch_name = "goroutines-wall",
 	.update = wall_update,
 	.nrows = wall_nrows,
 	.row_id = wall_row_id,
