@@ -21,6 +21,7 @@ enum {
 	EXIT_TARGET = 3,     /* no such process, a kernel thread, or the command failed to start */
 	EXIT_PERM = 4,       /* not permitted (perf_event_paranoid, capabilities, ptrace) */
 	EXIT_EVENT = 5,      /* the event is unknown or this machine cannot count it */
+	EXIT_NOPROF = 6,     /* pprof: the program keeps no such profile (MemProfileRate 0) */
 };
 
 /* Prints "gotop-perf: <message>" on stderr. */
@@ -142,6 +143,7 @@ int cli_display_save(const struct cli_display *d, struct ui *ui);
 int cmd_record(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_goroutines(int argc, char **argv);
+int cmd_pprof(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_view(int argc, char **argv);
 /* The live UI (and --batch). */

@@ -15,6 +15,7 @@
 
 #include "gotop/agg.h"
 #include "gotop/events.h"
+#include "gotop/goprof.h"
 #include "gotop/gowall.h"
 #include "gotop/pprof.h"
 #include "gotop/procinfo.h"
@@ -37,9 +38,10 @@ struct record_opts {
 	int folded;              /* --format folded */
 	int wall;                /* --wall: a wall-clock profile of every goroutine too */
 	double wall_hz;
+	int heap;                /* --heap: the target's heap profile at the start and the end */
 };
 
-enum { OPT_HELP = 256, OPT_FORMAT, OPT_WALL, OPT_WALL_HZ };
+enum { OPT_HELP = 256, OPT_FORMAT, OPT_WALL, OPT_WALL_HZ, OPT_HEAP };
 
 static const struct option long_opts[] = {
 	CLI_SAMPLING_LONGOPTS,
@@ -52,6 +54,7 @@ static const struct option long_opts[] = {
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "wall", no_argument, NULL, OPT_WALL },
 	{ "wall-hz", required_argument, NULL, OPT_WALL_HZ },
+	{ "heap", no_argument, NULL, OPT_HEAP },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -72,6 +75,10 @@ static void record_usage(FILE *f)
 	      "                         runnable, syscall or the wait reason; running goroutines\n"
 	      "                         get the stack of their nearest perf sample\n"
 	      "      --wall-hz HZ       snapshots of all goroutines per second (default 10)\n"
+	      "      --heap             Go: the program's heap profile (as /debug/pprof/heap) at\n"
+	      "                         the start and at the end: FILE with .heap0 and .heap\n"
+	      "                         before .pb.gz (go tool pprof -base FILE.heap0.pb.gz\n"
+	      "                         FILE.heap.pb.gz shows what grew)\n"
 	      "  -v, --verbose          print statistics at the end\n"
 	      "  -q, --quiet            print errors only\n", f);
 }
@@ -137,6 +144,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case OPT_WALL:
 			o->wall = 1;
+			break;
+		case OPT_HEAP:
+			o->heap = 1;
 			break;
 		case OPT_WALL_HZ:
 			o->wall = 1;
@@ -514,9 +524,40 @@ static int wall_finish(struct wall_run *wr, const struct record_opts *o, const c
 	return rc;
 }
 
+/* --heap: the target's heap profile, read from outside as `gotop-perf pprof heap` does,
+ * written to FILE.NAME.pb.gz (NAME heap0 at the start, heap at the end). The reader is
+ * opened at the first profile and kept. EXIT_OK, or EXIT_FAIL after saying why. */
+static int heap_profile(struct goprof **gp, pid_t pid, const struct record_opts *o,
+			const char *name)
+{
+	struct gomem_stats st;
+	struct prof *p;
+	char why[512], *path;
+	int err, w;
+
+	if (!*gp)
+		*gp = goprof_open(pid, &err, why, sizeof(why));
+	p = *gp ? goprof_profile(*gp, "heap", &st, NULL, &err, why, sizeof(why)) : NULL;
+	if (!p) {
+		cli_error("--heap: %s", why);
+		return EXIT_FAIL;
+	}
+	path = output_for(o->output, name, 1, 0);
+	w = pprof_write_file(p, path);
+	if (w)
+		cli_error("cannot write %s: %s", path, strerror(-w));
+	else if (!o->quiet)
+		fprintf(stderr, "gotop-perf: %s: %zu samples, %llu buckets dropped as changed while "
+			"read -> %s\n", name, prof_nsamples(p), (unsigned long long)st.dropped, path);
+	free(path);
+	prof_free(p);
+	return w ? EXIT_FAIL : EXIT_OK;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct wall_run wall = { 0 };
+	struct goprof *heap = NULL;
 	struct record_opts o;
 	struct session *s;
 	struct session_err err;
@@ -554,9 +595,17 @@ int cmd_record(int argc, char **argv)
 		cli_error("--wall: not a Go program: no wall-clock profile");
 	else if (started && o.wall)
 		wall_start(&wall, session_info(s)->pid, o.wall_hz, session_agg(s));
+	if (started && o.heap && heap_profile(&heap, session_info(s)->pid, &o, "heap0"))
+		rc = EXIT_FAIL;
 	if (started)
 		end = drain(s, o.duration);
 	wall_stop(&wall);
+	/* The heap at the end, read before a started command is stopped. */
+	if (started && o.heap && end == SESSION_END_EXITED)
+		cli_error("--heap: the target exited: no heap profile at the end");
+	else if (started && o.heap && heap_profile(&heap, session_info(s)->pid, &o, "heap"))
+		rc = EXIT_FAIL;
+	goprof_close(heap);
 	session_stop(s, 1);
 	if (wall_finish(&wall, &o, cmdline, session_go_version(s), session_agg(s)) != EXIT_OK)
 		rc = EXIT_FAIL;

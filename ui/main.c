@@ -38,6 +38,12 @@ static const struct command commands[] = {
 	{ "goroutines", cmd_goroutines, "goroutines -p PID [--json] [--labels] [--max N]\n",
 	  "goroutines prints every goroutine of a running Go program (state, wait reason, labels,\n"
 	  "stack, creator), read without stopping it, grouped like goroutine?debug=1.\n" },
+	{ "pprof", cmd_pprof,
+	  "pprof NAME -p PID [-o FILE] [--seconds N] [--debug N] [--enable-memprofile]\n",
+	  "pprof writes what the Go program's own /debug/pprof/NAME would answer (heap, allocs,\n"
+	  "block, mutex, goroutine), read from its memory; cpu and wall are gotop-perf's\n"
+	  "(gotop-perf pprof --help). --enable-memprofile writes Go's default MemProfileRate\n"
+	  "into a program that keeps no heap profile: the one write into a target.\n" },
 	{ "list", cmd_list, "list [--pmu | --tracepoints [FILTER] | --attr EVENT]\n",
 	  "list prints every event gotop-perf knows and whether this machine can count it;\n"
 	  "--pmu the vendor events of this machine's PMU (libpfm4), --tracepoints those of\n"
@@ -59,7 +65,8 @@ static void usage(FILE *f)
 	cmd_live_options(f);
 	fputs("\n"
 	      "Exit codes: 0 success (also when the target exits during the run), 1 failure,\n"
-	      "2 usage error, 3 no such target, 4 permission denied, 5 event not available.\n"
+	      "2 usage error, 3 no such target, 4 permission denied, 5 event not available,\n"
+	      "6 (pprof) the program keeps no such profile.\n"
 	      "See gotop-perf(1).\n", f);
 }
 

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <elfutils/libdw.h>
 
 #include "gotop/gobpf-abi.h"
@@ -182,6 +183,20 @@ struct gopcln;
  * runtime.(*mspan).ensureSwept, which t names.
  * 0 when anything was found; -ENOENT none; -ENOTSUP another architecture; -EINVAL. */
 int gort_vars_find(Elf *elf, const struct gopcln *t, struct gort_vars *out);
+/* One RIP-relative memory operand of a function's code (gort_code_refs): the other
+ * runtime readers (src/go/gomem-vars.c) find their variables the same way. */
+struct gort_ref {
+	uint64_t addr;       /* the link-time address it refers to */
+	uint64_t at;         /* the instruction's offset from the function's entry */
+	char mnemonic[16];   /* Capstone's: "mov", "lea", "cmp", ... */
+	uint8_t width;       /* bytes the operand reads or writes; 0 for lea or not known */
+	uint64_t imm;        /* the immediate of the latest cmp at or before it (0: none) */
+};
+/* The RIP-relative operands of the amd64 function name (from t), in code order, from its
+ * first max_bytes bytes, at most max. Returns how many; -ENOENT no such function,
+ * -ENOTSUP another architecture, -EINVAL, or -errno from Capstone. */
+int gort_code_refs(Elf *elf, const struct gopcln *t, const char *name, size_t max_bytes,
+		   struct gort_ref *refs, int max);
 /* Checks candidates (addresses moved by the load bias) against the target's memory and the
  * reader's layouts: GORT_VAR_ALLM, *allm is an m whose g0 points back at it;
  * GORT_VAR_ALLGS, allglen is a plausible count and allgptr's first entries are g's.
@@ -189,6 +204,12 @@ int gort_vars_find(Elf *elf, const struct gopcln *t, struct gort_vars *out);
  * -EFAULT unreadable; -ENOENT no candidate. */
 int gort_vars_check(struct gort *g, const struct gp_mem *mem, const struct gort_vars *v,
 		    int which);
+
+/* The load bias of process pid's executable sf (runtime address - link-time address),
+ * from the mapping of its file (the same inode); 0 for a non-PIE executable. 0, or
+ * -ENOENT (no mapping of the file: not that program any more), -errno reading the maps. */
+struct symfile;
+int gort_exe_bias(pid_t pid, struct symfile *sf, uint64_t *bias);
 
 /* Declares [lo, hi) of the target immutable while it lives (read-only segments of the
  * binary): label strings there need no re-validation. Up to 16 ranges; ranges that touch

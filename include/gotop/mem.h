@@ -33,10 +33,15 @@ static inline int mem_read(const struct gp_mem *m, uint64_t addr, void *buf, siz
 /* Reads the n pieces, in order; each piece's rc says how it went. For a live process
  * this is one process_vm_readv per 1024 pieces (more only after a piece fails). */
 void mem_readv(const struct gp_mem *m, struct mem_iov *iov, size_t n);
+/* Writes len bytes at addr, for a reader made by mem_pid_new (process_vm_writev) or
+ * mem_fake_new_rw: 0, -EROFS for any other reader, or -errno. gotop-perf writes to a
+ * target only when the user asks by name (gomem_enable, --enable-memprofile). */
+int mem_write(const struct gp_mem *m, uint64_t addr, const void *buf, size_t len);
 int mem_read_u64(const struct gp_mem *m, uint64_t addr, uint64_t *out);
 int mem_read_u32(const struct gp_mem *m, uint64_t addr, uint32_t *out);
 
-/* A reader for a live process through process_vm_readv. Caller frees with
+/* A reader for a live process through process_vm_readv (and process_vm_writev for
+ * mem_write). Caller frees with
  * mem_pid_free. Returns NULL only when out of memory (which is fatal anyway). */
 struct gp_mem *mem_pid_new(pid_t pid);
 void mem_pid_free(struct gp_mem *m);
@@ -49,6 +54,8 @@ struct mem_region {
 	size_t len;
 };
 struct gp_mem *mem_fake_new(const struct mem_region *regions, size_t n);
+/* The same over regions whose bytes mem_write may change (data not const). */
+struct gp_mem *mem_fake_new_rw(const struct mem_region *regions, size_t n);
 void mem_fake_free(struct gp_mem *m);
 
 #endif

@@ -19,6 +19,14 @@ int pprof_encode(const struct prof *p, uint8_t **buf, size_t *len);
  * 0 or -errno (e.g. -EACCES, -ENOENT, -ENOSPC, -EISDIR). */
 int pprof_write_file(const struct prof *p, const char *path);
 
+/* The gzipped encoding of p in memory (what pprof_write_file writes, for a caller that
+ * sends it elsewhere: stdout, an HTTP answer). *buf is the caller's to free(); 0 or
+ * -errno. */
+int pprof_gzip(const struct prof *p, uint8_t **buf, size_t *len);
+/* Writes len bytes to path atomically, as pprof_write_file does (for text or bytes made
+ * elsewhere, e.g. a profile already gzipped). 0 or -errno. */
+int pprof_write_bytes(const char *path, const uint8_t *buf, size_t len);
+
 /* Folded stacks of value column col (a line "root;...;leaf VALUE" per distinct stack of
  * function names, the format of flamegraph.pl, inferno and speedscope; samples that
  * differ only in labels or addresses are one line; samples with value 0 are left out).

@@ -60,6 +60,23 @@ static int pid_read(void *ctx, uint64_t addr, void *buf, size_t len)
 	return 0;
 }
 
+static int pid_write(void *ctx, uint64_t addr, const void *buf, size_t len)
+{
+	struct mem_pid *mp = ctx;
+	struct iovec local = { (void *)(uintptr_t)buf, len };
+	struct iovec remote = { (void *)(uintptr_t)addr, len };
+	ssize_t r;
+
+	if (len == 0)
+		return 0;
+	if (!pid_addr_ok(addr, len))
+		return -EFAULT;
+	r = process_vm_writev(mp->pid, &local, 1, &remote, 1, 0);
+	if (r < 0)
+		return -errno;
+	return (size_t)r == len ? 0 : -EFAULT;
+}
+
 /* process_vm_readv(2) reads the remote pieces in order and stops at the first one it
  * cannot read: it returns the bytes read so far, or -1 with EFAULT when that is the
  * first piece (linux mm/process_vm_access.c process_vm_rw_core). So a short count
@@ -136,6 +153,7 @@ struct mem_fake {
 	struct gp_mem mem;
 	struct mem_region *regions;
 	size_t n;
+	int rw; /* mem_fake_new_rw: mem_write may change the regions' bytes */
 };
 
 static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
@@ -154,6 +172,43 @@ static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
 		}
 	}
 	return -EFAULT;
+}
+
+static int fake_write(void *ctx, uint64_t addr, const void *buf, size_t len)
+{
+	struct mem_fake *mf = ctx;
+	size_t i;
+
+	if (addr + len < addr)
+		return -EFAULT;
+	for (i = 0; i < mf->n; i++) {
+		const struct mem_region *r = &mf->regions[i];
+
+		if (addr >= r->addr && addr + len <= r->addr + r->len) {
+			memcpy((char *)(uintptr_t)r->data + (addr - r->addr), buf, len);
+			return 0;
+		}
+	}
+	return -EFAULT;
+}
+
+struct gp_mem *mem_fake_new_rw(const struct mem_region *regions, size_t n)
+{
+	struct gp_mem *m = mem_fake_new(regions, n);
+
+	((struct mem_fake *)m->ctx)->rw = 1;
+	return m;
+}
+
+/* The readers are told apart by their read function: the struct has no write of its own,
+ * so that gotop-perf's readers stay read-only by construction. */
+int mem_write(const struct gp_mem *m, uint64_t addr, const void *buf, size_t len)
+{
+	if (m->read == pid_read)
+		return pid_write(m->ctx, addr, buf, len);
+	if (m->read == fake_read && ((struct mem_fake *)m->ctx)->rw)
+		return fake_write(m->ctx, addr, buf, len);
+	return -EROFS;
 }
 
 struct gp_mem *mem_fake_new(const struct mem_region *regions, size_t n)

@@ -32,18 +32,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+
 #include "gotop/disasm.h"
 #include "gotop/gopclntab.h"
+#include "gotop/maps.h"
+#include "gotop/symtab.h"
 
 #define FN_BYTES 1024  /* bytes of a function decoded at most */
 #define FN_REFS 64     /* RIP-relative operands kept per function */
 #define WAIT_MAX 96    /* longest waitReasonStrings accepted (go1.27 has 47) */
 
-struct ref {
-	uint64_t addr;
-	char mnemonic[16];
-	uint64_t imm; /* an immediate operand of a cmp before the reference (waitReason) */
-};
+#define ref gort_ref
 
 /* The file bytes of [vaddr, vaddr + len) in an executable PT_LOAD segment, or NULL. */
 static const uint8_t *code_bytes(Elf *elf, uint64_t vaddr, size_t *len)
@@ -79,18 +79,36 @@ static int find_func(const struct gopcln *t, const char *name, struct gopcln_fun
 	return -ENOENT;
 }
 
-/* The RIP-relative operands of a function's code, in order. Returns how many. */
-static int func_refs(struct disasm *d, Elf *elf, const struct gopcln_func *f, struct ref *refs)
+/* Bytes a memory operand reads or writes, from Capstone's Intel syntax ("qword ptr"). */
+static uint8_t op_width(const char *ops)
 {
-	size_t len = GP_MIN((size_t)(f->end - f->entry), (size_t)FN_BYTES);
+	static const struct { const char *s; uint8_t w; } w[] = {
+		{ "xmmword ptr", 16 }, { "qword ptr", 8 }, { "dword ptr", 4 },
+		{ "word ptr", 2 },     { "byte ptr", 1 },
+	};
+	size_t i;
+
+	for (i = 0; i < GP_ARRAY_SIZE(w); i++)
+		if (strstr(ops, w[i].s))
+			return w[i].w;
+	return 0;
+}
+
+/* The RIP-relative operands of a function's code, in order, up to max and the first
+ * max_bytes bytes. Returns how many. */
+static int func_refs(struct disasm *d, Elf *elf, const struct gopcln_func *f, size_t max_bytes,
+		     struct ref *refs, int max)
+{
+	size_t len = GP_MIN((size_t)(f->end - f->entry), max_bytes);
 	const uint8_t *code = code_bytes(elf, f->entry, &len);
 	uint64_t addr = f->entry, imm = 0;
 	int n = 0;
 
 	if (!code || f->end <= f->entry)
 		return 0;
-	while (n < FN_REFS) {
+	while (n < max) {
 		struct disasm_insn in;
+		uint64_t at = addr;
 		int rc = disasm_next(d, &code, &len, &addr, &in);
 
 		if (rc == 0)
@@ -109,7 +127,9 @@ static int func_refs(struct disasm *d, Elf *elf, const struct gopcln_func *f, st
 		if (!in.rip_ref)
 			continue;
 		refs[n].addr = in.rip_ref;
+		refs[n].at = at - f->entry;
 		snprintf(refs[n].mnemonic, sizeof(refs[n].mnemonic), "%.15s", in.mnemonic);
+		refs[n].width = strcmp(in.mnemonic, "lea") ? op_width(in.ops) : 0;
 		refs[n].imm = imm;
 		n++;
 	}
@@ -121,7 +141,29 @@ static int refs_of(struct disasm *d, Elf *elf, const struct gopcln *t, const cha
 {
 	struct gopcln_func f;
 
-	return find_func(t, name, &f) == 0 ? func_refs(d, elf, &f, refs) : 0;
+	return find_func(t, name, &f) == 0 ? func_refs(d, elf, &f, FN_BYTES, refs, FN_REFS) : 0;
+}
+
+int gort_code_refs(Elf *elf, const struct gopcln *t, const char *name, size_t max_bytes,
+		   struct gort_ref *refs, int max)
+{
+	struct gopcln_func f;
+	struct disasm *d;
+	GElf_Ehdr eh;
+	int n;
+
+	if (!elf || !t || !name || max <= 0 || !gelf_getehdr(elf, &eh))
+		return -EINVAL;
+	if (eh.e_machine != EM_X86_64)
+		return -ENOTSUP;
+	if (find_func(t, name, &f))
+		return -ENOENT;
+	d = disasm_open();
+	if (!d)
+		return -errno;
+	n = func_refs(d, elf, &f, max_bytes, refs, max);
+	disasm_close(d);
+	return n;
 }
 
 int gort_vars_find(Elf *elf, const struct gopcln *t, struct gort_vars *out)
@@ -234,4 +276,36 @@ int gort_vars_check(struct gort *g, const struct gp_mem *mem, const struct gort_
 		return 0;
 	}
 	return -EINVAL;
+}
+
+int gort_exe_bias(pid_t pid, struct symfile *sf, uint64_t *bias)
+{
+	struct maps *m = maps_load(pid);
+	char exe[64];
+	struct stat st;
+	size_t i;
+	int rc = -ENOENT;
+
+	*bias = 0;
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	if (!m)
+		return -errno;
+	if (stat(exe, &st) == 0) {
+		for (i = 0; i < maps_count(m); i++) {
+			const struct maps_entry *me = maps_at(m, i);
+			uint64_t vaddr;
+
+			if (me->inode != (uint64_t)st.st_ino)
+				continue;
+			if (symfile_file_vaddr(sf, me->start, me->pgoff, me->start, &vaddr) == 0) {
+				*bias = me->start - vaddr;
+				rc = 0;
+				break;
+			}
+		}
+	}
+	maps_free(m);
+	if (rc && symfile_type(sf) == ET_EXEC)
+		rc = 0; /* not PIE: no bias */
+	return rc;
 }

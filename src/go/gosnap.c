@@ -146,39 +146,6 @@ uint64_t gosnap_bias(const struct gosnap *s)
 	return s->bias;
 }
 
-/* The executable's load bias: from the mapping of its file (the same inode). */
-static int exe_bias(pid_t pid, struct symfile *sf, uint64_t *bias)
-{
-	struct maps *m = maps_load(pid);
-	char exe[64];
-	struct stat st;
-	size_t i;
-	int rc = -ENOENT;
-
-	*bias = 0;
-	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
-	if (!m)
-		return -errno;
-	if (stat(exe, &st) == 0) {
-		for (i = 0; i < maps_count(m); i++) {
-			const struct maps_entry *me = maps_at(m, i);
-			uint64_t vaddr;
-
-			if (me->inode != (uint64_t)st.st_ino)
-				continue;
-			if (symfile_file_vaddr(sf, me->start, me->pgoff, me->start, &vaddr) == 0) {
-				*bias = me->start - vaddr;
-				rc = 0;
-				break;
-			}
-		}
-	}
-	maps_free(m);
-	if (rc && symfile_type(sf) == ET_EXEC)
-		rc = 0; /* not PIE: no bias */
-	return rc;
-}
-
 struct gosnap *gosnap_new_from(const struct gosnap_target *t)
 {
 	struct gosnap *s;
@@ -244,7 +211,7 @@ struct gosnap *gosnap_new(pid_t pid, struct symfile *sf, char *why, size_t whyle
 		rc = -ENOTSUP;
 		goto fail;
 	}
-	rc = exe_bias(pid, sf, &t.bias);
+	rc = gort_exe_bias(pid, sf, &t.bias);
 	if (rc) {
 		snprintf(why, whylen, "cannot find the executable's mapping in process %d",
 			 (int)pid);

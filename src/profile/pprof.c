@@ -386,9 +386,10 @@ static int write_all(int fd, const uint8_t *b, size_t n)
 	return 0;
 }
 
-/* Gzips buf into fd: deflate with windowBits 15 + 16, which asks zlib for a gzip
- * header and trailer (zlib.h, deflateInit2). */
-static int gzip_to_fd(int fd, const uint8_t *buf, size_t len)
+/* Gzips buf into sink, 64 KB at a time: deflate with windowBits 15 + 16, which asks zlib
+ * for a gzip header and trailer (zlib.h, deflateInit2). */
+static int gzip_stream(const uint8_t *buf, size_t len,
+		       int (*sink)(void *arg, const uint8_t *b, size_t n), void *arg)
 {
 	z_stream z;
 	uint8_t out[1 << 16];
@@ -414,7 +415,7 @@ static int gzip_to_fd(int fd, const uint8_t *buf, size_t len)
 				err = -EINVAL;
 				goto out_end;
 			}
-			err = write_all(fd, out, sizeof(out) - z.avail_out);
+			err = sink(arg, out, sizeof(out) - z.avail_out);
 			if (err)
 				goto out_end;
 		} while (z.avail_out == 0 && zr != Z_STREAM_END);
@@ -426,6 +427,53 @@ static int gzip_to_fd(int fd, const uint8_t *buf, size_t len)
 out_end:
 	deflateEnd(&z);
 	return err;
+}
+
+static int fd_sink(void *arg, const uint8_t *b, size_t n)
+{
+	return write_all(*(int *)arg, b, n);
+}
+
+static int gzip_to_fd(int fd, const uint8_t *buf, size_t len)
+{
+	return gzip_stream(buf, len, fd_sink, &fd);
+}
+
+struct mem_sink {
+	uint8_t *buf;
+	size_t len, cap;
+};
+
+static int mem_sink(void *arg, const uint8_t *b, size_t n)
+{
+	struct mem_sink *m = arg;
+
+	xgrow((void **)&m->buf, &m->cap, m->len + n + 1, 1);
+	memcpy(m->buf + m->len, b, n);
+	m->len += n;
+	return 0;
+}
+
+int pprof_gzip(const struct prof *p, uint8_t **buf, size_t *len)
+{
+	struct mem_sink m = { 0 };
+	uint8_t *raw;
+	size_t rlen;
+	int err = pprof_encode(p, &raw, &rlen);
+
+	*buf = NULL;
+	*len = 0;
+	if (err)
+		return err;
+	err = gzip_stream(raw, rlen, mem_sink, &m);
+	free(raw);
+	if (err) {
+		free(m.buf);
+		return err;
+	}
+	*buf = m.buf;
+	*len = m.len;
+	return 0;
 }
 
 /* Creates "path.tmp.XXXXXX" with O_EXCL (mode 0666 less the umask, like any new
@@ -557,29 +605,23 @@ static int write_direct(const char *path, const uint8_t *buf, size_t len, int gz
 	return err;
 }
 
-/* The encoding of p (encode) written to path atomically, gzipped or not (gz). */
-static int write_file(const struct prof *p, const char *path, size_t col,
-		      int (*encode)(const struct prof *, size_t, uint8_t **, size_t *), int gz)
+/* len bytes written to path atomically, gzipped or not (gz). */
+static int write_bytes(const char *path, const uint8_t *buf, size_t len, int gz)
 {
-	uint8_t *buf;
-	size_t len;
 	char *dest, *tmp;
 	int err, fd, direct;
 
 	err = resolve_dest(path, &dest, &direct);
 	if (err)
 		return err;
-	err = encode(p, col, &buf, &len);
-	if (err)
-		goto out_dest;
 	if (direct) {
 		err = write_direct(path, buf, len, gz);
-		goto out_buf;
+		goto out_dest;
 	}
 	fd = create_temp(dest, &tmp);
 	if (fd < 0) {
 		err = fd;
-		goto out_buf;
+		goto out_dest;
 	}
 	err = put_bytes(fd, buf, len, gz);
 	if (!err && fsync(fd) < 0)
@@ -593,10 +635,35 @@ static int write_file(const struct prof *p, const char *path, size_t col,
 	else
 		sync_dir_of(dest);
 	free(tmp);
-out_buf:
-	free(buf);
 out_dest:
 	free(dest);
+	return err;
+}
+
+int pprof_write_bytes(const char *path, const uint8_t *buf, size_t len)
+{
+	return write_bytes(path, buf, len, 0);
+}
+
+/* The encoding of p (encode) written to path atomically, gzipped or not (gz). */
+static int write_file(const struct prof *p, const char *path, size_t col,
+		      int (*encode)(const struct prof *, size_t, uint8_t **, size_t *), int gz)
+{
+	uint8_t *buf;
+	size_t len;
+	char *dest;
+	int err, direct;
+
+	/* A path that cannot be written fails before the encoding is made. */
+	err = resolve_dest(path, &dest, &direct);
+	free(dest);
+	if (err)
+		return err;
+	err = encode(p, col, &buf, &len);
+	if (err)
+		return err;
+	err = write_bytes(path, buf, len, gz);
+	free(buf);
 	return err;
 }
 

@@ -863,8 +863,10 @@ long prof_add_to_sample(struct prof *p, const uint64_t *locs64, size_t nlocs,
 	if (values) {
 		int64_t *v = p->vals + si * p->stride;
 
+		/* unsigned: wraps instead of overflowing, as prof_total (values from a
+		 * target's memory can be anything) */
 		for (size_t i = 0; i < p->stride; i++)
-			v[i] += values[i];
+			v[i] = (int64_t)((uint64_t)v[i] + (uint64_t)values[i]);
 	}
 	return (long)si;
 }

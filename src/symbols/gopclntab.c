@@ -725,6 +725,7 @@ int gopcln_frames(const struct gopcln *t, uint64_t pc, struct gopcln_frame *out,
 		/* Keep the innermost max-1 frames and always the physical function. */
 		if (n < max - 1 || idx < 0) {
 			struct gopcln_frame *fr = &out[n++];
+			fr->pc = cur;
 			file_line(t, &f, cur, &fr->file, &fr->line);
 			if (idx >= 0) {
 				const char *s = fn_name(t, in.nameoff);
