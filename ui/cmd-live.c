@@ -261,6 +261,12 @@ static int run_batch(struct ui *ui, struct live_cli *o)
 
 /* --- entry --- */
 
+/* The aggregator's folded samples, to the running goroutines' table. */
+static void oncpu_sink(void *arg, uint64_t goid, uint64_t time_ns, const uint64_t *pcs, size_t n)
+{
+	gowall_oncpu_put(arg, goid, time_ns, pcs, n);
+}
+
 /* The session on the target, handed to the live session, started. EXIT_OK, or the exit
  * code after saying why. For a Go target with wall-clock snapshots, *oncpu gets the table
  * through which the aggregator gives running goroutines their on-CPU stacks (gowall.h);
@@ -299,7 +305,7 @@ static int start_live(struct live_cli *o, struct live **out, struct gowall_oncpu
 	}
 	if (!o->no_wall && session_info(s)->go) {
 		*oncpu = gowall_oncpu_new();
-		agg_set_oncpu(session_agg(s), *oncpu);
+		agg_set_sink(session_agg(s), oncpu_sink, *oncpu);
 	}
 	cli_install_signals();
 	if (live_start(live, &err)) {

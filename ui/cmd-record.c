@@ -15,6 +15,7 @@
 
 #include "gotop/agg.h"
 #include "gotop/events.h"
+#include "gotop/goread.h"
 #include "gotop/gowall.h"
 #include "gotop/pprof.h"
 #include "gotop/procinfo.h"
@@ -286,8 +287,10 @@ static void print_stats(struct session *s, size_t e)
 	const struct session_info *info = session_info(s);
 	struct sampler_stats st;
 	struct agg_stats as;
+	struct goread_stats gs;
 
 	session_stats(s, e, &st, &as);
+	session_go_stats(s, &gs);
 	fprintf(stderr,
 		"gotop-perf: sampler cpu %.1f ms, %u fds, %llu bytes (stacks of %u), "
 		"%llu throttled, %llu bad\n"
@@ -303,7 +306,8 @@ static void print_stats(struct session *s, size_t e)
 		(unsigned long long)as.go_samples,
 		(unsigned long long)as.with_goid, (unsigned long long)as.labelled,
 		(unsigned long long)as.labels_dropped,
-		(double)as.label_delay_p50_ns / 1e3, (double)as.label_delay_p99_ns / 1e3,
+		(double)goread_delay_quantile(&gs, 0.5) / 1e3,
+		(double)goread_delay_quantile(&gs, 0.99) / 1e3,
 		(unsigned long long)as.repaired, (unsigned long long)as.crossed);
 	if (info->go)
 		fprintf(stderr,
@@ -315,11 +319,11 @@ static void print_stats(struct session *s, size_t e)
 			"reads copied at the sample, %llu batched reads; "
 			"%llu of %llu drains read nothing later\n",
 			info->bpf ? "on" : info->bpf_why, st.bpf_attached, st.bpf_failed,
-			(unsigned long long)as.bpf_records, (unsigned long long)as.bpf_ring_full,
-			(unsigned long long)as.go_recs_kept, (unsigned long long)as.go_snapshots,
-			(unsigned long long)as.go_snap_missing, (unsigned long long)as.go_conts,
-			(unsigned long long)as.go_label_content,
-			(unsigned long long)as.go_label_pieces, (unsigned long long)as.go_readvs,
+			(unsigned long long)gs.bpf_records, (unsigned long long)gs.bpf_ring_full,
+			(unsigned long long)gs.recs_kept, (unsigned long long)gs.snapshots,
+			(unsigned long long)gs.snap_missing, (unsigned long long)gs.conts,
+			(unsigned long long)gs.label_content,
+			(unsigned long long)gs.label_pieces, (unsigned long long)gs.readvs,
 			(unsigned long long)st.hook_idle, (unsigned long long)st.hook_drains);
 	if (as.goroutines)
 		fprintf(stderr,
@@ -337,11 +341,11 @@ static void print_stats(struct session *s, size_t e)
 		fprintf(stderr,
 			"gotop-perf: BPF program loaded in %.1f ms (%.1f ms of CPU), "
 			"%u instructions verified\n",
-			(double)as.bpf_load.wall_ns / 1e6, (double)as.bpf_load.cpu_ns / 1e6,
-			as.bpf_load.verified_insns);
-	if (as.bpf_runs) /* kernel.bpf_stats_enabled=1 */
+			(double)gs.bpf_load.wall_ns / 1e6, (double)gs.bpf_load.cpu_ns / 1e6,
+			gs.bpf_load.verified_insns);
+	if (gs.bpf_runs) /* kernel.bpf_stats_enabled=1 */
 		fprintf(stderr, "gotop-perf: BPF program: %llu runs, %.0f ns per run\n",
-			(unsigned long long)as.bpf_runs, (double)as.bpf_run_ns / (double)as.bpf_runs);
+			(unsigned long long)gs.bpf_runs, (double)gs.bpf_run_ns / (double)gs.bpf_runs);
 }
 
 /* Writes event e's profile to its file (or, when that fails, to $TMPDIR) and says so.
@@ -421,6 +425,12 @@ static void *wall_main(void *arg)
 	return NULL;
 }
 
+/* The aggregator's folded samples, to the running goroutines' table. */
+static void oncpu_sink(void *arg, uint64_t goid, uint64_t time_ns, const uint64_t *pcs, size_t n)
+{
+	gowall_oncpu_put(arg, goid, time_ns, pcs, n);
+}
+
 /* Starts the wall-clock profiler on pid, its running goroutines' stacks from the perf
  * samples agg folds; 0, or says why not and returns -1. */
 static int wall_start(struct wall_run *wr, pid_t pid, double hz, struct agg *agg)
@@ -439,10 +449,10 @@ static int wall_start(struct wall_run *wr, pid_t pid, double hz, struct agg *agg
 	}
 	wr->oncpu = gowall_oncpu_new();
 	gowall_set_oncpu(wr->w, wr->oncpu);
-	agg_set_oncpu(agg, wr->oncpu);
+	agg_set_sink(agg, oncpu_sink, wr->oncpu);
 	if (pthread_create(&wr->th, NULL, wall_main, wr)) {
 		cli_error("--wall: cannot start a thread");
-		agg_set_oncpu(agg, NULL);
+		agg_set_sink(agg, NULL, NULL);
 		gowall_free(wr->w);
 		gowall_oncpu_free(wr->oncpu);
 		symbolizer_free(wr->sym);
@@ -478,7 +488,7 @@ static int wall_finish(struct wall_run *wr, const struct record_opts *o, const c
 		return EXIT_OK;
 	wall_stop(wr);
 	gowall_flush(wr->w);
-	agg_set_oncpu(agg, NULL);
+	agg_set_sink(agg, NULL, NULL);
 	p = gowall_profile(wr->w);
 	gowall_get_stats(wr->w, &st);
 	snprintf(buf, sizeof(buf), "gotop-perf %s: wall clock of every goroutine, %.1f Hz; "

@@ -12,6 +12,7 @@
 
 #include "gotop/agg.h"
 #include "gotop/events.h"
+#include "gotop/goread.h"
 #include "gotop/profile.h"
 #include "gotop/sampler.h"
 
@@ -34,7 +35,8 @@ struct session_opts {
 	uint64_t freq, period;
 	uint32_t stack_size;       /* user stack bytes per sample; 0: what the repair needs for
 	                              the target (repair_stack_bytes) */
-	int repair, go;            /* see agg_opts */
+	int repair;                /* repair frame-pointer chains (agg_opts.repair) */
+	int go;                    /* Go target: each sample's goroutine and pprof labels */
 	int bpf;                   /* Go: read each sample's goroutine at the sample (gobpf) */
 	unsigned label_latency_ms; /* Go without the BPF program: drain at least this often */
 	/* How it is consumed. */
@@ -117,6 +119,12 @@ void session_free(struct session *s);
 struct prof *session_profile(struct session *s, size_t i);
 /* Statistics of event i's sampler, and of the aggregator (ast may be NULL). */
 void session_stats(struct session *s, size_t i, struct sampler_stats *sst, struct agg_stats *ast);
+/* Statistics of the Go reader at the sample (zero without one). */
+void session_go_stats(struct session *s, struct goread_stats *st);
+/* How an aggregator reads the records the session's Go reader puts after each sample
+ * (agg_opts.go_reader): for a consumer that feeds one batches made that way outside a
+ * session (bench/ingest.c replays recordings). Static. */
+const struct agg_go_reader *session_go_reader(void);
 /* Nanoseconds since session_start. */
 uint64_t session_elapsed_ns(const struct session *s);
 /* The target's Go version ("go1.24.4"), or NULL. The first time it is found in a target

@@ -1,6 +1,6 @@
-/* session.c: one profiling session: the target, a sampler per event, the Go reader and its
- * BPF program, the aggregator, the drain loop and the statistics (linux
- * tools/perf/builtin-record.c keeps the same pieces in one struct record). */
+/* session.c: one profiling session: the target, a sampler per event, the aggregator, the
+ * drain loop and the statistics (linux tools/perf/builtin-record.c keeps the same pieces in
+ * one struct record). The Go reader at the sample is in session-go.c. */
 #include "config.h"
 #include "gotop/session.h"
 
@@ -14,47 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gotop/gobpf-abi.h"
 #include "gotop/repair.h"
 #include "gotop/target.h"
 #include "gotop/util.h"
-
-/* Drain interval while the BPF program reads goroutines at the sample: only label sets
- * are read at the drain, and they do not change (immutable Go objects). After a drain
- * that read nothing (the program copied the label sets and their strings made at run
- * time, the constants were known), the next may wait BPF_IDLE_DRAIN_MS, the interval
- * without Go (sampler_opts.drain_idle_ms): every wakeup of the sampling thread costs
- * (BENCHMARKS.md, "Own CPU against perf top"). */
-#define BPF_DRAIN_MS 50
-#define BPF_IDLE_DRAIN_MS 500
-/* The program's ring (mapped twice into gotop-perf, so it counts double in its resident
- * size): room for two idle drains of records (struct gobpf_rec, with the label set's
- * copy and its run-time strings) at the sampling rate on every CPU (a thread is sampled
- * while it runs), from 256 KiB to 4 MiB. A full ring loses no sample: the sample is read
- * the slow way, and that read makes the next drain a short one. */
-#define BPF_RING_MIN (256u << 10)
-#define BPF_RING_MAX (4u << 20)
-
-struct session {
-	struct session_opts o;
-	struct session_info info;
-	struct target target;
-	struct agg *agg;
-	struct sampler *samplers[SESSION_MAX_EVENTS];
-	size_t nsamplers;
-	/* The Go settings of the samplers of a Go target (hook, BPF program, drain). The BPF
-	 * program loads on a thread of its own (bpf_main): the kernel's verifier and the
-	 * ring's pages take long enough to delay the first samples, which meanwhile read
-	 * their goroutines after the sample. The lock orders the loader's attaching against
-	 * the samplers' creation: go_so, info.bpf and bpf_why are written under it. */
-	struct sampler_opts go_so;
-	pthread_mutex_t bpf_lock;
-	pthread_t bpf_thread;
-	int bpf_thread_on;
-	int go_late;             /* Go found after the start: the drain interval was changed */
-	int efd;                 /* opts.notify: the samplers' eventfd, or -1 */
-	uint64_t start_ns, start_wall;
-};
+#include "session-int.h"
 
 void session_opts_init(struct session_opts *o)
 {
@@ -70,79 +33,6 @@ void session_opts_init(struct session_opts *o)
 static void fail(struct session_err *e, enum session_fail kind)
 {
 	e->kind = kind;
-}
-
-/* The samples of one idle drain on every CPU, twice over; a record and the ring's 8-byte
- * header each. */
-static size_t bpf_ring_bytes(const struct session_opts *o)
-{
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	uint64_t want = (o->use_freq ? o->freq : 1000) * (uint64_t)(ncpu > 0 ? ncpu : 1) * 2 *
-			(sizeof(struct gobpf_rec) + 8) * BPF_IDLE_DRAIN_MS / 1000;
-	size_t n = BPF_RING_MIN;
-
-	while (n < want && n < BPF_RING_MAX)
-		n <<= 1;
-	return n;
-}
-
-/* Loads the BPF program and gives it to the samplers open by then (later ones take it from
- * go_so): drains may then wait longer, since only label sets are read at the drain. */
-static void *bpf_main(void *arg)
-{
-	struct session *s = arg;
-	char why[sizeof(s->info.bpf_why)];
-	int fd;
-	size_t i;
-
-	fd = agg_go_bpf(s->agg, s->info.go_version, bpf_ring_bytes(&s->o), why, sizeof(why));
-	pthread_mutex_lock(&s->bpf_lock);
-	if (fd >= 0) {
-		s->go_so.bpf = 1;
-		s->go_so.bpf_prog_fd = fd;
-		s->go_so.drain_ms = GP_MAX(s->o.label_latency_ms, BPF_DRAIN_MS);
-		s->go_so.drain_idle_ms = BPF_IDLE_DRAIN_MS;
-		s->info.bpf = 1;
-		s->info.bpf_why[0] = 0;
-		for (i = 0; i < s->nsamplers; i++) {
-			sampler_set_bpf(s->samplers[i], fd);
-			sampler_set_drain_ms(s->samplers[i], s->go_so.drain_ms, s->go_so.drain_idle_ms);
-		}
-	} else {
-		memcpy(s->info.bpf_why, why, sizeof(why));
-	}
-	pthread_mutex_unlock(&s->bpf_lock);
-	return NULL;
-}
-
-/* Goroutines and labels of a Go target: read at each sample by the BPF program once it
- * is loaded, else right after it by the sampling thread. One program for every event. */
-static void go_setup(struct session *s)
-{
-	struct sampler_opts *so = &s->go_so;
-
-	agg_sampler_hook(s->agg, &so->hook, &so->hook_arg);
-	/* Until the program is in (or without it), goroutines are read at the drain: it
-	 * must come soon. */
-	so->drain_ms = s->o.label_latency_ms;
-	so->drain_idle_ms = 0;
-	if (!s->o.bpf) {
-		snprintf(s->info.bpf_why, sizeof(s->info.bpf_why), "--no-bpf");
-		return;
-	}
-	snprintf(s->info.bpf_why, sizeof(s->info.bpf_why), "the BPF program was still loading");
-	s->bpf_thread_on = pthread_create(&s->bpf_thread, NULL, bpf_main, s) == 0;
-	if (!s->bpf_thread_on)
-		bpf_main(s);
-}
-
-/* Waits for the BPF program's loader, so that info says whether it loaded. */
-static void bpf_join(struct session *s)
-{
-	if (s->bpf_thread_on) {
-		pthread_join(s->bpf_thread, NULL);
-		s->bpf_thread_on = 0;
-	}
 }
 
 static int target_fail(int r, struct session_err *e)
@@ -179,10 +69,12 @@ struct session *session_new(const struct session_opts *o, struct session_err *e)
 	memset(&ao, 0, sizeof(ao));
 	ao.pid = s->target.pid;
 	ao.repair = o->repair;
-	ao.go = o->go;
 	ao.kernel = s->info.kernel;
 	ao.hold_kernel = o->hold_kernel;
+	ao.go_reader = session_go_reader();
 	s->agg = agg_new(&ao);
+	if (o->go)
+		s->goslot = goread_slot_new();
 	/* Whether it is Go decides the Go reads and the stack bytes per sample. A command
 	 * has not exec'd yet: its executable is read from the path. */
 	is_go = (o->go || !o->stack_size) &&
@@ -192,7 +84,7 @@ struct session *session_new(const struct session_opts *o, struct session_err *e)
 					   : repair_stack_bytes(is_go ? s->info.go_version : NULL);
 	s->info.go = o->go && is_go;
 	if (s->info.go)
-		go_setup(s);
+		session_go_setup(s);
 	return s;
 }
 
@@ -242,7 +134,7 @@ int session_open(struct session *s, struct session_err *e)
 			so.drain_idle_ms = s->go_so.drain_idle_ms;
 		} else if (s->o.go) {
 			/* Idle until Go is found after an exec (a command through a script). */
-			agg_sampler_hook(s->agg, &so.hook, &so.hook_arg);
+			session_go_idle_hook(s, &so);
 		}
 		s->samplers[i] = sampler_new(&so, e->why, sizeof(e->why));
 		if (s->samplers[i])
@@ -271,7 +163,9 @@ int session_start(struct session *s, const volatile int *stop, struct session_er
 	 * BPF program (loading meanwhile) is waited for: every sample is read at the sample. */
 	if (s->o.preload) {
 		agg_preload(s->agg, !s->target.spawned);
-		bpf_join(s);
+		if (!s->target.spawned)
+			session_go_look(s); /* the Go reads start before sampling */
+		session_go_join(s);
 	}
 	s->start_ns = util_now_ns();
 	s->start_wall = util_wall_ns();
@@ -294,8 +188,11 @@ int session_start(struct session *s, const volatile int *stop, struct session_er
 			fail(e, SESSION_FAIL_TARGET);
 			return r;
 		}
-		if (s->o.preload)
-			agg_preload(s->agg, 1); /* the command has exec'd: its symbols, and the Go reads */
+		if (s->o.preload) {
+			/* The command has exec'd: its symbols, and the Go reads. */
+			agg_preload(s->agg, 1);
+			session_go_look(s);
+		}
 	}
 	return 0;
 }
@@ -307,8 +204,10 @@ uint64_t session_elapsed_ns(const struct session *s)
 
 const char *session_go_version(struct session *s)
 {
-	const char *v = agg_go_version(s->agg);
+	const char *v;
 
+	session_go_look(s);
+	v = s->go_version;
 	if (v && s->o.go && !s->info.go && !s->go_late) {
 		/* Its goroutines are read at the drain now: as go_setup without the BPF program. */
 		s->go_late = 1;
@@ -316,6 +215,13 @@ const char *session_go_version(struct session *s)
 			sampler_set_drain_ms(s->samplers[i], s->o.label_latency_ms, 0);
 	}
 	return v;
+}
+
+/* Folds one batch: on the thread that feeds, which is the one that looks for Go too. */
+static void feed_batch(struct session *s, const struct sample_batch *b)
+{
+	session_go_look(s);
+	agg_feed(s->agg, b);
 }
 
 /* Folds every batch queued; whether every sampler has seen the target exit. */
@@ -328,7 +234,7 @@ static int feed_all(struct session *s)
 		struct sample_batch *b;
 
 		while ((b = sampler_take(s->samplers[i], 0))) {
-			agg_feed(s->agg, b);
+			feed_batch(s, b);
 			sampler_batch_free(s->samplers[i], b);
 		}
 		if (!sampler_target_exited(s->samplers[i]))
@@ -382,14 +288,14 @@ void session_stop(struct session *s, int feed)
 {
 	size_t i;
 
-	bpf_join(s);
+	session_go_join(s);
 	for (i = 0; i < s->nsamplers; i++) {
 		struct sample_batch *b;
 
 		sampler_stop(s->samplers[i]);
 		while ((b = sampler_take(s->samplers[i], 0))) {
 			if (feed)
-				agg_feed(s->agg, b);
+				feed_batch(s, b);
 			sampler_batch_free(s->samplers[i], b);
 		}
 	}
@@ -403,7 +309,7 @@ void session_free(struct session *s)
 
 	if (!s)
 		return;
-	bpf_join(s);
+	session_go_join(s);
 	for (i = 0; i < s->nsamplers; i++)
 		sampler_stop(s->samplers[i]);
 	/* A command still running when the session ends (a duration, a signal) is stopped. */
@@ -413,6 +319,7 @@ void session_free(struct session *s)
 	if (s->efd >= 0)
 		close(s->efd);
 	agg_free(s->agg);
+	session_go_free(s);
 	pthread_mutex_destroy(&s->bpf_lock);
 	free(s);
 }
@@ -456,7 +363,7 @@ int session_feed_next(struct session *s, int timeout_ms, const char **event)
 		b = sampler_take(s->samplers[i = 0], timeout_ms);
 	if (!b)
 		return 0;
-	agg_feed(s->agg, b);
+	feed_batch(s, b);
 	if (event)
 		*event = b->event->name;
 	sampler_batch_free(s->samplers[i], b);
