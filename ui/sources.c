@@ -40,6 +40,11 @@ static struct ui_goroutines *goroutines(struct ui *ui)
 	return g->snap ? g : NULL;
 }
 
+struct session *ui_session(struct ui *ui)
+{
+	return ui->live ? live_session(ui->live) : NULL;
+}
+
 int ui_goroutines_now(struct ui *ui, struct gosnap_result *res, char *why, size_t n)
 {
 	struct ui_goroutines *g;

@@ -9,7 +9,6 @@
 
 #include "gotop/hashmap.h"
 #include "gotop/live.h"
-#include "gotop/livewall.h"
 #include "gotop/model.h"
 
 /* --- text lines with attributes (no curses here: tui.c maps attributes to colours) --- */
@@ -277,8 +276,8 @@ struct ui {
 	struct hashmap base_nodes; /* node id -> total + 1 in the baseline's tree */
 	struct model_totals base_tot;
 
-	/* The wall-clock sampler of a Go target (livewall.h; NULL: off, wall_why says why). */
-	struct livewall *wall;
+	/* The session's wall-clock sampler of a Go target runs (0: off, wall_why says why). */
+	int wall;
 	char wall_why[256];
 };
 
@@ -391,7 +390,10 @@ char *ui_default_save_path(struct ui *ui);
 int ui_save(struct ui *ui, const char *path);
 
 /* sources.c: the readers the views need beyond the session's snapshots, made when first
- * asked and owned by the UI (ui_fini frees them after the views). Every goroutine of the
+ * asked and owned by the UI (ui_fini frees them after the views), and the session (NULL
+ * for `view`, which shows files), whose sources the views ask for. */
+struct session *ui_session(struct ui *ui);
+/* Every goroutine of the
  * target now into *res (valid until the next call or ui_fini): 0, or -errno with why
  * (-ENODEV: no reader, the target is none or not Go; -ESRCH gone; -EAGAIN not started). */
 struct gosnap_result;
@@ -427,15 +429,15 @@ struct ui_wall_split {
 	size_t nreasons;
 };
 struct ui_wall_splits {
-	const struct livewall_data *d, *base; /* held until the next build or free; base: the
+	const struct session_wall *d, *base; /* held until the next build or free; base: the
 					       * copy the window starts at (NULL: none) */
 	struct ui_wall_split *v, rest; /* rest: the samples without the key */
 	size_t n;
 	struct hashmap idx;      /* hash of a value (+ probe) -> index + 1 */
 };
 /* The latest wall-clock data and (*base) the copy the live window starts at (NULL: none);
- * NULL without data. Held: livewall_put both. */
-const struct livewall_data *ui_wall_data(struct ui *ui, const struct livewall_data **base);
+ * NULL without data. Held: session_wall_put both. */
+const struct session_wall *ui_wall_data(struct ui *ui, const struct session_wall **base);
 /* The samples of data d with wall time in the window (d's values less base's), under the
  * label focus filters except those on key skip (NULL: none). */
 struct ui_wall_iter {
@@ -446,8 +448,8 @@ struct ui_wall_iter {
 	const char *skip;
 	size_t skip_len;
 };
-void ui_wall_iter_init(struct ui_wall_iter *it, const struct livewall_data *d,
-		       const struct livewall_data *base, const char *skip, size_t skip_len);
+void ui_wall_iter_init(struct ui_wall_iter *it, const struct session_wall *d,
+		       const struct session_wall *base, const char *skip, size_t skip_len);
 /* The next sample: its index and sample, its wall time in the window and its state (the
  * string id of its state label's value); 1, or 0 at the end. */
 int ui_wall_next(const struct ui *ui, struct ui_wall_iter *it, size_t *idx, struct prof_sample *s,

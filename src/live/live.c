@@ -1065,6 +1065,11 @@ const struct session_info *live_session_info(const struct live *l)
 	return session_info(l->s);
 }
 
+struct session *live_session(struct live *l)
+{
+	return l->s;
+}
+
 int live_target_status(struct live *l)
 {
 	return session_target_status(l->s);

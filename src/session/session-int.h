@@ -1,6 +1,6 @@
 /* session-int.h: the session's own state, shared by its files: session.c (the target, CPU
- * samples, the drain) and session-go.c (the Go reader at the sample and its BPF program).
- * Not a public header. */
+ * samples, the drain, profiles out), session-go.c (the Go reader at the sample and its BPF
+ * program) and wall.c (the wall-clock sampler). Not a public header. */
 #ifndef GOTOP_SESSION_INT_H
 #define GOTOP_SESSION_INT_H
 
@@ -9,6 +9,8 @@
 
 #include "gotop/session.h"
 #include "gotop/target.h"
+
+struct wallsrc;
 
 struct session {
 	struct session_opts o;
@@ -19,6 +21,10 @@ struct session {
 	size_t nsamplers;
 	int efd;                 /* opts.notify: the samplers' eventfd, or -1 */
 	uint64_t start_ns, start_wall;
+	char *cmdline;           /* session_cmdline, read at its first call */
+	int cmdline_read;
+	unsigned meta_done;      /* profiles whose metadata session_profile has set: bit i of
+				  * event i, bit SESSION_MAX_EVENTS of the wall profile */
 
 	/* The Go reader at the sample (session-go.c), SESSION_CPU of a Go target. The
 	 * samplers read goroutines through the slot; the Go settings of the samplers (hook,
@@ -39,6 +45,10 @@ struct session {
 	int go_checked;
 	char *go_version;
 	uint64_t go_checked_ns;
+
+	struct wallsrc *wall;    /* SESSION_WALL, from session_start */
+	int wall_known;          /* session_wall_started has waited for it: info.wall says */
+	struct gowall_oncpu *oncpu; /* its running goroutines' stacks, from the aggregator */
 };
 
 /* session-go.c */
@@ -54,5 +64,25 @@ void session_go_join(struct session *s);
  * the thread that feeds the aggregator. */
 void session_go_look(struct session *s);
 void session_go_free(struct session *s);
+
+/* wall.c: the wall-clock sampler: a thread that ticks gowall at a rate. */
+struct wallsrc *wallsrc_start(pid_t pid, double hz, double max_cpu, int publish,
+			      struct gowall_oncpu *oncpu, char *why, size_t whylen);
+/* Waits until the thread has set itself up: 1, or 0 with why it could not (gowall_new). */
+int wallsrc_ready(struct wallsrc *w, char *why, size_t whylen);
+/* Stops the thread (no tick after it); the profile stays. Accepts NULL. */
+void wallsrc_stop(struct wallsrc *w);
+/* After wallsrc_stop and the last samples fed: the running goroutines still waiting for
+ * their on-CPU samples are added (gowall_flush). */
+void wallsrc_flush(struct wallsrc *w);
+/* The profile (borrowed, valid until wallsrc_free; NULL when the thread could not set
+ * itself up); its rate asked for; its counts. */
+struct prof *wallsrc_profile(struct wallsrc *w);
+double wallsrc_hz(const struct wallsrc *w);
+void wallsrc_stats(struct wallsrc *w, struct gowall_stats *st);
+const struct session_wall *wallsrc_get(struct wallsrc *w, unsigned window_s,
+				       const struct session_wall **base);
+void wallsrc_zero(struct wallsrc *w);
+void wallsrc_free(struct wallsrc *w); /* stops first; accepts NULL */
 
 #endif

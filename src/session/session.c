@@ -1,6 +1,8 @@
-/* session.c: one profiling session: the target, a sampler per event, the aggregator, the
- * drain loop and the statistics (linux tools/perf/builtin-record.c keeps the same pieces in
- * one struct record). The Go reader at the sample is in session-go.c. */
+/* session.c: one profiling session: the target, the sources a consumer asked for and
+ * their life, CPU samples (a sampler per event, the aggregator, the drain loop), the
+ * profiles out with their metadata, and the statistics (linux tools/perf/builtin-record.c
+ * keeps the same pieces in one struct record). The Go reader is in session-go.c, the
+ * wall-clock sampler in wall.c. */
 #include "config.h"
 #include "gotop/session.h"
 
@@ -14,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gotop/procinfo.h"
 #include "gotop/repair.h"
 #include "gotop/target.h"
 #include "gotop/util.h"
@@ -22,18 +25,22 @@
 void session_opts_init(struct session_opts *o)
 {
 	memset(o, 0, sizeof(*o));
+	o->sources = SESSION_CPU;
 	o->use_freq = 1;
 	o->freq = 1000;
 	o->repair = 1;
 	o->go = 1;
 	o->bpf = 1;
 	o->label_latency_ms = 4;
+	o->wall_hz = 10;
 }
 
 static void fail(struct session_err *e, enum session_fail kind)
 {
 	e->kind = kind;
 }
+
+static void wall_start(struct session *s);
 
 static int target_fail(int r, struct session_err *e)
 {
@@ -66,25 +73,29 @@ struct session *session_new(const struct session_opts *o, struct session_err *e)
 	s->info.spawned = s->target.spawned;
 	s->info.kernel = events_kernel_allowed(s->info.kernel_why, sizeof(s->info.kernel_why));
 
-	memset(&ao, 0, sizeof(ao));
-	ao.pid = s->target.pid;
-	ao.repair = o->repair;
-	ao.kernel = s->info.kernel;
-	ao.hold_kernel = o->hold_kernel;
-	ao.go_reader = session_go_reader();
-	s->agg = agg_new(&ao);
-	if (o->go)
-		s->goslot = goread_slot_new();
-	/* Whether it is Go decides the Go reads and the stack bytes per sample. A command
-	 * has not exec'd yet: its executable is read from the path. */
-	is_go = (o->go || !o->stack_size) &&
+	/* Whether it is Go decides the Go reads, the stack bytes per sample and the wall-clock
+	 * sampler. A command has not exec'd yet: its executable is read from the path. */
+	is_go = (o->go || !o->stack_size || (o->sources & SESSION_WALL)) &&
 		target_is_go(o->pid ? NULL : o->command[0], s->target.pid, s->info.go_version,
 			     sizeof(s->info.go_version));
 	s->info.stack_size = o->stack_size ? o->stack_size
 					   : repair_stack_bytes(is_go ? s->info.go_version : NULL);
 	s->info.go = o->go && is_go;
-	if (s->info.go)
-		session_go_setup(s);
+	if (o->sources & SESSION_CPU) {
+		memset(&ao, 0, sizeof(ao));
+		ao.pid = s->target.pid;
+		ao.repair = o->repair;
+		ao.kernel = s->info.kernel;
+		ao.hold_kernel = o->hold_kernel;
+		ao.go_reader = session_go_reader();
+		s->agg = agg_new(&ao);
+		if (o->go)
+			s->goslot = goread_slot_new();
+		if (s->info.go)
+			session_go_setup(s);
+	}
+	if ((o->sources & SESSION_WALL) && s->info.go && s->agg)
+		s->oncpu = gowall_oncpu_new();
 	return s;
 }
 
@@ -107,6 +118,8 @@ int session_open(struct session *s, struct session_err *e)
 {
 	size_t i;
 
+	if (!(s->o.sources & SESSION_CPU))
+		return 0;
 	/* Before the events take what the fd limit allows. */
 	if (s->o.notify)
 		s->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -161,7 +174,7 @@ int session_start(struct session *s, const volatile int *stop, struct session_er
 
 	/* Symbol tables and kallsyms are loaded now, not inside the profiled time, and the
 	 * BPF program (loading meanwhile) is waited for: every sample is read at the sample. */
-	if (s->o.preload) {
+	if (s->o.preload && s->agg) {
 		agg_preload(s->agg, !s->target.spawned);
 		if (!s->target.spawned)
 			session_go_look(s); /* the Go reads start before sampling */
@@ -188,12 +201,13 @@ int session_start(struct session *s, const volatile int *stop, struct session_er
 			fail(e, SESSION_FAIL_TARGET);
 			return r;
 		}
-		if (s->o.preload) {
+		if (s->o.preload && s->agg) {
 			/* The command has exec'd: its symbols, and the Go reads. */
 			agg_preload(s->agg, 1);
 			session_go_look(s);
 		}
 	}
+	wall_start(s);
 	return 0;
 }
 
@@ -288,6 +302,8 @@ void session_stop(struct session *s, int feed)
 {
 	size_t i;
 
+	/* No snapshot after the sampling ends. */
+	wallsrc_stop(s->wall);
 	session_go_join(s);
 	for (i = 0; i < s->nsamplers; i++) {
 		struct sample_batch *b;
@@ -299,7 +315,14 @@ void session_stop(struct session *s, int feed)
 			sampler_batch_free(s->samplers[i], b);
 		}
 	}
-	if (feed)
+	if (s->agg)
+		agg_set_sink(s->agg, NULL, NULL);
+	if (!feed)
+		return;
+	/* Every sample is in: the running goroutines still waiting for theirs get them. */
+	if (s->wall)
+		wallsrc_flush(s->wall);
+	if (s->agg)
 		agg_set_times(s->agg, (int64_t)s->start_wall, (int64_t)session_elapsed_ns(s));
 }
 
@@ -309,6 +332,7 @@ void session_free(struct session *s)
 
 	if (!s)
 		return;
+	wallsrc_free(s->wall);
 	session_go_join(s);
 	for (i = 0; i < s->nsamplers; i++)
 		sampler_stop(s->samplers[i]);
@@ -319,26 +343,108 @@ void session_free(struct session *s)
 	if (s->efd >= 0)
 		close(s->efd);
 	agg_free(s->agg);
+	gowall_oncpu_free(s->oncpu);
 	session_go_free(s);
+	free(s->cmdline);
 	pthread_mutex_destroy(&s->bpf_lock);
 	free(s);
 }
 
-struct prof *session_profile(struct session *s, size_t i)
+const char *session_cmdline(const struct session *cs)
 {
-	struct prof *p = agg_profile(s->agg, s->o.events[i].name);
+	struct session *s = (struct session *)cs;
+
+	if (!s->cmdline_read) {
+		s->cmdline = procinfo_cmdline(s->target.pid, 1024);
+		s->cmdline_read = 1;
+	}
+	return s->cmdline;
+}
+
+/* What made a profile, as its comments say (go tool pprof -comments). */
+static void comments(struct session *s, struct prof *p, const char *first)
+{
+	const char *cmdline = session_cmdline(s), *gover = session_go_version(s);
+	char buf[512];
+
+	prof_add_comment(p, first);
+	if (cmdline && *cmdline)
+		prof_add_comment(p, cmdline);
+	if (gover) {
+		snprintf(buf, sizeof(buf), "go version %s", gover);
+		prof_add_comment(p, buf);
+	}
+}
+
+/* Event i's profile (empty, but with its sample types and time, when no sample came) with
+ * its period and comments. */
+static struct prof *cpu_profile(struct session *s, size_t i)
+{
+	const struct event_spec *ev = &s->o.events[i];
+	struct prof *p = agg_profile(s->agg, ev->name);
+	const char *type, *unit;
+	struct prof_value_type pt;
+	char buf[512];
 
 	if (!p) {
 		/* No sample at all: still a valid, empty profile. */
 		struct sample_batch empty;
 
 		memset(&empty, 0, sizeof(empty));
-		empty.event = &s->o.events[i];
+		empty.event = ev;
 		agg_feed(s->agg, &empty);
-		p = agg_profile(s->agg, s->o.events[i].name);
+		p = agg_profile(s->agg, ev->name);
 		agg_set_times(s->agg, (int64_t)s->start_wall, (int64_t)session_elapsed_ns(s));
 	}
+	if (s->meta_done & (1u << i))
+		return p;
+	s->meta_done |= 1u << i;
+	events_value_type(ev, &type, &unit);
+	pt.type = prof_str(p, type);
+	pt.unit = prof_str(p, unit);
+	/* Period: for cpu-clock at F Hz a sample stands for 1e9/F ns of CPU, as in Go's
+	 * own profiles; with -c it is the fixed event count. */
+	if (s->o.use_freq)
+		prof_set_period(p, pt, !strcmp(unit, "nanoseconds") ? (int64_t)(1000000000ULL / s->o.freq)
+								 : (int64_t)s->o.freq);
+	else
+		prof_set_period(p, pt, (int64_t)s->o.period);
+	snprintf(buf, sizeof(buf), "gotop-perf %s: event %s, %s %llu", PACKAGE_VERSION, ev->name,
+		 s->o.use_freq ? "frequency (Hz)" : "period",
+		 (unsigned long long)(s->o.use_freq ? s->o.freq : s->o.period));
+	comments(s, p, buf);
+	if (!s->o.repair)
+		prof_add_comment(p, "frame-pointer repair off (--no-repair)");
 	return p;
+}
+
+/* The wall-clock profile with its comments. */
+static struct prof *wall_profile(struct session *s)
+{
+	struct prof *p = wallsrc_profile(s->wall);
+	struct gowall_stats st;
+	char buf[256];
+
+	if (s->meta_done & (1u << SESSION_MAX_EVENTS))
+		return p;
+	s->meta_done |= 1u << SESSION_MAX_EVENTS;
+	wallsrc_stats(s->wall, &st);
+	snprintf(buf, sizeof(buf), "gotop-perf %s: wall clock of every goroutine, %.1f Hz; "
+		 "%llu snapshots, %llu goroutines dropped as changed while read", PACKAGE_VERSION,
+		 wallsrc_hz(s->wall), (unsigned long long)st.ticks, (unsigned long long)st.torn);
+	comments(s, p, buf);
+	return p;
+}
+
+struct prof *session_profile(struct session *s, enum session_prof what, size_t i)
+{
+	switch (what) {
+	case SESSION_PROF_CPU:
+		return s->agg && i < s->o.nevents ? cpu_profile(s, i) : NULL;
+	case SESSION_PROF_WALL:
+		return session_wall_started(s) ? wall_profile(s) : NULL;
+	}
+	return NULL;
 }
 
 void session_stats(struct session *s, size_t i, struct sampler_stats *sst, struct agg_stats *ast)
@@ -347,8 +453,12 @@ void session_stats(struct session *s, size_t i, struct sampler_stats *sst, struc
 		sampler_get_stats(s->samplers[i], sst);
 	else
 		memset(sst, 0, sizeof(*sst));
-	if (ast)
-		agg_get_stats(s->agg, ast);
+	if (ast) {
+		if (s->agg)
+			agg_get_stats(s->agg, ast);
+		else
+			memset(ast, 0, sizeof(*ast));
+	}
 }
 
 int session_feed_next(struct session *s, int timeout_ms, const char **event)
@@ -426,4 +536,61 @@ int session_target_status(struct session *s)
 		return -1;
 	target_reap(&s->target, 0);
 	return s->target.spawned || s->target.exit_status < 0 ? -1 : s->target.exit_status;
+}
+
+/* --- the sources beyond CPU samples --- */
+
+/* The wall-clock table of running goroutines takes each sample the aggregator folds. */
+static void oncpu_sink(void *arg, uint64_t goid, uint64_t time_ns, const uint64_t *pcs, size_t n)
+{
+	gowall_oncpu_put(arg, goid, time_ns, pcs, n);
+}
+
+/* Starts the wall-clock sampler of a Go target, its running goroutines' stacks from the
+ * perf samples the aggregator folds: once the target runs its own executable. */
+static void wall_start(struct session *s)
+{
+	if (!(s->o.sources & SESSION_WALL))
+		return;
+	if (!s->info.go) {
+		snprintf(s->info.wall_why, sizeof(s->info.wall_why), "not a Go program: no goroutines");
+		return;
+	}
+	s->wall = wallsrc_start(s->target.pid, s->o.wall_hz, s->o.wall_max_cpu, s->o.wall_publish,
+				s->oncpu, s->info.wall_why, sizeof(s->info.wall_why));
+	/* Before anything feeds the aggregator; samples find no request in the table until
+	 * the thread's first tick. */
+	if (s->wall && s->oncpu)
+		agg_set_sink(s->agg, oncpu_sink, s->oncpu);
+}
+
+int session_wall_started(struct session *s)
+{
+	if (s->wall && !s->wall_known) {
+		s->info.wall = wallsrc_ready(s->wall, s->info.wall_why, sizeof(s->info.wall_why));
+		s->wall_known = 1;
+	}
+	return s->info.wall;
+}
+
+const struct session_wall *session_wall_get(struct session *s, unsigned window_s,
+					    const struct session_wall **base)
+{
+	if (base)
+		*base = NULL;
+	return s && s->wall ? wallsrc_get(s->wall, window_s, base) : NULL;
+}
+
+void session_wall_zero(struct session *s)
+{
+	if (s && s->wall)
+		wallsrc_zero(s->wall);
+}
+
+void session_wall_stats(struct session *s, struct gowall_stats *st)
+{
+	if (s->wall)
+		wallsrc_stats(s->wall, st);
+	else
+		memset(st, 0, sizeof(*st));
 }
