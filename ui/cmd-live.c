@@ -269,12 +269,14 @@ static int start_live(struct live_cli *o, struct live **out)
 	o->s.command = o->command;
 	o->s.command_quiet = 1; /* the screen is ours */
 	o->s.hold_kernel = 1;   /* first data without waiting for the kernel's symbols */
-	/* The wall-clock sampler starts with the session, not when its view is first shown:
-	 * the Labels view sets its wall columns beside on-CPU shares counted from the start,
-	 * and both must cover the same span. It only reads the target (gosnap.h). Unless a
-	 * rate is asked for, it takes at most SESSION_WALL_LIVE_MAX_CPU of a core: it is on
-	 * without being asked, and a snapshot's cost grows with the goroutines. */
-	o->s.sources = SESSION_CPU;
+	/* The views' sources beyond CPU samples. The wall-clock sampler starts with the
+	 * session, not when its view is first shown: the Labels view sets its wall columns
+	 * beside on-CPU shares counted from the start, and both must cover the same span. It
+	 * only reads the target (gosnap.h). Unless a rate is asked for, it takes at most
+	 * SESSION_WALL_LIVE_MAX_CPU of a core: it is on without being asked, and a snapshot's
+	 * cost grows with the goroutines. Goroutine snapshots and the verifier start when a
+	 * view first asks. */
+	o->s.sources = SESSION_CPU | SESSION_GOROUTINES | SESSION_VERIFY;
 	if (!o->no_wall)
 		o->s.sources |= SESSION_WALL;
 	o->s.wall_max_cpu = o->wall_hz_set ? 0 : SESSION_WALL_LIVE_MAX_CPU;

@@ -256,8 +256,10 @@ struct ui {
 	int target_status;       /* exit status of a command we started, -1 unknown */
 	uint64_t freq_default;
 	unsigned window_len;     /* seconds used when the decaying window is switched on */
-	struct verifier *verifier; /* the Verifier view's (V), NULL until first switched on */
-	struct ui_goroutines *goroutines; /* the reader of every goroutine now (sources.c) */
+	struct verifier *verifier; /* the session's, for the Verifier view (V): NULL until
+				    * first switched on */
+	const struct session_goroutines *goroutines; /* the latest snapshot of every goroutine
+						      * taken from the session (sources.c) */
 	pid_t target_pid;
 	uint32_t stack_size;     /* the samplers' user-stack bytes: the verifier repairs with as many */
 	int kernel;
@@ -389,21 +391,23 @@ void ui_info_line(struct ui *ui, struct tline *l);
 char *ui_default_save_path(struct ui *ui);
 int ui_save(struct ui *ui, const char *path);
 
-/* sources.c: the readers the views need beyond the session's snapshots, made when first
- * asked and owned by the UI (ui_fini frees them after the views), and the session (NULL
- * for `view`, which shows files), whose sources the views ask for. */
+/* sources.c: what the views need beyond the live session's snapshots, asked of the
+ * session, which owns and runs every source (session.h). The session of the live UI (NULL
+ * for `view`, which shows files). */
 struct session *ui_session(struct ui *ui);
-/* Every goroutine of the
- * target now into *res (valid until the next call or ui_fini): 0, or -errno with why
- * (-ENODEV: no reader, the target is none or not Go; -ESRCH gone; -EAGAIN not started). */
+/* Every goroutine of the target into *res, as the session's source read it (at the
+ * refresh before on the screen, now in --batch; valid until the next call or ui_fini):
+ * 0, or -errno with why (-ENODEV: no reader, the target is none or not Go; -EINPROGRESS
+ * none read yet; -ESRCH gone; -EAGAIN not started). */
 struct gosnap_result;
 struct sym_frame;
 int ui_goroutines_now(struct ui *ui, struct gosnap_result *res, char *why, size_t n);
-/* The frames of a goroutine's pc (up to n, innermost first), as the reader names them. */
+/* The frames of a goroutine's pc (up to n, innermost first), as the source named them. */
 int ui_goroutines_frames(struct ui *ui, uint64_t pc, struct sym_frame *f, int n);
-/* Switches the verifier on (making it for the target) or off; the status says how it went.
- * R_* flags. */
+/* Switches the session's verifier on (the session makes it at the first call) or off; the
+ * status says how it went. R_* flags. */
 int ui_verifier_switch(struct ui *ui);
+/* Lets go of what the UI holds of the sources (ui_fini, after the views). */
 void ui_sources_free(struct ui *ui);
 
 /* view-events.c: asks the worker to sample another event (a perf name); the answer goes

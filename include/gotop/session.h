@@ -1,10 +1,11 @@
 /* session.h: one profiling session of a target, the one owner of every source of data
  * about it: the target (attached or started); CPU samples (a sampler per event, the Go
  * reader at the sample and its BPF program, the aggregator, the drain); the wall-clock
- * sampler of every goroutine. A consumer opens a session with only the sources it asks
- * for, reads what they gather through the functions below and never makes a reader
- * itself; every profile comes out through session_profile. `record`, the live UI and
- * --batch all drive one; they parse options and present. */
+ * sampler of every goroutine; snapshots of every goroutine; the verifier. A consumer
+ * opens a session with only the sources it asks for, reads what they gather through the
+ * functions below and never makes a reader itself; every profile comes out through
+ * session_profile. `record`, the live UI and --batch, `goroutines` and `verify` all drive
+ * one; they parse options and present. doc/design.md, "The session and its sources". */
 #ifndef GOTOP_SESSION_H
 #define GOTOP_SESSION_H
 
@@ -16,9 +17,12 @@
 #include "gotop/agg.h"
 #include "gotop/events.h"
 #include "gotop/goread.h"
+#include "gotop/gosnap.h"
 #include "gotop/gowall.h"
 #include "gotop/profile.h"
 #include "gotop/sampler.h"
+#include "gotop/symtab.h"
+#include "gotop/verify.h"
 
 struct session;
 
@@ -27,6 +31,8 @@ struct session;
 /* The sources a consumer asks for (session_opts.sources). */
 #define SESSION_CPU 0x1        /* perf samples of events[]: samplers, Go reader, aggregator */
 #define SESSION_WALL 0x2       /* Go: every goroutine at wall_hz into a wall-clock profile */
+#define SESSION_GOROUTINES 0x4 /* Go: every goroutine now, on request (session_goroutines_get) */
+#define SESSION_VERIFY 0x8     /* the verifier, made when first asked (session_verifier) */
 
 struct session_opts {
 	unsigned sources;          /* SESSION_* (default SESSION_CPU) */
@@ -66,6 +72,11 @@ struct session_opts {
 	double wall_max_cpu;
 	int wall_publish;
 #define SESSION_WALL_LIVE_MAX_CPU 0.05 /* the live UI's wall_max_cpu when no rate is given */
+	/* SESSION_GOROUTINES: goroutines read per snapshot at most (0: GOSNAP_MAX_G). */
+	size_t goroutines_max;
+	/* SESSION_VERIFY: the verifier's options (NULL: verify_opts_default, with the stack
+	 * bytes of a sample of this session); borrowed until session_free. */
+	const struct verify_opts *verify;
 };
 
 /* Defaults: CPU samples; cpu-clock is left to the caller (nevents 0); 1000 Hz, repair, Go
@@ -130,12 +141,13 @@ enum session_end { SESSION_END_STOP, SESSION_END_DURATION, SESSION_END_EXITED };
  * otherwise. Reaps a started command that exits. */
 enum session_end session_run(struct session *s, double duration_s, const volatile int *stop,
 			     const sigset_t *waitmask);
-/* Stops sampling: the wall-clock sampler first, then each sampler drains its rings a
- * last time; with feed the batches left are folded into the aggregator, the running
+/* Stops sampling: the wall-clock sampler and the verifier first, then each sampler drains
+ * its rings a last time; with feed the batches left are folded into the aggregator, the running
  * goroutines of the last wall-clock ticks get their on-CPU stacks, and the profiles get
  * their time and duration; without it the batches are dropped. */
 void session_stop(struct session *s, int feed);
-/* Stops everything, stops a started command that still runs, frees. Accepts NULL. */
+/* Stops everything (the verifier's thread with it: no thread of the target stays
+ * stopped), stops a started command that still runs, frees. Accepts NULL. */
 void session_free(struct session *s);
 
 /* The profiles a session makes, by what pprof names them. */
@@ -236,5 +248,42 @@ int session_wall_started(struct session *s);
 void session_wall_zero(struct session *s);
 /* The sampler's counts since the start (for record's report); zero without it. */
 void session_wall_stats(struct session *s, struct gowall_stats *st);
+
+/* SESSION_GOROUTINES: every goroutine of the target at one moment, read from outside
+ * without stopping it (gosnap.h), with the names of its pcs. Immutable; held with
+ * session_goroutines_get, let go with session_goroutines_put. The labels and wait reasons
+ * it points at, and the names, stay valid until session_free. */
+struct session_goroutines {
+	int rc;            /* 0, or -errno: of making the reader (reader 0: gosnap_new's, as
+			    * -ENOTSUP not Go, -ESRCH gone; -ENOEXEC the executable cannot be
+			    * opened) or of the snapshot (-ESRCH gone, -EAGAIN the runtime not up,
+			    * -EINVAL the list is garbage) */
+	int reader;        /* a reader was made: rc is the snapshot's */
+	char why[256];     /* with rc: one line */
+	struct gosnap_result r; /* its arrays are the data's own */
+	uint64_t seq;      /* increases with every snapshot */
+	/* internal: the names of r's pcs (session_goroutines_frames) */
+	struct session_gname *names;
+	size_t nnames;
+	struct sym_frame *frames;
+	int refs;
+};
+/* Asks for a snapshot now and returns the latest held (NULL when none was taken yet): with
+ * wait_ms 0 at once, else waiting up to wait_ms (< 0: as long as it takes) for the one
+ * asked now. The reader is made (on the source's thread) at the first call. NULL without
+ * SESSION_GOROUTINES. */
+const struct session_goroutines *session_goroutines_get(struct session *s, int wait_ms);
+/* Lets go of d, on any thread. Accepts NULL. */
+void session_goroutines_put(const struct session_goroutines *d);
+/* The frames of pc (a return address of d's stacks, or a goroutine's gopc), innermost
+ * inlined first, up to max into f: how many (0: none known). */
+int session_goroutines_frames(const struct session_goroutines *d, uint64_t pc, struct sym_frame *f,
+			      int max);
+
+/* SESSION_VERIFY: the verifier of the target (verify.h), made at the first call with
+ * opts.verify; the caller starts, stops and reads it, the session frees it. Borrowed,
+ * valid until session_free. NULL, with a one-line reason in why, without SESSION_VERIFY
+ * or when it cannot be made. */
+struct verifier *session_verifier(struct session *s, char *why, size_t whylen);
 
 #endif

@@ -1,6 +1,7 @@
 /* session-int.h: the session's own state, shared by its files: session.c (the target, CPU
- * samples, the drain, profiles out), session-go.c (the Go reader at the sample and its BPF
- * program) and wall.c (the wall-clock sampler). Not a public header. */
+ * samples, the drain, profiles out, the verifier), session-go.c (the Go reader at the
+ * sample and its BPF program), wall.c (the wall-clock sampler) and goroutines.c
+ * (snapshots of every goroutine). Not a public header. */
 #ifndef GOTOP_SESSION_INT_H
 #define GOTOP_SESSION_INT_H
 
@@ -11,6 +12,7 @@
 #include "gotop/target.h"
 
 struct wallsrc;
+struct gsrc;
 
 struct session {
 	struct session_opts o;
@@ -49,6 +51,9 @@ struct session {
 	struct wallsrc *wall;    /* SESSION_WALL, from session_start */
 	int wall_known;          /* session_wall_started has waited for it: info.wall says */
 	struct gowall_oncpu *oncpu; /* its running goroutines' stacks, from the aggregator */
+	struct gsrc *gor;        /* SESSION_GOROUTINES, from the first session_goroutines_get */
+	struct verifier *verifier; /* SESSION_VERIFY, from the first session_verifier */
+	pthread_mutex_t src_lock; /* guards the making of gor and verifier (any thread) */
 };
 
 /* session-go.c */
@@ -84,5 +89,10 @@ const struct session_wall *wallsrc_get(struct wallsrc *w, unsigned window_s,
 				       const struct session_wall **base);
 void wallsrc_zero(struct wallsrc *w);
 void wallsrc_free(struct wallsrc *w); /* stops first; accepts NULL */
+
+/* goroutines.c: snapshots of every goroutine on a thread of their own. */
+struct gsrc *gsrc_new(pid_t pid, size_t max_g);
+const struct session_goroutines *gsrc_get(struct gsrc *g, int wait_ms);
+void gsrc_free(struct gsrc *g); /* joins the thread; accepts NULL */
 
 #endif

@@ -2,7 +2,7 @@
  * their life, CPU samples (a sampler per event, the aggregator, the drain loop), the
  * profiles out with their metadata, and the statistics (linux tools/perf/builtin-record.c
  * keeps the same pieces in one struct record). The Go reader is in session-go.c, the
- * wall-clock sampler in wall.c. */
+ * wall-clock sampler in wall.c, snapshots of every goroutine in goroutines.c. */
 #include "config.h"
 #include "gotop/session.h"
 
@@ -58,6 +58,7 @@ struct session *session_new(const struct session_opts *o, struct session_err *e)
 	s->o = *o;
 	s->efd = -1;
 	pthread_mutex_init(&s->bpf_lock, NULL);
+	pthread_mutex_init(&s->src_lock, NULL);
 	if (o->pid)
 		r = target_attach(&s->target, o->pid, o->tids, o->ntids, e->why, sizeof(e->why));
 	else
@@ -65,6 +66,7 @@ struct session *session_new(const struct session_opts *o, struct session_err *e)
 	if (r) {
 		target_fail(r, e);
 		pthread_mutex_destroy(&s->bpf_lock);
+		pthread_mutex_destroy(&s->src_lock);
 		free(s);
 		errno = -r;
 		return NULL;
@@ -73,9 +75,11 @@ struct session *session_new(const struct session_opts *o, struct session_err *e)
 	s->info.spawned = s->target.spawned;
 	s->info.kernel = events_kernel_allowed(s->info.kernel_why, sizeof(s->info.kernel_why));
 
-	/* Whether it is Go decides the Go reads, the stack bytes per sample and the wall-clock
-	 * sampler. A command has not exec'd yet: its executable is read from the path. */
-	is_go = (o->go || !o->stack_size || (o->sources & SESSION_WALL)) &&
+	/* Whether it is Go decides the Go reads, the stack bytes per sample (the verifier
+	 * repairs with as many) and the wall-clock sampler; the goroutine snapshots find out
+	 * for themselves. A command has not exec'd yet: its executable is read from the path. */
+	is_go = (o->sources & (SESSION_CPU | SESSION_WALL | SESSION_VERIFY)) &&
+		(o->go || !o->stack_size || (o->sources & SESSION_WALL)) &&
 		target_is_go(o->pid ? NULL : o->command[0], s->target.pid, s->info.go_version,
 			     sizeof(s->info.go_version));
 	s->info.stack_size = o->stack_size ? o->stack_size
@@ -302,8 +306,10 @@ void session_stop(struct session *s, int feed)
 {
 	size_t i;
 
-	/* No snapshot after the sampling ends. */
+	/* No snapshot nor stop of a thread after the sampling ends. */
 	wallsrc_stop(s->wall);
+	if (s->verifier)
+		verifier_stop(s->verifier);
 	session_go_join(s);
 	for (i = 0; i < s->nsamplers; i++) {
 		struct sample_batch *b;
@@ -332,6 +338,9 @@ void session_free(struct session *s)
 
 	if (!s)
 		return;
+	/* The verifier first: its thread lets go of any thread of the target it holds. */
+	verifier_free(s->verifier);
+	gsrc_free(s->gor);
 	wallsrc_free(s->wall);
 	session_go_join(s);
 	for (i = 0; i < s->nsamplers; i++)
@@ -347,6 +356,7 @@ void session_free(struct session *s)
 	session_go_free(s);
 	free(s->cmdline);
 	pthread_mutex_destroy(&s->bpf_lock);
+	pthread_mutex_destroy(&s->src_lock);
 	free(s);
 }
 
@@ -593,4 +603,45 @@ void session_wall_stats(struct session *s, struct gowall_stats *st)
 		wallsrc_stats(s->wall, st);
 	else
 		memset(st, 0, sizeof(*st));
+}
+
+const struct session_goroutines *session_goroutines_get(struct session *s, int wait_ms)
+{
+	struct gsrc *g;
+
+	if (!s || !(s->o.sources & SESSION_GOROUTINES))
+		return NULL;
+	pthread_mutex_lock(&s->src_lock);
+	if (!s->gor)
+		s->gor = gsrc_new(s->target.pid, s->o.goroutines_max);
+	g = s->gor;
+	pthread_mutex_unlock(&s->src_lock);
+	return gsrc_get(g, wait_ms);
+}
+
+struct verifier *session_verifier(struct session *s, char *why, size_t whylen)
+{
+	struct verifier *v;
+
+	if (!(s->o.sources & SESSION_VERIFY)) {
+		snprintf(why, whylen, "the verifier was not asked for");
+		return NULL;
+	}
+	pthread_mutex_lock(&s->src_lock);
+	if (!s->verifier) {
+		struct verify_opts vo;
+
+		if (s->o.verify) {
+			vo = *s->o.verify;
+		} else {
+			verify_opts_default(&vo);
+			vo.sample_stack = s->info.stack_size;
+		}
+		s->verifier = verifier_new(s->target.pid, &vo);
+		if (!s->verifier)
+			snprintf(why, whylen, "cannot set up libunwind: %s", strerror(errno));
+	}
+	v = s->verifier;
+	pthread_mutex_unlock(&s->src_lock);
+	return v;
 }
