@@ -20,6 +20,7 @@
 #include "gotop/agg.h"
 #include "gotop/events.h"
 #include "gotop/goread.h"
+#include "gotop/session.h"
 #include "gotop/goruntime.h"
 #include "gotop/maps.h"
 #include "gotop/mem.h"
@@ -494,6 +495,7 @@ static int do_replay(int argc, char **argv)
 	ao.offline_maps = maps_text;
 	ao.offline_maps_len = maps_len;
 	ao.offline_exe = exe;
+	ao.go_reader = session_go_reader(); /* the extra records are the session's reader's */
 	agg = agg_new(&ao);
 	agg_preload(agg, 1);
 	fprintf(stderr, "ingest: set-up (symbol tables%s, Go reader) %.1f ms CPU\n",

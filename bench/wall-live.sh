@@ -1,5 +1,5 @@
 #!/bin/bash
-# wall-live.sh: the live UI's cost of its wall-clock sampler (src/live/livewall.c) on a Go
+# wall-live.sh: the live UI's cost of its wall-clock sampler (src/session/wall.c) on a Go
 # target of N goroutines (bench/gomany.go: parked 8 calls deep, half labelled). Per round,
 # two copies of the UI attach side by side to one target (A with the sampler at --wall-hz 10,
 # given, so not lowered to the default's 5% of a core; B with --no-wall; the order alternates), both in --batch printing the Wall mode and

@@ -23,6 +23,7 @@
 #include "gotop/perfrec.h"
 #include "gotop/profile.h"
 #include "gotop/sampler.h"
+#include "gotop/session.h"
 
 /* A kernel in /proc/kallsyms format, and one user mapping whose file does not exist
  * (its frames are named app+0xOFFSET). */
@@ -186,6 +187,7 @@ static void offline_opts(struct agg_opts *o)
 	o->offline_maps = MAPS;
 	o->offline_maps_len = strlen(MAPS);
 	o->offline_exe = "/nonexistent/app";
+	o->go_reader = session_go_reader(); /* goread_extra records, as the session's samplers */
 }
 
 static struct agg *new_agg(int hold, const char *kallsyms_path)

@@ -115,7 +115,7 @@ static int act_pause(struct ui *ui, struct view *v, enum ui_action a)
 static int act_zero(struct ui *ui, struct view *v, enum ui_action a)
 {
 	ui_request(ui, LIVE_REQ_ZERO, NULL, 0);
-	livewall_zero(ui->wall);
+	session_wall_zero(ui_session(ui));
 	ui_set_status(ui, UA_NORMAL, "zeroing...");
 	return R_REDRAW;
 }

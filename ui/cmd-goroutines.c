@@ -14,7 +14,7 @@
 
 #include "gotop/gosnap.h"
 #include "gotop/hashmap.h"
-#include "gotop/symbolizer.h"
+#include "gotop/session.h"
 #include "gotop/util.h"
 
 #define NAME_MAX_FRAMES 16 /* inlined frames kept per pc */
@@ -28,7 +28,7 @@ struct named {
 };
 
 struct run {
-	struct symbolizer *sym;
+	const struct session_goroutines *d; /* the session's snapshot, its pcs named */
 	const struct gosnap_result *r;
 	struct hashmap by_pc; /* pc -> index + 1 into names */
 	struct named *names;
@@ -60,7 +60,7 @@ static const struct named *name_pc(struct run *run, uint64_t pc)
 	xgrow((void **)&run->names, &run->namescap, run->nnames + 1, sizeof(*run->names));
 	nm = &run->names[run->nnames++];
 	*slot = run->nnames;
-	n = symbolizer_lookup(run->sym, pc, 1, NULL, nm->f, NAME_MAX_FRAMES);
+	n = session_goroutines_frames(run->d, pc, nm->f, NAME_MAX_FRAMES);
 	nm->n = n > 0 ? n : 0;
 	return nm;
 }
@@ -237,11 +237,11 @@ int cmd_goroutines(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct run run = { 0 };
-	struct gosnap_result res;
-	struct gosnap *snap;
-	struct symfile *sf;
+	struct session_opts so;
+	struct session_err err;
+	struct session *s;
+	const struct gosnap_result *res;
 	uint64_t pid = 0, max = 0;
-	char why[256];
 	int c, json = 0, rc;
 	size_t i;
 
@@ -283,45 +283,51 @@ int cmd_goroutines(int argc, char **argv)
 		cli_error("no process %" PRIu64, pid);
 		return EXIT_TARGET;
 	}
-	run.sym = symbolizer_new((pid_t)pid);
-	sf = symbolizer_main_file(run.sym);
-	if (!sf) {
-		cli_error("cannot open the executable of process %" PRIu64, pid);
-		symbolizer_free(run.sym);
-		return EXIT_TARGET;
-	}
-	snap = gosnap_new((pid_t)pid, sf, why, sizeof(why));
-	if (!snap) {
-		rc = errno == ESRCH ? EXIT_TARGET : EXIT_FAIL;
-		cli_error("process %" PRIu64 ": %s", pid, why);
-		symbolizer_free(run.sym);
+	/* A session with only the goroutine snapshots: one, taken now. */
+	session_opts_init(&so);
+	so.sources = SESSION_GOROUTINES;
+	so.pid = (pid_t)pid;
+	so.goroutines_max = (size_t)max;
+	s = session_new(&so, &err);
+	if (!s)
+		return cli_session_error(&err);
+	run.d = session_goroutines_get(s, -1);
+	if (!run.d || !run.d->reader) {
+		if (run.d && run.d->rc == -ENOEXEC)
+			cli_error("cannot open the executable of process %" PRIu64, pid);
+		else
+			cli_error("process %" PRIu64 ": %s", pid, run.d ? run.d->why : "no reader");
+		rc = !run.d || run.d->rc == -ENOEXEC || run.d->rc == -ESRCH ? EXIT_TARGET : EXIT_FAIL;
+		session_goroutines_put(run.d);
+		session_free(s);
 		return rc;
 	}
-	rc = gosnap_take(snap, (size_t)max, &res);
+	rc = run.d->rc;
 	if (rc) {
 		cli_error("process %" PRIu64 ": cannot read its goroutines: %s", pid,
 			  rc == -EAGAIN ? "the Go runtime has not started yet"
 			  : rc == -EINVAL ? "the runtime's list of goroutines is garbage"
 					  : strerror(-rc));
-		gosnap_free(snap);
-		symbolizer_free(run.sym);
+		session_goroutines_put(run.d);
+		session_free(s);
 		return rc == -ESRCH ? EXIT_TARGET : rc == -EPERM ? EXIT_PERM : EXIT_FAIL;
 	}
-	run.r = &res;
+	res = &run.d->r;
+	run.r = res;
 	if (json) {
-		for (i = 0; i < res.n; i++)
-			print_json(&run, &res.g[i], stdout);
+		for (i = 0; i < res->n; i++)
+			print_json(&run, &res->g[i], stdout);
 	} else {
 		printf("goroutines: %zu of %" PRIu64 " listed; %" PRIu64 " changed while read "
 		       "(dropped), %" PRIu64 " stacks cut short; read in %.1f ms%s\n\n",
-		       res.n, res.st.listed, res.st.torn, res.st.cut, (double)res.st.ns / 1e6,
-		       res.st.truncated ? " (limit reached: more not read)" : "");
+		       res->n, res->st.listed, res->st.torn, res->st.cut, (double)res->st.ns / 1e6,
+		       res->st.truncated ? " (limit reached: more not read)" : "");
 		print_groups(&run, stdout);
 	}
 	fflush(stdout);
 	hashmap_free(&run.by_pc);
 	free(run.names);
-	gosnap_free(snap);
-	symbolizer_free(run.sym);
+	session_goroutines_put(run.d);
+	session_free(s);
 	return EXIT_OK;
 }

@@ -14,9 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gotop/agg.h"
 #include "gotop/events.h"
-#include "gotop/gowall.h"
 #include "gotop/live.h"
 #include "gotop/pprof.h"
 #include "gotop/util.h"
@@ -32,7 +30,6 @@ struct live_cli {
 	const char *ratio;
 	int verify;
 	int no_wall;
-	double wall_hz;
 	int wall_hz_set; /* --wall-hz given: that rate, whatever it costs */
 };
 
@@ -119,7 +116,6 @@ static int parse_args(int argc, char **argv, struct live_cli *o)
 	cli_display_init(&o->d);
 	o->refresh = 1.0;
 	o->max_memory_mb = LIVE_DEFAULT_MAX_MEM_MB;
-	o->wall_hz = 10;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+" CLI_SAMPLING_SHORTOPTS CLI_DISPLAY_SHORTOPTS "d:w:n:",
 				long_opts, NULL)) != -1) {
@@ -184,7 +180,7 @@ static int parse_args(int argc, char **argv, struct live_cli *o)
 			o->verify = 1;
 			break;
 		case OPT_WALL_HZ:
-			if (cli_parse_wall_hz(optarg, &o->wall_hz))
+			if (cli_parse_wall_hz(optarg, &o->s.wall_hz))
 				return EXIT_USAGE;
 			o->wall_hz_set = 1;
 			break;
@@ -262,11 +258,8 @@ static int run_batch(struct ui *ui, struct live_cli *o)
 /* --- entry --- */
 
 /* The session on the target, handed to the live session, started. EXIT_OK, or the exit
- * code after saying why. For a Go target with wall-clock snapshots, *oncpu gets the table
- * through which the aggregator gives running goroutines their on-CPU stacks (gowall.h);
- * it is set before the worker starts feeding the aggregator, and freed by the caller
- * after live_free, when nothing feeds it any more. */
-static int start_live(struct live_cli *o, struct live **out, struct gowall_oncpu **oncpu)
+ * code after saying why. */
+static int start_live(struct live_cli *o, struct live **out)
 {
 	struct session_err err;
 	struct session *s;
@@ -276,6 +269,18 @@ static int start_live(struct live_cli *o, struct live **out, struct gowall_oncpu
 	o->s.command = o->command;
 	o->s.command_quiet = 1; /* the screen is ours */
 	o->s.hold_kernel = 1;   /* first data without waiting for the kernel's symbols */
+	/* The views' sources beyond CPU samples. The wall-clock sampler starts with the
+	 * session, not when its view is first shown: the Labels view sets its wall columns
+	 * beside on-CPU shares counted from the start, and both must cover the same span. It
+	 * only reads the target (gosnap.h). Unless a rate is asked for, it takes at most
+	 * SESSION_WALL_LIVE_MAX_CPU of a core: it is on without being asked, and a snapshot's
+	 * cost grows with the goroutines. Goroutine snapshots and the verifier start when a
+	 * view first asks. */
+	o->s.sources = SESSION_CPU | SESSION_GOROUTINES | SESSION_VERIFY;
+	if (!o->no_wall)
+		o->s.sources |= SESSION_WALL;
+	o->s.wall_max_cpu = o->wall_hz_set ? 0 : SESSION_WALL_LIVE_MAX_CPU;
+	o->s.wall_publish = 1;
 	s = session_new(&o->s, &err);
 	if (!s) {
 		int rc = cli_session_error(&err);
@@ -297,15 +302,9 @@ static int start_live(struct live_cli *o, struct live **out, struct gowall_oncpu
 		cli_error("%s", err.why);
 		return EXIT_FAIL;
 	}
-	if (!o->no_wall && session_info(s)->go) {
-		*oncpu = gowall_oncpu_new();
-		agg_set_oncpu(session_agg(s), *oncpu);
-	}
 	cli_install_signals();
 	if (live_start(live, &err)) {
 		live_free(live);
-		gowall_oncpu_free(*oncpu);
-		*oncpu = NULL;
 		return cli_session_error(&err);
 	}
 	*out = live;
@@ -313,8 +312,7 @@ static int start_live(struct live_cli *o, struct live **out, struct gowall_oncpu
 }
 
 /* The UI's settings from the command line and the session. */
-static void setup_ui(struct ui *ui, const struct live_cli *o, struct live *live,
-		     struct gowall_oncpu *oncpu)
+static void setup_ui(struct ui *ui, const struct live_cli *o, struct live *live)
 {
 	const struct session_info *info = live_session_info(live);
 
@@ -331,20 +329,15 @@ static void setup_ui(struct ui *ui, const struct live_cli *o, struct live *live,
 		ui_set_status(ui, UA_DIM, "%s", info->kernel_why);
 	ui->target_pid = info->pid;
 	ui->stack_size = info->stack_size;
-	/* The wall-clock sampler starts with the session, not when its view is first shown:
-	 * the Labels view sets its wall columns beside on-CPU shares counted from the start,
-	 * and both must cover the same span. It only reads the target (gosnap.h). Unless a
-	 * rate is asked for, it takes at most LIVEWALL_DEFAULT_MAX_CPU of a core: it is on
-	 * without being asked, and a snapshot's cost grows with the goroutines. */
+	/* The session's wall-clock sampler, or why there is none. It sets itself up on its own
+	 * thread while the worker's first data come. */
+	ui->wall = session_wall_started(live_session(live));
 	if (o->no_wall)
 		snprintf(ui->wall_why, sizeof(ui->wall_why), "wall-clock snapshots off (--no-wall)");
-	else if (!info->go)
-		snprintf(ui->wall_why, sizeof(ui->wall_why), "not a Go program: no goroutines");
-	else if (!(ui->wall = livewall_start(info->pid, o->wall_hz,
-					     o->wall_hz_set ? 0 : LIVEWALL_DEFAULT_MAX_CPU, oncpu,
-					     ui->wall_why,
-					     sizeof(ui->wall_why))) && o->d.batch)
-		cli_error("wall clock: %s", ui->wall_why); /* profiling goes on without it */
+	else
+		snprintf(ui->wall_why, sizeof(ui->wall_why), "%s", info->wall_why);
+	if (!info->wall && !o->no_wall && info->go && o->d.batch)
+		cli_error("wall clock: %s", info->wall_why); /* profiling goes on without it */
 	if (o->verify) {
 		ui_option(ui, "verify", NULL);
 		if (o->d.batch && ui->status_attr == UA_ERR)
@@ -357,7 +350,6 @@ int cmd_live(int argc, char **argv)
 	struct live_cli o;
 	struct live *live = NULL;
 	struct prof *base = NULL;
-	struct gowall_oncpu *oncpu = NULL;
 	struct ui ui;
 	int rc;
 
@@ -376,17 +368,16 @@ int cmd_live(int argc, char **argv)
 							       : strerror(errno));
 		return EXIT_FAIL;
 	}
-	rc = start_live(&o, &live, &oncpu);
+	rc = start_live(&o, &live);
 	if (rc) {
 		prof_free(base);
 		return rc;
 	}
-	setup_ui(&ui, &o, live, oncpu);
+	setup_ui(&ui, &o, live);
 	if (base)
 		ui_base_set(&ui, base, o.d.base);
 	rc = o.d.batch ? run_batch(&ui, &o) : tui_run(&ui);
 	ui_fini(&ui);
 	live_free(live); /* also stops a command still running */
-	gowall_oncpu_free(oncpu);
 	return rc;
 }

@@ -10,19 +10,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "gotop/agg.h"
 #include "gotop/events.h"
 #include "gotop/goprof.h"
+#include "gotop/goread.h"
 #include "gotop/gowall.h"
 #include "gotop/pprof.h"
-#include "gotop/procinfo.h"
 #include "gotop/profile.h"
 #include "gotop/sampler.h"
 #include "gotop/session.h"
-#include "gotop/symbolizer.h"
 #include "gotop/util.h"
 
 #define MAX_TIDS 256
@@ -37,7 +35,6 @@ struct record_opts {
 	int verbose, quiet;
 	int folded;              /* --format folded */
 	int wall;                /* --wall: a wall-clock profile of every goroutine too */
-	double wall_hz;
 	int heap;                /* --heap: the target's heap profile at the start and the end */
 };
 
@@ -111,7 +108,6 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	memset(o, 0, sizeof(*o));
 	session_opts_init(&o->s);
 	o->output = "gotop-perf.pb.gz";
-	o->wall_hz = 10;
 	optind = 1;
 	/* "+" stops at the first non-option so that -- COMMAND args stay intact. */
 	while ((c = getopt_long(argc, argv, "+" CLI_SAMPLING_SHORTOPTS "d:o:t:vq", long_opts, NULL)) != -1) {
@@ -150,7 +146,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case OPT_WALL_HZ:
 			o->wall = 1;
-			if (cli_parse_wall_hz(optarg, &o->wall_hz))
+			if (cli_parse_wall_hz(optarg, &o->s.wall_hz))
 				return EXIT_USAGE;
 			break;
 		case 'q':
@@ -188,37 +184,6 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	return 0;
 }
 
-static void set_metadata(struct prof *p, const struct event_spec *ev, const struct record_opts *o,
-			 const char *cmdline, const char *gover)
-{
-	const char *type, *unit;
-	struct prof_value_type pt;
-	char buf[512];
-
-	events_value_type(ev, &type, &unit);
-	pt.type = prof_str(p, type);
-	pt.unit = prof_str(p, unit);
-	/* Period: for cpu-clock at F Hz a sample stands for 1e9/F ns of CPU, as in Go's
-	 * own profiles; with -c it is the fixed event count. */
-	if (o->s.use_freq)
-		prof_set_period(p, pt, !strcmp(unit, "nanoseconds") ? (int64_t)(1000000000ULL / o->s.freq)
-								 : (int64_t)o->s.freq);
-	else
-		prof_set_period(p, pt, (int64_t)o->s.period);
-	snprintf(buf, sizeof(buf), "gotop-perf %s: event %s, %s %llu", PACKAGE_VERSION, ev->name,
-		 o->s.use_freq ? "frequency (Hz)" : "period",
-		 (unsigned long long)(o->s.use_freq ? o->s.freq : o->s.period));
-	prof_add_comment(p, buf);
-	if (cmdline && *cmdline)
-		prof_add_comment(p, cmdline);
-	if (gover) {
-		snprintf(buf, sizeof(buf), "go version %s", gover);
-		prof_add_comment(p, buf);
-	}
-	if (!o->s.repair)
-		prof_add_comment(p, "frame-pointer repair off (--no-repair)");
-}
-
 /* Fails before sampling when an output file cannot be written: EXIT_OK or EXIT_FAIL. */
 static int check_outputs(const struct record_opts *o)
 {
@@ -251,6 +216,10 @@ static struct session *open_session(struct record_opts *o, int *rc)
 	o->s.command = o->command;
 	o->s.preload = 1;
 	o->s.notify = 1;
+	/* The wall-clock sampler, at the rate asked for whatever it costs, for the profile at
+	 * the end (no copies along the way). */
+	if (o->wall)
+		o->s.sources |= SESSION_WALL;
 	s = session_new(&o->s, &err);
 	if (!s) {
 		*rc = cli_session_error(&err);
@@ -296,8 +265,10 @@ static void print_stats(struct session *s, size_t e)
 	const struct session_info *info = session_info(s);
 	struct sampler_stats st;
 	struct agg_stats as;
+	struct goread_stats gs;
 
 	session_stats(s, e, &st, &as);
+	session_go_stats(s, &gs);
 	fprintf(stderr,
 		"gotop-perf: sampler cpu %.1f ms, %u fds, %llu bytes (stacks of %u), "
 		"%llu throttled, %llu bad\n"
@@ -313,7 +284,8 @@ static void print_stats(struct session *s, size_t e)
 		(unsigned long long)as.go_samples,
 		(unsigned long long)as.with_goid, (unsigned long long)as.labelled,
 		(unsigned long long)as.labels_dropped,
-		(double)as.label_delay_p50_ns / 1e3, (double)as.label_delay_p99_ns / 1e3,
+		(double)goread_delay_quantile(&gs, 0.5) / 1e3,
+		(double)goread_delay_quantile(&gs, 0.99) / 1e3,
 		(unsigned long long)as.repaired, (unsigned long long)as.crossed);
 	if (info->go)
 		fprintf(stderr,
@@ -325,11 +297,11 @@ static void print_stats(struct session *s, size_t e)
 			"reads copied at the sample, %llu batched reads; "
 			"%llu of %llu drains read nothing later\n",
 			info->bpf ? "on" : info->bpf_why, st.bpf_attached, st.bpf_failed,
-			(unsigned long long)as.bpf_records, (unsigned long long)as.bpf_ring_full,
-			(unsigned long long)as.go_recs_kept, (unsigned long long)as.go_snapshots,
-			(unsigned long long)as.go_snap_missing, (unsigned long long)as.go_conts,
-			(unsigned long long)as.go_label_content,
-			(unsigned long long)as.go_label_pieces, (unsigned long long)as.go_readvs,
+			(unsigned long long)gs.bpf_records, (unsigned long long)gs.bpf_ring_full,
+			(unsigned long long)gs.recs_kept, (unsigned long long)gs.snapshots,
+			(unsigned long long)gs.snap_missing, (unsigned long long)gs.conts,
+			(unsigned long long)gs.label_content,
+			(unsigned long long)gs.label_pieces, (unsigned long long)gs.readvs,
 			(unsigned long long)st.hook_idle, (unsigned long long)st.hook_drains);
 	if (as.goroutines)
 		fprintf(stderr,
@@ -347,24 +319,22 @@ static void print_stats(struct session *s, size_t e)
 		fprintf(stderr,
 			"gotop-perf: BPF program loaded in %.1f ms (%.1f ms of CPU), "
 			"%u instructions verified\n",
-			(double)as.bpf_load.wall_ns / 1e6, (double)as.bpf_load.cpu_ns / 1e6,
-			as.bpf_load.verified_insns);
-	if (as.bpf_runs) /* kernel.bpf_stats_enabled=1 */
+			(double)gs.bpf_load.wall_ns / 1e6, (double)gs.bpf_load.cpu_ns / 1e6,
+			gs.bpf_load.verified_insns);
+	if (gs.bpf_runs) /* kernel.bpf_stats_enabled=1 */
 		fprintf(stderr, "gotop-perf: BPF program: %llu runs, %.0f ns per run\n",
-			(unsigned long long)as.bpf_runs, (double)as.bpf_run_ns / (double)as.bpf_runs);
+			(unsigned long long)gs.bpf_runs, (double)gs.bpf_run_ns / (double)gs.bpf_runs);
 }
 
 /* Writes event e's profile to its file (or, when that fails, to $TMPDIR) and says so.
  * EXIT_OK or EXIT_FAIL. */
-static int write_profile(struct session *s, size_t e, const struct record_opts *o,
-			 const char *cmdline)
+static int write_profile(struct session *s, size_t e, const struct record_opts *o)
 {
-	struct prof *p = session_profile(s, e);
+	struct prof *p = session_profile(s, SESSION_PROF_CPU, e);
 	struct sampler_stats st;
 	char *path = output_for(o->output, o->s.events[e].name, o->s.nevents > 1, o->folded);
 	int w, rc = EXIT_OK;
 
-	set_metadata(p, &o->s.events[e], o, cmdline, session_go_version(s));
 	/* Folded stacks count samples (value column 0), as flame graph tools expect. */
 	w = o->folded ? pprof_write_folded(p, 0, path) : pprof_write_file(p, path);
 	session_stats(s, e, &st, NULL);
@@ -395,112 +365,18 @@ static int write_profile(struct session *s, size_t e, const struct record_opts *
 	return rc;
 }
 
-/* The wall-clock profiler's thread: a snapshot of every goroutine each 1/hz s until told
- * to stop. It has a symbolizer of its own: symbolizers serve one thread. */
-struct wall_run {
-	pthread_t th;
-	struct symbolizer *sym;
-	struct gowall *w;
-	struct gowall_oncpu *oncpu; /* running goroutines' stacks, from the aggregator */
-	double hz;
-	volatile int stop;
-	int joined;
-};
-
-static void *wall_main(void *arg)
+/* After session_stop: the wall-clock profile (its running goroutines' stacks all in)
+ * written to FILE.wall.pb.gz. EXIT_OK or EXIT_FAIL. */
+static int write_wall(struct session *s, const struct record_opts *o)
 {
-	struct wall_run *wr = arg;
-	uint64_t step = (uint64_t)(1e9 / wr->hz), next = util_now_ns(), x = next | 1;
-
-	while (!__atomic_load_n(&wr->stop, __ATOMIC_ACQUIRE)) {
-		uint64_t now;
-
-		if (gowall_tick(wr->w) == -ESRCH)
-			break; /* the target is gone */
-		next += gowall_interval(step, &x);
-		now = util_now_ns();
-		if (next > now) {
-			struct timespec ts = { (time_t)((next - now) / 1000000000ULL),
-					       (long)((next - now) % 1000000000ULL) };
-
-			nanosleep(&ts, NULL);
-		} else {
-			next = now; /* late: no burst to catch up */
-		}
-	}
-	return NULL;
-}
-
-/* Starts the wall-clock profiler on pid, its running goroutines' stacks from the perf
- * samples agg folds; 0, or says why not and returns -1. */
-static int wall_start(struct wall_run *wr, pid_t pid, double hz, struct agg *agg)
-{
-	char why[256];
-
-	memset(wr, 0, sizeof(*wr));
-	wr->hz = hz;
-	wr->sym = symbolizer_new(pid);
-	wr->w = gowall_new(pid, wr->sym, hz, why, sizeof(why));
-	if (!wr->w) {
-		cli_error("--wall: %s", why);
-		symbolizer_free(wr->sym);
-		wr->sym = NULL;
-		return -1;
-	}
-	wr->oncpu = gowall_oncpu_new();
-	gowall_set_oncpu(wr->w, wr->oncpu);
-	agg_set_oncpu(agg, wr->oncpu);
-	if (pthread_create(&wr->th, NULL, wall_main, wr)) {
-		cli_error("--wall: cannot start a thread");
-		agg_set_oncpu(agg, NULL);
-		gowall_free(wr->w);
-		gowall_oncpu_free(wr->oncpu);
-		symbolizer_free(wr->sym);
-		wr->w = NULL;
-		wr->oncpu = NULL;
-		return -1;
-	}
-	return 0;
-}
-
-/* Stops its thread: no snapshot after the sampling ends. */
-static void wall_stop(struct wall_run *wr)
-{
-	if (!wr->w || wr->joined)
-		return;
-	__atomic_store_n(&wr->stop, 1, __ATOMIC_RELEASE);
-	pthread_join(wr->th, NULL);
-	wr->joined = 1;
-}
-
-/* After wall_stop and the samplers' last batches folded (session_stop): the running
- * goroutines still waiting for their samples added, FILE.wall.pb.gz written. EXIT_OK or
- * EXIT_FAIL. */
-static int wall_finish(struct wall_run *wr, const struct record_opts *o, const char *cmdline,
-		       const char *gover, struct agg *agg)
-{
-	struct prof *p;
+	struct prof *p = session_profile(s, SESSION_PROF_WALL, 0);
 	struct gowall_stats st;
-	char *path, buf[256];
+	char *path;
 	int w, rc = EXIT_OK;
 
-	if (!wr->w)
+	if (!p)
 		return EXIT_OK;
-	wall_stop(wr);
-	gowall_flush(wr->w);
-	agg_set_oncpu(agg, NULL);
-	p = gowall_profile(wr->w);
-	gowall_get_stats(wr->w, &st);
-	snprintf(buf, sizeof(buf), "gotop-perf %s: wall clock of every goroutine, %.1f Hz; "
-		 "%llu snapshots, %llu goroutines dropped as changed while read", PACKAGE_VERSION,
-		 wr->hz, (unsigned long long)st.ticks, (unsigned long long)st.torn);
-	prof_add_comment(p, buf);
-	if (cmdline && *cmdline)
-		prof_add_comment(p, cmdline);
-	if (gover) {
-		snprintf(buf, sizeof(buf), "go version %s", gover);
-		prof_add_comment(p, buf);
-	}
+	session_wall_stats(s, &st);
 	path = output_for(o->output, "wall", 1, 0);
 	w = pprof_write_file(p, path);
 	if (w) {
@@ -516,11 +392,6 @@ static int wall_finish(struct wall_run *wr, const struct record_opts *o, const c
 			st.ticks ? (double)st.snap_ns / 1e6 / (double)st.ticks : 0.0, path);
 	}
 	free(path);
-	gowall_free(wr->w);
-	gowall_oncpu_free(wr->oncpu);
-	symbolizer_free(wr->sym);
-	wr->w = NULL;
-	wr->oncpu = NULL;
 	return rc;
 }
 
@@ -556,13 +427,12 @@ static int heap_profile(struct goprof **gp, pid_t pid, const struct record_opts 
 
 int cmd_record(int argc, char **argv)
 {
-	struct wall_run wall = { 0 };
 	struct goprof *heap = NULL;
 	struct record_opts o;
 	struct session *s;
 	struct session_err err;
 	enum session_end end = SESSION_END_STOP;
-	char *cmdline;
+	const char *cmdline;
 	int rc, r, started;
 	size_t e;
 
@@ -587,19 +457,18 @@ int cmd_record(int argc, char **argv)
 	}
 	started = r == 0;
 	rc = EXIT_OK;
-	cmdline = procinfo_cmdline(session_info(s)->pid, 1024);
+	cmdline = session_cmdline(s);
 	if (!o.quiet && started)
 		fprintf(stderr, "gotop-perf: recording PID %d (%s)%s\n", (int)session_info(s)->pid,
 			cmdline ? cmdline : "?", o.duration > 0 ? "" : ": Ctrl-C to stop");
 	if (started && o.wall && !session_info(s)->go)
 		cli_error("--wall: not a Go program: no wall-clock profile");
-	else if (started && o.wall)
-		wall_start(&wall, session_info(s)->pid, o.wall_hz, session_agg(s));
+	else if (started && o.wall && !session_wall_started(s))
+		cli_error("--wall: %s", session_info(s)->wall_why);
 	if (started && o.heap && heap_profile(&heap, session_info(s)->pid, &o, "heap0"))
 		rc = EXIT_FAIL;
 	if (started)
 		end = drain(s, o.duration);
-	wall_stop(&wall);
 	/* The heap at the end, read before a started command is stopped. */
 	if (started && o.heap && end == SESSION_END_EXITED)
 		cli_error("--heap: the target exited: no heap profile at the end");
@@ -607,11 +476,11 @@ int cmd_record(int argc, char **argv)
 		rc = EXIT_FAIL;
 	goprof_close(heap);
 	session_stop(s, 1);
-	if (wall_finish(&wall, &o, cmdline, session_go_version(s), session_agg(s)) != EXIT_OK)
+	if (write_wall(s, &o) != EXIT_OK)
 		rc = EXIT_FAIL;
 
 	for (e = 0; e < o.s.nevents; e++)
-		if (write_profile(s, e, &o, cmdline) != EXIT_OK)
+		if (write_profile(s, e, &o) != EXIT_OK)
 			rc = EXIT_FAIL;
 	if (!o.quiet) {
 		if (end == SESSION_END_EXITED)
@@ -620,7 +489,6 @@ int cmd_record(int argc, char **argv)
 			fprintf(stderr, "gotop-perf: stopped by signal %d%s; profile written\n", cli_stop_signal,
 				started ? "" : " before sampling began");
 	}
-	free(cmdline);
 	session_free(s);
 	return rc;
 }

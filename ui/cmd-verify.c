@@ -13,7 +13,7 @@
 
 #include "gotop/procinfo.h"
 #include "gotop/symbolizer.h"
-#include "gotop/target.h"
+#include "gotop/session.h"
 #include "gotop/util.h"
 #include "gotop/repair.h"
 #include "gotop/goread.h"
@@ -314,11 +314,11 @@ static void report_text(FILE *f, const struct verify_report *r, pid_t pid)
 	}
 }
 
-static int target_alive(const struct target *t)
+static int target_alive(pid_t pid)
 {
 	struct proc_stat st;
 
-	if (procinfo_stat(t->pid, 0, &st) != 0)
+	if (procinfo_stat(pid, 0, &st) != 0)
 		return 0;
 	return st.state != 'Z' && st.state != 'X';
 }
@@ -326,38 +326,36 @@ static int target_alive(const struct target *t)
 int cmd_verify(int argc, char **argv)
 {
 	struct verify_cli o;
-	struct target target;
+	struct session_opts so;
+	struct session_err err;
+	struct session *s;
 	char why[256];
 	struct verifier *v = NULL;
 	struct verify_report rep;
 	uint64_t start;
+	pid_t pid;
 	int rc, exited = 0;
 
 	rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc;
-	if (o.pid) {
-		rc = target_attach(&target, o.pid, NULL, 0, why, sizeof(why));
-		if (rc) {
-			cli_error("%s", why);
-			return rc == -EINVAL ? EXIT_USAGE : EXIT_TARGET;
-		}
-	} else {
-		rc = target_spawn(&target, o.command, 0, why, sizeof(why));
-		if (rc) {
-			cli_error("%s", why);
-			return EXIT_FAIL;
-		}
-		rc = target_go(&target);
-		if (rc) {
-			cli_error("cannot run %s: %s", o.command[0], strerror(-rc));
-			target_stop(&target);
-			return EXIT_TARGET;
-		}
+	/* A session with only the verifier, on the process or the command it starts. */
+	session_opts_init(&so);
+	so.sources = SESSION_VERIFY;
+	so.pid = o.pid;
+	so.command = o.command;
+	so.verify = &o.vo;
+	s = session_new(&so, &err);
+	if (!s)
+		return cli_session_error(&err);
+	if (session_start(s, NULL, &err)) {
+		rc = cli_session_error(&err);
+		goto out;
 	}
-	v = verifier_new(target.pid, &o.vo);
+	pid = session_info(s)->pid;
+	v = session_verifier(s, why, sizeof(why));
 	if (!v) {
-		cli_error("cannot set up libunwind: %s", strerror(errno));
+		cli_error("%s", why);
 		rc = EXIT_FAIL;
 		goto out;
 	}
@@ -373,7 +371,7 @@ int cmd_verify(int argc, char **argv)
 		goto out;
 	}
 	if (!o.quiet && !o.once)
-		fprintf(stderr, "gotop-perf: verifying PID %d at %.0f comparisons/s%s\n", (int)target.pid, o.vo.rate,
+		fprintf(stderr, "gotop-perf: verifying PID %d at %.0f comparisons/s%s\n", (int)pid, o.vo.rate,
 			o.duration > 0 ? "" : ": Ctrl-C to stop");
 	start = util_now_ns();
 	if (o.once) {
@@ -388,9 +386,8 @@ int cmd_verify(int argc, char **argv)
 			rc = verifier_round(v, 0);
 			if (rc < 0 && rc != -ESRCH)
 				break;
-			if (target.spawned)
-				target_reap(&target, 0);
-			if (!target_alive(&target)) {
+			session_target_status(s); /* reaps a command we started */
+			if (!target_alive(pid)) {
 				exited = 1;
 				break;
 			}
@@ -405,15 +402,14 @@ int cmd_verify(int argc, char **argv)
 	}
 	if (rep.error == 0 || rep.comparisons) {
 		if (o.json)
-			report_json(stdout, &rep, target.pid);
+			report_json(stdout, &rep, pid);
 		else
-			report_text(stdout, &rep, target.pid);
+			report_text(stdout, &rep, pid);
 	}
 	if (exited && !o.quiet)
-		fprintf(stderr, "gotop-perf: process %d exited; report covers its run\n", (int)target.pid);
+		fprintf(stderr, "gotop-perf: process %d exited; report covers its run\n", (int)pid);
 	verify_report_free(&rep);
 out:
-	verifier_free(v);
-	target_stop(&target);
+	session_free(s); /* the verifier, then a command we started */
 	return rc;
 }

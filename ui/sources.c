@@ -1,8 +1,6 @@
-/* sources.c: the readers the views need beyond the live session's snapshots: every
- * goroutine of the target now (gosnap.h, with a symbolizer of its own to name the frames)
- * and the verifier (verify.h). The UI owns one of each, made when a view first asks and
- * freed by ui_fini after the views; the views ask through these functions and never make a
- * reader, so that one owner (the session) can take them over here alone. */
+/* sources.c: the UI side of the session's sources beyond the live session's snapshots:
+ * every goroutine of the target now and the verifier (session.h). The session owns and
+ * runs them; the views ask through these functions, and never make a reader. */
 #include "config.h"
 #include "ui.h"
 
@@ -11,71 +9,60 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gotop/gosnap.h"
-#include "gotop/symbolizer.h"
+#include "gotop/session.h"
 #include "gotop/util.h"
 #include "gotop/verify.h"
 
-struct ui_goroutines {
-	struct symbolizer *sym;
-	struct gosnap *snap;
-	char why[256];           /* why there is no reader */
-};
+/* --batch prints each refresh's goroutines: it waits this long at most for them. The
+ * screen never waits: it shows the snapshot asked for at the refresh before. */
+#define BATCH_WAIT_MS 5000
 
-/* The goroutine reader of the target, made once; NULL when it cannot be (why says). */
-static struct ui_goroutines *goroutines(struct ui *ui)
+struct session *ui_session(struct ui *ui)
 {
-	struct ui_goroutines *g = ui->goroutines;
-	struct symfile *sf;
-
-	if (g)
-		return g->snap ? g : NULL;
-	g = ui->goroutines = xcalloc(1, sizeof(*g));
-	g->sym = symbolizer_new(ui->target_pid);
-	sf = symbolizer_main_file(g->sym);
-	if (!sf)
-		snprintf(g->why, sizeof(g->why), "cannot open the target's executable");
-	else
-		g->snap = gosnap_new(ui->target_pid, sf, g->why, sizeof(g->why));
-	return g->snap ? g : NULL;
+	return ui->live ? live_session(ui->live) : NULL;
 }
 
 int ui_goroutines_now(struct ui *ui, struct gosnap_result *res, char *why, size_t n)
 {
-	struct ui_goroutines *g;
-	int rc;
+	struct session *s = ui_session(ui);
+	const struct session_goroutines *d;
 
 	memset(res, 0, sizeof(*res));
-	if (ui->target_pid <= 0) {
+	if (!s || ui->target_pid <= 0) {
 		snprintf(why, n, "no target process");
 		return -ENODEV;
 	}
-	g = goroutines(ui);
-	if (!g) {
-		snprintf(why, n, "%s", ui->goroutines->why[0] ? ui->goroutines->why
-							      : "not a Go program: no goroutines");
+	d = session_goroutines_get(s, ui->batch ? BATCH_WAIT_MS : 0);
+	if (!d && !ui->goroutines) {
+		snprintf(why, n, "reading every goroutine...");
+		return -EINPROGRESS;
+	}
+	if (d) {
+		session_goroutines_put(ui->goroutines);
+		ui->goroutines = d;
+	}
+	d = ui->goroutines;
+	if (!d->reader) {
+		snprintf(why, n, "%s", d->why[0] ? d->why : "not a Go program: no goroutines");
 		return -ENODEV;
 	}
-	rc = gosnap_take(g->snap, 0, res);
-	if (rc) {
-		snprintf(why, n, "%s", rc == -EAGAIN ? "the Go runtime has not started yet"
-				       : rc == -ESRCH ? "the target has exited" : strerror(-rc));
-		memset(res, 0, sizeof(*res));
+	if (d->rc) {
+		snprintf(why, n, "%s", d->why);
+		return d->rc;
 	}
-	return rc;
+	*res = d->r;
+	return 0;
 }
 
 int ui_goroutines_frames(struct ui *ui, uint64_t pc, struct sym_frame *f, int n)
 {
-	struct ui_goroutines *g = ui->goroutines;
-	int k = g && g->sym ? symbolizer_lookup(g->sym, pc, 1, NULL, f, n) : 0;
-
-	return k > 0 ? k : 0;
+	return session_goroutines_frames(ui->goroutines, pc, f, n);
 }
 
 int ui_verifier_switch(struct ui *ui)
 {
-	pid_t pid = ui->snap ? ui->snap->pid : ui->target_pid;
+	struct session *s = ui_session(ui);
+	char why[256];
 	int rc;
 
 	if (ui->verifier && verifier_running(ui->verifier)) {
@@ -83,18 +70,14 @@ int ui_verifier_switch(struct ui *ui)
 		ui_set_status(ui, UA_OK, "verifier off (its counts are kept; V starts it again)");
 		return R_UPDATE | R_REDRAW;
 	}
-	if (!pid) {
+	if (!s) {
 		ui_set_status(ui, UA_ERR, "no target process yet");
 		return R_REDRAW;
 	}
 	if (!ui->verifier) {
-		struct verify_opts vo;
-
-		verify_opts_default(&vo);
-		vo.sample_stack = ui->stack_size;
-		ui->verifier = verifier_new(pid, &vo);
+		ui->verifier = session_verifier(s, why, sizeof(why));
 		if (!ui->verifier) {
-			ui_set_status(ui, UA_ERR, "cannot set up libunwind: %s", strerror(errno));
+			ui_set_status(ui, UA_ERR, "%s", why);
 			return R_REDRAW;
 		}
 	}
@@ -117,12 +100,8 @@ int ui_verifier_switch(struct ui *ui)
 
 void ui_sources_free(struct ui *ui)
 {
-	verifier_free(ui->verifier); /* joins its thread: no target thread stays stopped */
+	/* The session stops and frees the verifier (no target thread stays stopped). */
 	ui->verifier = NULL;
-	if (ui->goroutines) {
-		gosnap_free(ui->goroutines->snap);
-		symbolizer_free(ui->goroutines->sym);
-		free(ui->goroutines);
-		ui->goroutines = NULL;
-	}
+	session_goroutines_put(ui->goroutines);
+	ui->goroutines = NULL;
 }

@@ -31,8 +31,6 @@ void ui_fini(struct ui *ui)
 {
 	ui_views_free(ui);
 	ui_sources_free(ui); /* after the views: they let go of its data */
-	livewall_stop(ui->wall); /* after the views: they let go of its data */
-	ui->wall = NULL;
 	model_free(ui->model);
 	ui->model = NULL;
 	ui_members_free(ui);

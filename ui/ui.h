@@ -9,7 +9,6 @@
 
 #include "gotop/hashmap.h"
 #include "gotop/live.h"
-#include "gotop/livewall.h"
 #include "gotop/model.h"
 
 /* --- text lines with attributes (no curses here: tui.c maps attributes to colours) --- */
@@ -257,8 +256,10 @@ struct ui {
 	int target_status;       /* exit status of a command we started, -1 unknown */
 	uint64_t freq_default;
 	unsigned window_len;     /* seconds used when the decaying window is switched on */
-	struct verifier *verifier; /* the Verifier view's (V), NULL until first switched on */
-	struct ui_goroutines *goroutines; /* the reader of every goroutine now (sources.c) */
+	struct verifier *verifier; /* the session's, for the Verifier view (V): NULL until
+				    * first switched on */
+	const struct session_goroutines *goroutines; /* the latest snapshot of every goroutine
+						      * taken from the session (sources.c) */
 	pid_t target_pid;
 	uint32_t stack_size;     /* the samplers' user-stack bytes: the verifier repairs with as many */
 	int kernel;
@@ -277,8 +278,8 @@ struct ui {
 	struct hashmap base_nodes; /* node id -> total + 1 in the baseline's tree */
 	struct model_totals base_tot;
 
-	/* The wall-clock sampler of a Go target (livewall.h; NULL: off, wall_why says why). */
-	struct livewall *wall;
+	/* The session's wall-clock sampler of a Go target runs (0: off, wall_why says why). */
+	int wall;
 	char wall_why[256];
 };
 
@@ -390,18 +391,23 @@ void ui_info_line(struct ui *ui, struct tline *l);
 char *ui_default_save_path(struct ui *ui);
 int ui_save(struct ui *ui, const char *path);
 
-/* sources.c: the readers the views need beyond the session's snapshots, made when first
- * asked and owned by the UI (ui_fini frees them after the views). Every goroutine of the
- * target now into *res (valid until the next call or ui_fini): 0, or -errno with why
- * (-ENODEV: no reader, the target is none or not Go; -ESRCH gone; -EAGAIN not started). */
+/* sources.c: what the views need beyond the live session's snapshots, asked of the
+ * session, which owns and runs every source (session.h). The session of the live UI (NULL
+ * for `view`, which shows files). */
+struct session *ui_session(struct ui *ui);
+/* Every goroutine of the target into *res, as the session's source read it (at the
+ * refresh before on the screen, now in --batch; valid until the next call or ui_fini):
+ * 0, or -errno with why (-ENODEV: no reader, the target is none or not Go; -EINPROGRESS
+ * none read yet; -ESRCH gone; -EAGAIN not started). */
 struct gosnap_result;
 struct sym_frame;
 int ui_goroutines_now(struct ui *ui, struct gosnap_result *res, char *why, size_t n);
-/* The frames of a goroutine's pc (up to n, innermost first), as the reader names them. */
+/* The frames of a goroutine's pc (up to n, innermost first), as the source named them. */
 int ui_goroutines_frames(struct ui *ui, uint64_t pc, struct sym_frame *f, int n);
-/* Switches the verifier on (making it for the target) or off; the status says how it went.
- * R_* flags. */
+/* Switches the session's verifier on (the session makes it at the first call) or off; the
+ * status says how it went. R_* flags. */
 int ui_verifier_switch(struct ui *ui);
+/* Lets go of what the UI holds of the sources (ui_fini, after the views). */
 void ui_sources_free(struct ui *ui);
 
 /* view-events.c: asks the worker to sample another event (a perf name); the answer goes
@@ -427,15 +433,15 @@ struct ui_wall_split {
 	size_t nreasons;
 };
 struct ui_wall_splits {
-	const struct livewall_data *d, *base; /* held until the next build or free; base: the
+	const struct session_wall *d, *base; /* held until the next build or free; base: the
 					       * copy the window starts at (NULL: none) */
 	struct ui_wall_split *v, rest; /* rest: the samples without the key */
 	size_t n;
 	struct hashmap idx;      /* hash of a value (+ probe) -> index + 1 */
 };
 /* The latest wall-clock data and (*base) the copy the live window starts at (NULL: none);
- * NULL without data. Held: livewall_put both. */
-const struct livewall_data *ui_wall_data(struct ui *ui, const struct livewall_data **base);
+ * NULL without data. Held: session_wall_put both. */
+const struct session_wall *ui_wall_data(struct ui *ui, const struct session_wall **base);
 /* The samples of data d with wall time in the window (d's values less base's), under the
  * label focus filters except those on key skip (NULL: none). */
 struct ui_wall_iter {
@@ -446,8 +452,8 @@ struct ui_wall_iter {
 	const char *skip;
 	size_t skip_len;
 };
-void ui_wall_iter_init(struct ui_wall_iter *it, const struct livewall_data *d,
-		       const struct livewall_data *base, const char *skip, size_t skip_len);
+void ui_wall_iter_init(struct ui_wall_iter *it, const struct session_wall *d,
+		       const struct session_wall *base, const char *skip, size_t skip_len);
 /* The next sample: its index and sample, its wall time in the window and its state (the
  * string id of its state label's value); 1, or 0 at the end. */
 int ui_wall_next(const struct ui *ui, struct ui_wall_iter *it, size_t *idx, struct prof_sample *s,

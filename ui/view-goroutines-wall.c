@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gotop/livewall.h"
 #include "gotop/profile.h"
 #include "gotop/util.h"
 
@@ -35,7 +34,7 @@ struct wrow {
 };
 
 struct wview {
-	const struct livewall_data *d, *base;
+	const struct session_wall *d, *base;
 	struct wgroup *grp;
 	size_t ngrp, capgrp;
 	struct wrow *rows;
@@ -149,8 +148,8 @@ static void wall_update(struct ui *ui, struct view *v)
 	int64_t ns;
 	uint32_t st;
 
-	livewall_put(w->d);
-	livewall_put(w->base);
+	session_wall_put(w->d);
+	session_wall_put(w->base);
 	w->d = ui_wall_data(ui, &w->base);
 	w->ngrp = w->nrows = 0;
 	w->total = 0;
@@ -414,8 +413,8 @@ static void wall_free(struct view *v)
 	struct wview *w = v->priv;
 
 	if (w) {
-		livewall_put(w->d);
-		livewall_put(w->base);
+		session_wall_put(w->d);
+		session_wall_put(w->base);
 		free(w->grp);
 		free(w->rows);
 		hashmap_free(&w->expanded);

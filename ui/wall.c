@@ -1,5 +1,5 @@
-/* wall.c: wall time of a Go target's goroutines, from the live wall-clock profile
- * (include/gotop/livewall.h): every goroutine sampled from outside at --wall-hz, each
+/* wall.c: wall time of a Go target's goroutines, from the session's wall-clock profile
+ * (session.h, session_wall_get): every goroutine sampled from outside at --wall-hz, each
  * snapshot adding one period of wall time to its stack under the label "state" (running,
  * runnable, syscall or the wait reason, gowall.h) and its pprof labels. What the Goroutines
  * view's Wall mode (view-goroutines-wall.c) and the Labels view's RUN% RUNQ% WAIT% columns
@@ -15,13 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gotop/livewall.h"
 #include "gotop/profile.h"
 #include "gotop/util.h"
 
-const struct livewall_data *ui_wall_data(struct ui *ui, const struct livewall_data **base)
+const struct session_wall *ui_wall_data(struct ui *ui, const struct session_wall **base)
 {
-	return livewall_get_window(ui->wall, ui->snap ? ui->snap->window_s : 0, base);
+	return session_wall_get(ui_session(ui), ui->snap ? ui->snap->window_s : 0, base);
 }
 
 /* --- samples of the wall profile --- */
@@ -90,8 +89,8 @@ static uint32_t state_key(const struct prof *p)
 	return 0;
 }
 
-void ui_wall_iter_init(struct ui_wall_iter *it, const struct livewall_data *d,
-		       const struct livewall_data *base, const char *skip, size_t skip_len)
+void ui_wall_iter_init(struct ui_wall_iter *it, const struct session_wall *d,
+		       const struct session_wall *base, const char *skip, size_t skip_len)
 {
 	memset(it, 0, sizeof(*it));
 	it->p = d->p;
@@ -171,8 +170,8 @@ void ui_wall_top_reasons(const struct ui_wall_split *sp, struct ui_wall_reason t
 
 void ui_wall_splits_free(struct ui_wall_splits *ws)
 {
-	livewall_put(ws->d);
-	livewall_put(ws->base);
+	session_wall_put(ws->d);
+	session_wall_put(ws->base);
 	free(ws->v);
 	hashmap_free(&ws->idx);
 	memset(ws, 0, sizeof(*ws));

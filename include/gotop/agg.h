@@ -1,5 +1,8 @@
-/* agg.h: the aggregator: decodes sample batches, symbolizes, adds Go goroutines and
- * labels, repairs frame-pointer stacks, and folds everything into one profile per event. */
+/* agg.h: the aggregator: decodes sample batches, symbolizes, repairs frame-pointer
+ * stacks, labels each sample with its thread and, when the session's Go reader read it,
+ * its goroutine and pprof labels, and folds everything into one profile per event. It
+ * reads nothing from the target but its maps and files: what was read at the sample comes
+ * with the batch, and the session says how to read it (agg_opts.go_reader). */
 #ifndef GOTOP_AGG_H
 #define GOTOP_AGG_H
 
@@ -7,17 +10,54 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "gotop/gobpf.h"
 #include "gotop/profile.h"
+#include "gotop/repair.h"
 #include "gotop/sampler.h"
 
 struct agg;
+struct symbolizer;
+
+/*
+ * A sample's goroutine. The session gives the samplers a hook (its Go reader) that puts a
+ * record after each sample it read (sampler.h, SAMPLER_RECORD_EXTRA). The aggregator does
+ * not know that record's format: the session's go_reader turns it into an agg_go.
+ */
+#define AGG_GO_FOUND 0x1          /* the goroutine was found: goid and startpc are set */
+#define AGG_GO_LABELS_DROPPED 0x2 /* its labels were left out by the reader (table full) */
+#define AGG_MAX_GO_LABELS 64      /* pairs of a label set kept */
+struct agg_go {
+	uint32_t flags;           /* AGG_GO_* */
+	uint64_t goid;
+	uint64_t startpc;         /* the entry of its start function, 0 unknown */
+	/* Its pprof label set, NULL for none (or an empty one): an identity the reader
+	 * interned, one pointer per set, valid while the aggregator lives; go_reader.labels
+	 * lists its pairs. */
+	const void *labels;
+	/* The goroutine's state where it was suspended at a stack switch the sample was taken
+	 * beyond (repair_cross), NULL for none; valid during the call that gave it. */
+	const struct repair_switch *cross;
+};
+struct agg_label {
+	const char *key, *value;  /* not NUL-terminated */
+	uint32_t klen, vlen;
+};
+struct agg_go_reader {
+	/* The payload (len bytes, 8-byte aligned, valid during the call) of the record after
+	 * a sample into *g; g->cross may point at *sw, or into the payload. 0, or -1 when it
+	 * tells nothing of the sample. */
+	int (*sample)(const void *payload, size_t len, struct agg_go *g, struct repair_switch *sw);
+	/* The pairs of label set `set` (an agg_go.labels), at most max of them into out:
+	 * how many. */
+	size_t (*labels)(const void *set, struct agg_label *out, size_t max);
+};
 
 struct agg_opts {
 	pid_t pid;
 	int repair;        /* repair frame-pointer chains (on by default) */
-	int go;            /* read goroutine ids and pprof labels of Go targets */
 	int kernel;        /* keep kernel frames */
+	/* How to read the records the sampling hook put after the samples (borrowed, must
+	 * outlive the aggregator; NULL: they are ignored and no sample has a goroutine). */
+	const struct agg_go_reader *go_reader;
 	/* Samples with kernel frames wait (agg_flush) while kernel symbols load on a thread
 	 * of their own (symbolizer_load_kernel_async), instead of the first such sample
 	 * blocking until they are there. The others are folded at once. A caller that sets
@@ -27,8 +67,7 @@ struct agg_opts {
 	 * tests, or a saved copy. NULL: /proc/kallsyms. */
 	const char *kallsyms_path;
 	/* Replaying recorded samples with no process (pid unused): the text of the target's
-	 * saved /proc/PID/maps and its executable's path (symbolizer_new_offline). Goroutines
-	 * and labels then come only from the batches' extra records. */
+	 * saved /proc/PID/maps and its executable's path (symbolizer_new_offline). */
 	const char *offline_maps;
 	size_t offline_maps_len;
 	const char *offline_exe;
@@ -73,43 +112,34 @@ struct agg_stats {
 				* that is not code (location_for) */
 	uint64_t held;         /* samples waiting for kernel symbols (hold_kernel), not yet
 				* in any profile nor in samples */
-	uint64_t label_delay_p50_ns, label_delay_p99_ns; /* sample -> goroutine read */
-	uint64_t go_snapshots, go_snap_missing, go_recs_kept; /* see goread_stats */
-	uint64_t go_conts;     /* samples with their suspended goroutine's state (goread_stats) */
-	uint64_t go_readvs, go_label_pieces, go_label_content; /* the same */
-	uint64_t bpf_records, bpf_ring_full, bpf_runs, bpf_run_ns;
-	struct gobpf_load bpf_load;
 };
 
 /* Never fails (out of memory is fatal). */
 struct agg *agg_new(const struct agg_opts *o);
 void agg_free(struct agg *a);
 
-/* The hook to give the samplers (sampler_opts.hook, hook_arg) so that goroutines
- * and labels are read on the sampling thread right after each sample. The samplers
- * must be stopped before agg_free. fn is NULL when Go reading is off. */
-void agg_sampler_hook(struct agg *a, sampler_hook_fn *fn, void **arg);
-/* Loads the BPF program that reads each sample's goroutine at the sample (gobpf) for
- * a target of this Go version (goread_slot_bpf: any thread, also while samplers run),
- * for the samplers to attach (sampler_opts.bpf, sampler_set_bpf). ring_bytes: see
- * gobpf_new. The fd, or -errno with a one-line reason in why. */
-int agg_go_bpf(struct agg *a, const char *go_version, size_t ring_bytes, char *why, size_t whylen);
-
 /* Loads symbol tables (the executable's when main, kallsyms when the kernel is
- * sampled) and starts the Go reads before sampling, as perf does its set-up first.
- * main must be 0 while a command has not exec'd yet. */
+ * sampled) before sampling, as perf does its set-up first. main must be 0 while a
+ * command has not exec'd yet. */
 void agg_preload(struct agg *a, int main);
+/* The aggregator's symbolizer of the target (borrowed, valid until agg_free; used from
+ * the thread that feeds the aggregator only): the session finds the Go runtime with it. */
+struct symbolizer *agg_symbolizer(struct agg *a);
 
 /* Starts loading kernel symbols on their own thread now (with agg_opts.kernel), rather than
  * at the first sample with a kernel frame: for a caller that loads lazily, once its first
  * data is out. Does nothing once they are loaded or loading. */
 void agg_kernel_prefetch(struct agg *a);
 
-/* Offers each sample folded from now on to o (gowall.h: the stacks of running goroutines
- * for a wall-clock profile): its time, goroutine id and user chain after the repair, the
- * sampled pc first. o is borrowed; NULL stops. */
-struct gowall_oncpu;
-void agg_set_oncpu(struct agg *a, struct gowall_oncpu *o);
+/* Offers each sample folded from now on (a group's leader's only: a member's, a page
+ * fault, says nothing of what runs) to fn, on the thread that feeds: its time (the
+ * samplers' clock), its goroutine (0: none found) and its user chain after the repair,
+ * the sampled pc first, valid during the call. The session attaches the wall-clock
+ * sampler's table of running goroutines this way. fn NULL stops; set it while nothing
+ * feeds the aggregator. */
+typedef void agg_sink_fn(void *arg, uint64_t goid, uint64_t time_ns, const uint64_t *pcs,
+			 size_t n);
+void agg_set_sink(struct agg *a, agg_sink_fn *fn, void *arg);
 
 /* Folds every record of the batch into the profile of the batch's event. */
 void agg_feed(struct agg *a, const struct sample_batch *b);
@@ -134,8 +164,6 @@ struct prof *agg_profile_at(struct agg *a, size_t i, const char **event_name);
 struct prof *agg_profile(struct agg *a, const char *event_name);
 
 void agg_get_stats(const struct agg *a, struct agg_stats *st);
-/* The Go version of the target's executable ("go1.24.4"), or NULL if not Go. */
-const char *agg_go_version(struct agg *a);
 /* Sets the time and duration of every profile. */
 void agg_set_times(struct agg *a, int64_t start_wall_ns, int64_t duration_ns);
 

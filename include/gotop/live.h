@@ -114,6 +114,10 @@ void live_stop(struct live *l);
 void live_free(struct live *l);
 /* What the session decided about the target. Borrowed, valid until live_free. */
 const struct session_info *live_session_info(const struct live *l);
+/* The session, for its sources beyond CPU samples (session.h: wall-clock copies,
+ * goroutine snapshots, the verifier), whose functions any thread may call. The worker
+ * feeds it: its other functions are the worker's. Borrowed, valid until live_free. */
+struct session *live_session(struct live *l);
 /* The exit status of a command we started once it has exited, else -1 (reaps it). For
  * the UI thread: the worker never touches the target. */
 int live_target_status(struct live *l);

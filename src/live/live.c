@@ -1036,7 +1036,7 @@ int live_start(struct live *l, struct session_err *e)
 	 * still our own. */
 	l->ready = !session_info(l->s)->spawned;
 	if (l->ready)
-		agg_go_version(l->agg);
+		session_go_version(l->s);
 	/* A first, empty snapshot: the UI can draw its frame at once. */
 	publish(l, 0);
 	r = session_start(l->s, NULL, e);
@@ -1045,7 +1045,7 @@ int live_start(struct live *l, struct session_err *e)
 	if (!l->ready) {
 		/* The goroutine reads start now rather than at the first sample. */
 		l->ready = 1;
-		agg_go_version(l->agg);
+		session_go_version(l->s);
 		/* A snapshot shows the command as it exec'd. */
 		live_request(l, LIVE_REQ_PUBLISH, NULL, 0);
 	}
@@ -1063,6 +1063,11 @@ int live_start(struct live *l, struct session_err *e)
 const struct session_info *live_session_info(const struct live *l)
 {
 	return session_info(l->s);
+}
+
+struct session *live_session(struct live *l)
+{
+	return l->s;
 }
 
 int live_target_status(struct live *l)

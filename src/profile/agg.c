@@ -2,9 +2,6 @@
  * pprof profile per event. Runs on one thread (record's main loop or the UI's worker). */
 #include "config.h"
 #include "gotop/agg.h"
-#include "gotop/goread.h"
-#include "gotop/goruntime.h"
-#include "gotop/gowall.h"
 #include "gotop/hashmap.h"
 #include "gotop/kallsyms.h"
 #include "gotop/perfrec.h"
@@ -22,8 +19,8 @@
 
 #define MAX_FRAMES 256
 #define MAX_INLINE 32
-/* Labels of one sample: thread, goroutine, its start function and up to 64 pprof labels. */
-#define MAX_LABELS (64 + 3)
+/* Labels of one sample: thread, goroutine, its start function and its pprof labels. */
+#define MAX_LABELS (AGG_MAX_GO_LABELS + 3)
 /* The stack memo: raw chains (after repair) of up to MEMO_FRAMES frames -> location ids,
  * direct-mapped. Most samples repeat a chain seen before, and one hash and compare is
  * cheaper than a map lookup per frame (BENCHMARKS.md, "Ingest rate"). */
@@ -58,7 +55,7 @@ struct memo { /* a hit reads the first cache line and the addresses it compares 
 
 struct smemo {
 	const uint32_t *stack; /* NULL: empty */
-	const void *lset;      /* goread_extra.labels when labelled */
+	const void *lset;      /* agg_go.labels when labelled */
 	uint64_t goid;
 	uint32_t startfn;      /* sample_labels.startfn */
 	uint32_t tid, flags, idx;
@@ -92,13 +89,7 @@ struct evprof {
 struct agg {
 	struct agg_opts o;
 	struct symbolizer *sym;
-	struct goread_slot *goslot; /* the sampling threads read goroutines through it */
-	int go_checked;
-	char *go_version;
 	int unmapped_seen; /* location_for met an address in no mapping (fold_sample) */
-	/* No Go found yet: when it was last looked for, and samples since (go_init). */
-	uint64_t go_checked_ns;
-	uint32_t go_skip;
 	struct repair *repair;
 	/* Samples held while kernel symbols load (hold_kernel): struct held records, each
 	 * followed by its frames and labels, 8-byte aligned. kready: kernel symbols are
@@ -109,7 +100,8 @@ struct agg {
 	struct evprof **evs;
 	size_t nevs;
 	struct gseen *gseen; /* goid_keep's table, GOID_SLOTS entries once a goroutine is met */
-	struct gowall_oncpu *oncpu; /* agg_set_oncpu: each sample's user chain offered to it */
+	agg_sink_fn *sink;   /* agg_set_sink: each sample's user chain offered to it */
+	void *sink_arg;
 	struct agg_stats st;
 };
 
@@ -177,15 +169,12 @@ struct agg *agg_new(const struct agg_opts *o)
 	a->o.offline_maps = NULL; /* borrowed: only read here */
 	a->o.offline_exe = NULL;
 	a->o.kallsyms_path = NULL;
-	if (o->offline_maps) {
+	if (o->offline_maps)
 		a->sym = symbolizer_new_offline(o->offline_maps, o->offline_maps_len, o->offline_exe);
-		a->o.go = 0;
-	} else {
+	else
 		a->sym = symbolizer_new(o->pid);
-	}
 	if (o->kallsyms_path)
 		symbolizer_set_kallsyms_path(a->sym, o->kallsyms_path);
-	a->goslot = goread_slot_new();
 	return a;
 }
 
@@ -225,8 +214,6 @@ void agg_free(struct agg *a)
 	free(a->gseen);
 	free(a->held);
 	repair_free(a->repair);
-	goread_slot_free(a->goslot);
-	free(a->go_version);
 	symbolizer_free(a->sym);
 	free(a);
 }
@@ -283,51 +270,6 @@ static struct evprof *evprof_get(struct agg *a, const struct event_spec *ev)
 	return e;
 }
 
-/* A look that found no Go is repeated at most once a second while samples come, when
- * /proc/PID/exe is another file by then: the process may exec (a command started
- * through a shell script that execs the service). Latching the first answer also
- * lost Go for a whole run once in CI (the live UI on the Go demo, under TSan; the
- * cause was not found: a look before the exec would see gotop-perf's own file). */
-#define GO_RECHECK_NS (1000ull * 1000 * 1000)
-
-static void go_look(struct agg *a)
-{
-	struct symfile *sf;
-	const char *ver;
-
-	if (a->go_checked) {
-		uint64_t now;
-
-		if (a->go_version)
-			return;
-		now = util_now_ns();
-		if (now - a->go_checked_ns < GO_RECHECK_NS)
-			return;
-		a->go_checked_ns = now;
-		if (!symbolizer_main_changed(a->sym))
-			return;
-	}
-	a->go_checked = 1;
-	a->go_checked_ns = util_now_ns();
-	sf = symbolizer_main_file(a->sym);
-	if (!sf)
-		return;
-	ver = symfile_go_version(sf);
-	if (!ver)
-		return;
-	a->go_version = xstrdup(ver);
-	if (a->o.go)
-		goread_publish_file(a->goslot, a->o.pid, sf);
-}
-
-/* Per sample: the clock is read at every 256th while no Go was found. */
-static void go_init(struct agg *a)
-{
-	if (a->go_checked && (a->go_version || (++a->go_skip & 255)))
-		return;
-	go_look(a);
-}
-
 void agg_kernel_prefetch(struct agg *a)
 {
 	if (a->o.kernel)
@@ -344,32 +286,12 @@ void agg_preload(struct agg *a, int main)
 		 * compressed .debug_frame) on the sampling path: read it before sampling. */
 		if (a->o.repair && sf)
 			symfile_cfi(sf);
-		go_init(a);
 	}
 }
 
-void agg_sampler_hook(struct agg *a, sampler_hook_fn *fn, void **arg)
+struct symbolizer *agg_symbolizer(struct agg *a)
 {
-	*fn = a->o.go ? goread_hook : NULL;
-	*arg = a->o.go ? a->goslot : NULL;
-}
-
-int agg_go_bpf(struct agg *a, const char *go_version, size_t ring_bytes, char *why, size_t whylen)
-{
-	int r;
-
-	if (!a->o.go) {
-		snprintf(why, whylen, "Go reading is off");
-		return -EINVAL;
-	}
-	r = goread_slot_bpf(a->goslot, go_version, ring_bytes, why, whylen);
-	return r ? r : goread_bpf_fd(a->goslot);
-}
-
-const char *agg_go_version(struct agg *a)
-{
-	go_look(a);
-	return a->go_version;
+	return a->sym;
 }
 
 static uint64_t mapping_for(struct evprof *e, const struct sym_module *mod)
@@ -542,10 +464,11 @@ static uint64_t location_for(struct agg *a, struct evprof *e, uint64_t addr, int
 	return *slot;
 }
 
-static const struct prof_label *labels_for(struct evprof *e, const struct gort_labels *gl,
+static const struct prof_label *labels_for(struct agg *a, struct evprof *e, const void *set,
 					   size_t *n, int known_only)
 {
-	uint64_t key = (uint64_t)(uintptr_t)gl;
+	struct agg_label pairs[AGG_MAX_GO_LABELS];
+	uint64_t key = (uint64_t)(uintptr_t)set;
 	uint64_t *slot = known_only ? hashmap_get(&e->lsidx, key) : hashmap_put(&e->lsidx, key, NULL);
 	struct labelset *ls;
 	size_t i;
@@ -562,12 +485,12 @@ static const struct prof_label *labels_for(struct evprof *e, const struct gort_l
 	xgrow((void **)&e->lsets, &e->caplsets, e->nlsets + 1, sizeof(*e->lsets));
 	ls = &e->lsets[e->nlsets++];
 	*slot = e->nlsets;
-	ls->key = gl;
-	ls->n = gl->n;
-	ls->labels = xcalloc(gl->n ? gl->n : 1, sizeof(struct prof_label));
-	for (i = 0; i < gl->n; i++) {
-		ls->labels[i].key = prof_strn(e->prof, gl->pairs[i].key, gl->pairs[i].klen);
-		ls->labels[i].str = prof_strn(e->prof, gl->pairs[i].value, gl->pairs[i].vlen);
+	ls->key = set;
+	ls->n = a->o.go_reader->labels(set, pairs, AGG_MAX_GO_LABELS);
+	ls->labels = xcalloc(ls->n ? ls->n : 1, sizeof(struct prof_label));
+	for (i = 0; i < ls->n; i++) {
+		ls->labels[i].key = prof_strn(e->prof, pairs[i].key, pairs[i].klen);
+		ls->labels[i].str = prof_strn(e->prof, pairs[i].value, pairs[i].vlen);
 		if (!ls->labels[i].str) /* an empty value must stay a string label */
 			ls->labels[i].str = prof_str(e->prof, "\"\"");
 	}
@@ -761,7 +684,7 @@ struct chain {
 /* Reads s's call chain: the kernel part only with agg_opts.kernel; the user part starts at
  * the sampled user pc and is repaired (agg_opts.repair, repair.h) where the frame-pointer
  * chain lost frames. */
-static void chain_read(struct agg *a, const struct perf_sample *s, const struct goread_cont *gc,
+static void chain_read(struct agg *a, const struct perf_sample *s, const struct agg_go *gx,
 		       struct chain *c)
 {
 	c->nk = 0;
@@ -774,14 +697,9 @@ static void chain_read(struct agg *a, const struct perf_sample *s, const struct 
 		if (repair_chain(a->repair, s, c->user, &c->nu, MAX_FRAMES) > 0)
 			a->st.repaired++;
 		/* Past a stack switch, the suspended goroutine's frames (repair_cross). */
-		if (gc && gc->valid) {
-			struct repair_switch sw = { gc->pc, gc->sp, gc->bp, gc->stack, GOREAD_CONT_WORDS,
-						    gc->ret, GP_MIN(gc->n, GOREAD_CONT_FRAMES),
-						    gc->cb != 0 };
-
-			if (repair_cross(a->repair, &sw, c->user, &c->nu, MAX_FRAMES) > 0)
-				a->st.crossed++;
-		}
+		if (gx && gx->cross &&
+		    repair_cross(a->repair, gx->cross, c->user, &c->nu, MAX_FRAMES) > 0)
+			a->st.crossed++;
 	}
 }
 
@@ -916,18 +834,17 @@ static void label_num(struct sample_labels *sl, uint32_t key, int64_t num)
 /* The goroutine's pprof labels: past labels_full entries, a set the profile has no labels
  * of has no entry: left out now, it costs no strings nor map (see "Label sets and
  * memory"). */
-static void label_set(struct agg *a, struct evprof *e, const struct gort_labels *gl,
-		      struct sample_labels *sl)
+static void label_set(struct agg *a, struct evprof *e, const void *set, struct sample_labels *sl)
 {
 	size_t n, k;
-	const struct prof_label *pl = labels_for(e, gl, &n, labels_full(a, e));
+	const struct prof_label *pl = labels_for(a, e, set, &n, labels_full(a, e));
 
 	if (!pl) {
 		sl->flags |= HELD_LABELS_DROPPED;
 		return;
 	}
 	sl->flags |= HELD_LABELLED;
-	sl->lset = gl;
+	sl->lset = set;
 	for (k = 0; k < n && sl->n < GP_ARRAY_SIZE(sl->labels); k++)
 		sl->labels[sl->n++] = pl[k];
 }
@@ -1000,11 +917,10 @@ static uint32_t start_fn(struct agg *a, struct evprof *e, uint64_t startpc, cons
 
 /* The sample's labels: its thread, and for a Go sample its goroutine (when goid_keep keeps
  * the id: see "Goroutine ids and memory") and the goroutine's label set. The goroutine
- * and its labels were read right after the sample, on the sampling thread (goread.c):
- * reading them now would see later labels. */
+ * and its labels were read at or right after the sample, on the sampling thread (the
+ * session's Go reader): reading them now would see later labels. */
 static void sample_labels(struct agg *a, struct evprof *e, const struct perf_sample *s,
-			  const struct goread_extra *gx, const struct chain *c,
-			  struct sample_labels *sl)
+			  const struct agg_go *gx, const struct chain *c, struct sample_labels *sl)
 {
 	sl->n = 0;
 	sl->flags = 0;
@@ -1015,9 +931,9 @@ static void sample_labels(struct agg *a, struct evprof *e, const struct perf_sam
 	if (!gx)
 		return;
 	sl->flags |= HELD_GO;
-	if (gx->flags & GORT_LABELS_DROPPED)
+	if (gx->flags & AGG_GO_LABELS_DROPPED)
 		sl->flags |= HELD_LABELS_DROPPED;
-	if (gx->rc != 0)
+	if (!(gx->flags & AGG_GO_FOUND))
 		return;
 	sl->flags |= HELD_GOID;
 	if (goid_keep(a, gx->goid, s->time)) {
@@ -1035,7 +951,7 @@ static void sample_labels(struct agg *a, struct evprof *e, const struct perf_sam
 		sl->labels[sl->n].num = 0;
 		sl->labels[sl->n++].num_unit = 0;
 	}
-	if (gx->labels && gx->labels->n)
+	if (gx->labels)
 		label_set(a, e, gx->labels, sl);
 }
 
@@ -1080,7 +996,7 @@ static void add_located(struct agg *a, struct evprof *e, struct memo *ms, const 
 }
 
 static void fold_sample(struct agg *a, struct evprof *e, const struct perf_sample *s,
-			const struct goread_extra *gx, const struct goread_cont *gc)
+			const struct agg_go *gx)
 {
 	struct chain c;
 	struct sample_labels sl;
@@ -1091,9 +1007,8 @@ static void fold_sample(struct agg *a, struct evprof *e, const struct perf_sampl
 	int64_t values[PROF_MAX_VALUES] = { 0 };
 	int defer;
 
-	go_init(a);
 	symbolizer_set_sample_time(a->sym, s->time);
-	chain_read(a, s, gc, &c);
+	chain_read(a, s, gx, &c);
 	map_main_first(a, e, &c);
 	defer = hold_for_kernel(a, &c);
 	if (!defer && c.nk + c.nu <= MEMO_FRAMES && c.nk + c.nu > 0)
@@ -1105,8 +1020,9 @@ static void fold_sample(struct agg *a, struct evprof *e, const struct perf_sampl
 	sample_labels(a, e, s, gx, &c, &sl);
 	/* Running goroutines are the leader's samples' only: a member's (a page fault) says
 	 * nothing of what runs. */
-	if (a->oncpu && (!e->per_member || s->id == 0))
-		gowall_oncpu_put(a->oncpu, gx && gx->rc == 0 ? gx->goid : 0, s->time, c.user, c.nu);
+	if (a->sink && (!e->per_member || s->id == 0))
+		a->sink(a->sink_arg, gx && (gx->flags & AGG_GO_FOUND) ? gx->goid : 0, s->time, c.user,
+			c.nu);
 	values[0] = 1;
 	if (e->per_member) {
 		/* The group's event that took it (the sampler's index in the id): its period
@@ -1145,32 +1061,20 @@ void agg_feed(struct agg *a, const struct sample_batch *b)
 		case PERF_RECORD_SAMPLE: {
 			const struct perf_event_header *nx = (const void *)(b->data + off +
 								  (((size_t)h->size + 7u) & ~(size_t)7u));
-			const struct goread_extra *gx = NULL;
-			const struct goread_cont *gc = NULL;
-			struct goread_extra gxv;
-			struct goread_cont gcv;
+			const struct agg_go *gx = NULL;
+			struct agg_go gxv;
+			struct repair_switch sw;
 
-			/* The sampler puts the hook's record right after its sample. */
-			if ((const uint8_t *)nx + sizeof(*nx) <= b->data + b->len &&
-			    nx->type == SAMPLER_RECORD_EXTRA && nx->size >= sizeof(*nx) + sizeof(gxv) &&
-			    (const uint8_t *)nx + nx->size <= b->data + b->len) {
-				memcpy(&gxv, nx + 1, sizeof(gxv));
+			/* The sampler puts the hook's record right after its sample; the session's
+			 * reader says what it holds. */
+			if (a->o.go_reader && (const uint8_t *)nx + sizeof(*nx) <= b->data + b->len &&
+			    nx->type == SAMPLER_RECORD_EXTRA && nx->size >= sizeof(*nx) &&
+			    (const uint8_t *)nx + nx->size <= b->data + b->len &&
+			    a->o.go_reader->sample(nx + 1, nx->size - sizeof(*nx), &gxv, &sw) == 0)
 				gx = &gxv;
-				/* The suspended goroutine's state, when the reader had room for it. */
-				if (nx->size >= sizeof(*nx) + sizeof(gxv) + sizeof(gcv)) {
-					const uint8_t *p = (const uint8_t *)(nx + 1) + sizeof(gxv);
-					uint32_t valid;
-
-					memcpy(&valid, p + offsetof(struct goread_cont, valid), 4);
-					if (valid) {
-						memcpy(&gcv, p, sizeof(gcv));
-						gc = &gcv;
-					}
-				}
-			}
 			if (perfrec_parse_sample(b->layout, h, &s) == 0 &&
 			    (!e->per_member || s.id + 1 < e->nv))
-				fold_sample(a, e, &s, gx, gc);
+				fold_sample(a, e, &s, gx);
 			else
 				a->st.bad++;
 			break;
@@ -1194,9 +1098,10 @@ void agg_feed(struct agg *a, const struct sample_batch *b)
 	}
 }
 
-void agg_set_oncpu(struct agg *a, struct gowall_oncpu *o)
+void agg_set_sink(struct agg *a, agg_sink_fn *fn, void *arg)
 {
-	a->oncpu = o;
+	a->sink = fn;
+	a->sink_arg = arg;
 }
 
 size_t agg_nprofiles(const struct agg *a)
@@ -1252,24 +1157,7 @@ struct prof *agg_profile(struct agg *a, const char *event_name)
 
 void agg_get_stats(const struct agg *a, struct agg_stats *st)
 {
-	struct goread_stats gs;
-
 	*st = a->st;
-	goread_get_stats(a->goslot, &gs);
-	st->label_delay_p50_ns = goread_delay_quantile(&gs, 0.5);
-	st->label_delay_p99_ns = goread_delay_quantile(&gs, 0.99);
-	st->go_snapshots = gs.snapshots;
-	st->go_snap_missing = gs.snap_missing;
-	st->go_recs_kept = gs.recs_kept;
-	st->go_conts = gs.conts;
-	st->go_readvs = gs.readvs;
-	st->go_label_pieces = gs.label_pieces;
-	st->go_label_content = gs.label_content;
-	st->bpf_records = gs.bpf_records;
-	st->bpf_ring_full = gs.bpf_ring_full;
-	st->bpf_runs = gs.bpf_runs;
-	st->bpf_run_ns = gs.bpf_run_ns;
-	st->bpf_load = gs.bpf_load;
 }
 
 void agg_set_times(struct agg *a, int64_t start_wall_ns, int64_t duration_ns)

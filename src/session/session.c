@@ -1,6 +1,8 @@
-/* session.c: one profiling session: the target, a sampler per event, the Go reader and its
- * BPF program, the aggregator, the drain loop and the statistics (linux
- * tools/perf/builtin-record.c keeps the same pieces in one struct record). */
+/* session.c: one profiling session: the target, the sources a consumer asked for and
+ * their life, CPU samples (a sampler per event, the aggregator, the drain loop), the
+ * profiles out with their metadata, and the statistics (linux tools/perf/builtin-record.c
+ * keeps the same pieces in one struct record). The Go reader is in session-go.c, the
+ * wall-clock sampler in wall.c, snapshots of every goroutine in goroutines.c. */
 #include "config.h"
 #include "gotop/session.h"
 
@@ -14,57 +16,23 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gotop/gobpf-abi.h"
+#include "gotop/procinfo.h"
 #include "gotop/repair.h"
 #include "gotop/target.h"
 #include "gotop/util.h"
-
-/* Drain interval while the BPF program reads goroutines at the sample: only label sets
- * are read at the drain, and they do not change (immutable Go objects). After a drain
- * that read nothing (the program copied the label sets and their strings made at run
- * time, the constants were known), the next may wait BPF_IDLE_DRAIN_MS, the interval
- * without Go (sampler_opts.drain_idle_ms): every wakeup of the sampling thread costs
- * (BENCHMARKS.md, "Own CPU against perf top"). */
-#define BPF_DRAIN_MS 50
-#define BPF_IDLE_DRAIN_MS 500
-/* The program's ring (mapped twice into gotop-perf, so it counts double in its resident
- * size): room for two idle drains of records (struct gobpf_rec, with the label set's
- * copy and its run-time strings) at the sampling rate on every CPU (a thread is sampled
- * while it runs), from 256 KiB to 4 MiB. A full ring loses no sample: the sample is read
- * the slow way, and that read makes the next drain a short one. */
-#define BPF_RING_MIN (256u << 10)
-#define BPF_RING_MAX (4u << 20)
-
-struct session {
-	struct session_opts o;
-	struct session_info info;
-	struct target target;
-	struct agg *agg;
-	struct sampler *samplers[SESSION_MAX_EVENTS];
-	size_t nsamplers;
-	/* The Go settings of the samplers of a Go target (hook, BPF program, drain). The BPF
-	 * program loads on a thread of its own (bpf_main): the kernel's verifier and the
-	 * ring's pages take long enough to delay the first samples, which meanwhile read
-	 * their goroutines after the sample. The lock orders the loader's attaching against
-	 * the samplers' creation: go_so, info.bpf and bpf_why are written under it. */
-	struct sampler_opts go_so;
-	pthread_mutex_t bpf_lock;
-	pthread_t bpf_thread;
-	int bpf_thread_on;
-	int go_late;             /* Go found after the start: the drain interval was changed */
-	int efd;                 /* opts.notify: the samplers' eventfd, or -1 */
-	uint64_t start_ns, start_wall;
-};
+#include "session-int.h"
 
 void session_opts_init(struct session_opts *o)
 {
 	memset(o, 0, sizeof(*o));
+	o->sources = SESSION_CPU;
 	o->use_freq = 1;
 	o->freq = 1000;
 	o->repair = 1;
 	o->go = 1;
 	o->bpf = 1;
 	o->label_latency_ms = 4;
+	o->wall_hz = 10;
 }
 
 static void fail(struct session_err *e, enum session_fail kind)
@@ -72,78 +40,7 @@ static void fail(struct session_err *e, enum session_fail kind)
 	e->kind = kind;
 }
 
-/* The samples of one idle drain on every CPU, twice over; a record and the ring's 8-byte
- * header each. */
-static size_t bpf_ring_bytes(const struct session_opts *o)
-{
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	uint64_t want = (o->use_freq ? o->freq : 1000) * (uint64_t)(ncpu > 0 ? ncpu : 1) * 2 *
-			(sizeof(struct gobpf_rec) + 8) * BPF_IDLE_DRAIN_MS / 1000;
-	size_t n = BPF_RING_MIN;
-
-	while (n < want && n < BPF_RING_MAX)
-		n <<= 1;
-	return n;
-}
-
-/* Loads the BPF program and gives it to the samplers open by then (later ones take it from
- * go_so): drains may then wait longer, since only label sets are read at the drain. */
-static void *bpf_main(void *arg)
-{
-	struct session *s = arg;
-	char why[sizeof(s->info.bpf_why)];
-	int fd;
-	size_t i;
-
-	fd = agg_go_bpf(s->agg, s->info.go_version, bpf_ring_bytes(&s->o), why, sizeof(why));
-	pthread_mutex_lock(&s->bpf_lock);
-	if (fd >= 0) {
-		s->go_so.bpf = 1;
-		s->go_so.bpf_prog_fd = fd;
-		s->go_so.drain_ms = GP_MAX(s->o.label_latency_ms, BPF_DRAIN_MS);
-		s->go_so.drain_idle_ms = BPF_IDLE_DRAIN_MS;
-		s->info.bpf = 1;
-		s->info.bpf_why[0] = 0;
-		for (i = 0; i < s->nsamplers; i++) {
-			sampler_set_bpf(s->samplers[i], fd);
-			sampler_set_drain_ms(s->samplers[i], s->go_so.drain_ms, s->go_so.drain_idle_ms);
-		}
-	} else {
-		memcpy(s->info.bpf_why, why, sizeof(why));
-	}
-	pthread_mutex_unlock(&s->bpf_lock);
-	return NULL;
-}
-
-/* Goroutines and labels of a Go target: read at each sample by the BPF program once it
- * is loaded, else right after it by the sampling thread. One program for every event. */
-static void go_setup(struct session *s)
-{
-	struct sampler_opts *so = &s->go_so;
-
-	agg_sampler_hook(s->agg, &so->hook, &so->hook_arg);
-	/* Until the program is in (or without it), goroutines are read at the drain: it
-	 * must come soon. */
-	so->drain_ms = s->o.label_latency_ms;
-	so->drain_idle_ms = 0;
-	if (!s->o.bpf) {
-		snprintf(s->info.bpf_why, sizeof(s->info.bpf_why), "--no-bpf");
-		return;
-	}
-	snprintf(s->info.bpf_why, sizeof(s->info.bpf_why), "the BPF program was still loading");
-	s->bpf_thread_on = pthread_create(&s->bpf_thread, NULL, bpf_main, s) == 0;
-	if (!s->bpf_thread_on)
-		bpf_main(s);
-}
-
-/* Waits for the BPF program's loader, so that info says whether it loaded. */
-static void bpf_join(struct session *s)
-{
-	if (s->bpf_thread_on) {
-		pthread_join(s->bpf_thread, NULL);
-		s->bpf_thread_on = 0;
-	}
-}
+static void wall_start(struct session *s);
 
 static int target_fail(int r, struct session_err *e)
 {
@@ -161,6 +58,7 @@ struct session *session_new(const struct session_opts *o, struct session_err *e)
 	s->o = *o;
 	s->efd = -1;
 	pthread_mutex_init(&s->bpf_lock, NULL);
+	pthread_mutex_init(&s->src_lock, NULL);
 	if (o->pid)
 		r = target_attach(&s->target, o->pid, o->tids, o->ntids, e->why, sizeof(e->why));
 	else
@@ -168,6 +66,7 @@ struct session *session_new(const struct session_opts *o, struct session_err *e)
 	if (r) {
 		target_fail(r, e);
 		pthread_mutex_destroy(&s->bpf_lock);
+		pthread_mutex_destroy(&s->src_lock);
 		free(s);
 		errno = -r;
 		return NULL;
@@ -176,23 +75,31 @@ struct session *session_new(const struct session_opts *o, struct session_err *e)
 	s->info.spawned = s->target.spawned;
 	s->info.kernel = events_kernel_allowed(s->info.kernel_why, sizeof(s->info.kernel_why));
 
-	memset(&ao, 0, sizeof(ao));
-	ao.pid = s->target.pid;
-	ao.repair = o->repair;
-	ao.go = o->go;
-	ao.kernel = s->info.kernel;
-	ao.hold_kernel = o->hold_kernel;
-	s->agg = agg_new(&ao);
-	/* Whether it is Go decides the Go reads and the stack bytes per sample. A command
-	 * has not exec'd yet: its executable is read from the path. */
-	is_go = (o->go || !o->stack_size) &&
+	/* Whether it is Go decides the Go reads, the stack bytes per sample (the verifier
+	 * repairs with as many) and the wall-clock sampler; the goroutine snapshots find out
+	 * for themselves. A command has not exec'd yet: its executable is read from the path. */
+	is_go = (o->sources & (SESSION_CPU | SESSION_WALL | SESSION_VERIFY)) &&
+		(o->go || !o->stack_size || (o->sources & SESSION_WALL)) &&
 		target_is_go(o->pid ? NULL : o->command[0], s->target.pid, s->info.go_version,
 			     sizeof(s->info.go_version));
 	s->info.stack_size = o->stack_size ? o->stack_size
 					   : repair_stack_bytes(is_go ? s->info.go_version : NULL);
 	s->info.go = o->go && is_go;
-	if (s->info.go)
-		go_setup(s);
+	if (o->sources & SESSION_CPU) {
+		memset(&ao, 0, sizeof(ao));
+		ao.pid = s->target.pid;
+		ao.repair = o->repair;
+		ao.kernel = s->info.kernel;
+		ao.hold_kernel = o->hold_kernel;
+		ao.go_reader = session_go_reader();
+		s->agg = agg_new(&ao);
+		if (o->go)
+			s->goslot = goread_slot_new();
+		if (s->info.go)
+			session_go_setup(s);
+	}
+	if ((o->sources & SESSION_WALL) && s->info.go && s->agg)
+		s->oncpu = gowall_oncpu_new();
 	return s;
 }
 
@@ -215,6 +122,8 @@ int session_open(struct session *s, struct session_err *e)
 {
 	size_t i;
 
+	if (!(s->o.sources & SESSION_CPU))
+		return 0;
 	/* Before the events take what the fd limit allows. */
 	if (s->o.notify)
 		s->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -242,7 +151,7 @@ int session_open(struct session *s, struct session_err *e)
 			so.drain_idle_ms = s->go_so.drain_idle_ms;
 		} else if (s->o.go) {
 			/* Idle until Go is found after an exec (a command through a script). */
-			agg_sampler_hook(s->agg, &so.hook, &so.hook_arg);
+			session_go_idle_hook(s, &so);
 		}
 		s->samplers[i] = sampler_new(&so, e->why, sizeof(e->why));
 		if (s->samplers[i])
@@ -269,9 +178,11 @@ int session_start(struct session *s, const volatile int *stop, struct session_er
 
 	/* Symbol tables and kallsyms are loaded now, not inside the profiled time, and the
 	 * BPF program (loading meanwhile) is waited for: every sample is read at the sample. */
-	if (s->o.preload) {
+	if (s->o.preload && s->agg) {
 		agg_preload(s->agg, !s->target.spawned);
-		bpf_join(s);
+		if (!s->target.spawned)
+			session_go_look(s); /* the Go reads start before sampling */
+		session_go_join(s);
 	}
 	s->start_ns = util_now_ns();
 	s->start_wall = util_wall_ns();
@@ -294,9 +205,13 @@ int session_start(struct session *s, const volatile int *stop, struct session_er
 			fail(e, SESSION_FAIL_TARGET);
 			return r;
 		}
-		if (s->o.preload)
-			agg_preload(s->agg, 1); /* the command has exec'd: its symbols, and the Go reads */
+		if (s->o.preload && s->agg) {
+			/* The command has exec'd: its symbols, and the Go reads. */
+			agg_preload(s->agg, 1);
+			session_go_look(s);
+		}
 	}
+	wall_start(s);
 	return 0;
 }
 
@@ -307,8 +222,10 @@ uint64_t session_elapsed_ns(const struct session *s)
 
 const char *session_go_version(struct session *s)
 {
-	const char *v = agg_go_version(s->agg);
+	const char *v;
 
+	session_go_look(s);
+	v = s->go_version;
 	if (v && s->o.go && !s->info.go && !s->go_late) {
 		/* Its goroutines are read at the drain now: as go_setup without the BPF program. */
 		s->go_late = 1;
@@ -316,6 +233,13 @@ const char *session_go_version(struct session *s)
 			sampler_set_drain_ms(s->samplers[i], s->o.label_latency_ms, 0);
 	}
 	return v;
+}
+
+/* Folds one batch: on the thread that feeds, which is the one that looks for Go too. */
+static void feed_batch(struct session *s, const struct sample_batch *b)
+{
+	session_go_look(s);
+	agg_feed(s->agg, b);
 }
 
 /* Folds every batch queued; whether every sampler has seen the target exit. */
@@ -328,7 +252,7 @@ static int feed_all(struct session *s)
 		struct sample_batch *b;
 
 		while ((b = sampler_take(s->samplers[i], 0))) {
-			agg_feed(s->agg, b);
+			feed_batch(s, b);
 			sampler_batch_free(s->samplers[i], b);
 		}
 		if (!sampler_target_exited(s->samplers[i]))
@@ -382,18 +306,29 @@ void session_stop(struct session *s, int feed)
 {
 	size_t i;
 
-	bpf_join(s);
+	/* No snapshot nor stop of a thread after the sampling ends. */
+	wallsrc_stop(s->wall);
+	if (s->verifier)
+		verifier_stop(s->verifier);
+	session_go_join(s);
 	for (i = 0; i < s->nsamplers; i++) {
 		struct sample_batch *b;
 
 		sampler_stop(s->samplers[i]);
 		while ((b = sampler_take(s->samplers[i], 0))) {
 			if (feed)
-				agg_feed(s->agg, b);
+				feed_batch(s, b);
 			sampler_batch_free(s->samplers[i], b);
 		}
 	}
-	if (feed)
+	if (s->agg)
+		agg_set_sink(s->agg, NULL, NULL);
+	if (!feed)
+		return;
+	/* Every sample is in: the running goroutines still waiting for theirs get them. */
+	if (s->wall)
+		wallsrc_flush(s->wall);
+	if (s->agg)
 		agg_set_times(s->agg, (int64_t)s->start_wall, (int64_t)session_elapsed_ns(s));
 }
 
@@ -403,7 +338,11 @@ void session_free(struct session *s)
 
 	if (!s)
 		return;
-	bpf_join(s);
+	/* The verifier first: its thread lets go of any thread of the target it holds. */
+	verifier_free(s->verifier);
+	gsrc_free(s->gor);
+	wallsrc_free(s->wall);
+	session_go_join(s);
 	for (i = 0; i < s->nsamplers; i++)
 		sampler_stop(s->samplers[i]);
 	/* A command still running when the session ends (a duration, a signal) is stopped. */
@@ -413,25 +352,109 @@ void session_free(struct session *s)
 	if (s->efd >= 0)
 		close(s->efd);
 	agg_free(s->agg);
+	gowall_oncpu_free(s->oncpu);
+	session_go_free(s);
+	free(s->cmdline);
 	pthread_mutex_destroy(&s->bpf_lock);
+	pthread_mutex_destroy(&s->src_lock);
 	free(s);
 }
 
-struct prof *session_profile(struct session *s, size_t i)
+const char *session_cmdline(const struct session *cs)
 {
-	struct prof *p = agg_profile(s->agg, s->o.events[i].name);
+	struct session *s = (struct session *)cs;
+
+	if (!s->cmdline_read) {
+		s->cmdline = procinfo_cmdline(s->target.pid, 1024);
+		s->cmdline_read = 1;
+	}
+	return s->cmdline;
+}
+
+/* What made a profile, as its comments say (go tool pprof -comments). */
+static void comments(struct session *s, struct prof *p, const char *first)
+{
+	const char *cmdline = session_cmdline(s), *gover = session_go_version(s);
+	char buf[512];
+
+	prof_add_comment(p, first);
+	if (cmdline && *cmdline)
+		prof_add_comment(p, cmdline);
+	if (gover) {
+		snprintf(buf, sizeof(buf), "go version %s", gover);
+		prof_add_comment(p, buf);
+	}
+}
+
+/* Event i's profile (empty, but with its sample types and time, when no sample came) with
+ * its period and comments. */
+static struct prof *cpu_profile(struct session *s, size_t i)
+{
+	const struct event_spec *ev = &s->o.events[i];
+	struct prof *p = agg_profile(s->agg, ev->name);
+	const char *type, *unit;
+	struct prof_value_type pt;
+	char buf[512];
 
 	if (!p) {
 		/* No sample at all: still a valid, empty profile. */
 		struct sample_batch empty;
 
 		memset(&empty, 0, sizeof(empty));
-		empty.event = &s->o.events[i];
+		empty.event = ev;
 		agg_feed(s->agg, &empty);
-		p = agg_profile(s->agg, s->o.events[i].name);
+		p = agg_profile(s->agg, ev->name);
 		agg_set_times(s->agg, (int64_t)s->start_wall, (int64_t)session_elapsed_ns(s));
 	}
+	if (s->meta_done & (1u << i))
+		return p;
+	s->meta_done |= 1u << i;
+	events_value_type(ev, &type, &unit);
+	pt.type = prof_str(p, type);
+	pt.unit = prof_str(p, unit);
+	/* Period: for cpu-clock at F Hz a sample stands for 1e9/F ns of CPU, as in Go's
+	 * own profiles; with -c it is the fixed event count. */
+	if (s->o.use_freq)
+		prof_set_period(p, pt, !strcmp(unit, "nanoseconds") ? (int64_t)(1000000000ULL / s->o.freq)
+								 : (int64_t)s->o.freq);
+	else
+		prof_set_period(p, pt, (int64_t)s->o.period);
+	snprintf(buf, sizeof(buf), "gotop-perf %s: event %s, %s %llu", PACKAGE_VERSION, ev->name,
+		 s->o.use_freq ? "frequency (Hz)" : "period",
+		 (unsigned long long)(s->o.use_freq ? s->o.freq : s->o.period));
+	comments(s, p, buf);
+	if (!s->o.repair)
+		prof_add_comment(p, "frame-pointer repair off (--no-repair)");
 	return p;
+}
+
+/* The wall-clock profile with its comments. */
+static struct prof *wall_profile(struct session *s)
+{
+	struct prof *p = wallsrc_profile(s->wall);
+	struct gowall_stats st;
+	char buf[256];
+
+	if (s->meta_done & (1u << SESSION_MAX_EVENTS))
+		return p;
+	s->meta_done |= 1u << SESSION_MAX_EVENTS;
+	wallsrc_stats(s->wall, &st);
+	snprintf(buf, sizeof(buf), "gotop-perf %s: wall clock of every goroutine, %.1f Hz; "
+		 "%llu snapshots, %llu goroutines dropped as changed while read", PACKAGE_VERSION,
+		 wallsrc_hz(s->wall), (unsigned long long)st.ticks, (unsigned long long)st.torn);
+	comments(s, p, buf);
+	return p;
+}
+
+struct prof *session_profile(struct session *s, enum session_prof what, size_t i)
+{
+	switch (what) {
+	case SESSION_PROF_CPU:
+		return s->agg && i < s->o.nevents ? cpu_profile(s, i) : NULL;
+	case SESSION_PROF_WALL:
+		return session_wall_started(s) ? wall_profile(s) : NULL;
+	}
+	return NULL;
 }
 
 void session_stats(struct session *s, size_t i, struct sampler_stats *sst, struct agg_stats *ast)
@@ -440,8 +463,12 @@ void session_stats(struct session *s, size_t i, struct sampler_stats *sst, struc
 		sampler_get_stats(s->samplers[i], sst);
 	else
 		memset(sst, 0, sizeof(*sst));
-	if (ast)
-		agg_get_stats(s->agg, ast);
+	if (ast) {
+		if (s->agg)
+			agg_get_stats(s->agg, ast);
+		else
+			memset(ast, 0, sizeof(*ast));
+	}
 }
 
 int session_feed_next(struct session *s, int timeout_ms, const char **event)
@@ -456,7 +483,7 @@ int session_feed_next(struct session *s, int timeout_ms, const char **event)
 		b = sampler_take(s->samplers[i = 0], timeout_ms);
 	if (!b)
 		return 0;
-	agg_feed(s->agg, b);
+	feed_batch(s, b);
 	if (event)
 		*event = b->event->name;
 	sampler_batch_free(s->samplers[i], b);
@@ -519,4 +546,102 @@ int session_target_status(struct session *s)
 		return -1;
 	target_reap(&s->target, 0);
 	return s->target.spawned || s->target.exit_status < 0 ? -1 : s->target.exit_status;
+}
+
+/* --- the sources beyond CPU samples --- */
+
+/* The wall-clock table of running goroutines takes each sample the aggregator folds. */
+static void oncpu_sink(void *arg, uint64_t goid, uint64_t time_ns, const uint64_t *pcs, size_t n)
+{
+	gowall_oncpu_put(arg, goid, time_ns, pcs, n);
+}
+
+/* Starts the wall-clock sampler of a Go target, its running goroutines' stacks from the
+ * perf samples the aggregator folds: once the target runs its own executable. */
+static void wall_start(struct session *s)
+{
+	if (!(s->o.sources & SESSION_WALL))
+		return;
+	if (!s->info.go) {
+		snprintf(s->info.wall_why, sizeof(s->info.wall_why), "not a Go program: no goroutines");
+		return;
+	}
+	s->wall = wallsrc_start(s->target.pid, s->o.wall_hz, s->o.wall_max_cpu, s->o.wall_publish,
+				s->oncpu, s->info.wall_why, sizeof(s->info.wall_why));
+	/* Before anything feeds the aggregator; samples find no request in the table until
+	 * the thread's first tick. */
+	if (s->wall && s->oncpu)
+		agg_set_sink(s->agg, oncpu_sink, s->oncpu);
+}
+
+int session_wall_started(struct session *s)
+{
+	if (s->wall && !s->wall_known) {
+		s->info.wall = wallsrc_ready(s->wall, s->info.wall_why, sizeof(s->info.wall_why));
+		s->wall_known = 1;
+	}
+	return s->info.wall;
+}
+
+const struct session_wall *session_wall_get(struct session *s, unsigned window_s,
+					    const struct session_wall **base)
+{
+	if (base)
+		*base = NULL;
+	return s && s->wall ? wallsrc_get(s->wall, window_s, base) : NULL;
+}
+
+void session_wall_zero(struct session *s)
+{
+	if (s && s->wall)
+		wallsrc_zero(s->wall);
+}
+
+void session_wall_stats(struct session *s, struct gowall_stats *st)
+{
+	if (s->wall)
+		wallsrc_stats(s->wall, st);
+	else
+		memset(st, 0, sizeof(*st));
+}
+
+const struct session_goroutines *session_goroutines_get(struct session *s, int wait_ms)
+{
+	struct gsrc *g;
+
+	if (!s || !(s->o.sources & SESSION_GOROUTINES))
+		return NULL;
+	pthread_mutex_lock(&s->src_lock);
+	if (!s->gor)
+		s->gor = gsrc_new(s->target.pid, s->o.goroutines_max);
+	g = s->gor;
+	pthread_mutex_unlock(&s->src_lock);
+	return gsrc_get(g, wait_ms);
+}
+
+struct verifier *session_verifier(struct session *s, char *why, size_t whylen)
+{
+	struct verifier *v;
+
+	if (!(s->o.sources & SESSION_VERIFY)) {
+		snprintf(why, whylen, "the verifier was not asked for");
+		return NULL;
+	}
+	pthread_mutex_lock(&s->src_lock);
+	if (!s->verifier) {
+		struct verify_opts vo;
+
+		if (s->o.verify) {
+			vo = *s->o.verify;
+		} else {
+			verify_opts_default(&vo);
+			vo.sample_stack = s->info.stack_size;
+		}
+		s->verifier = verifier_new(s->target.pid, &vo);
+		if (!s->verifier)
+			snprintf(why, whylen, "cannot set up libunwind: %s", strerror(errno));
+	}
+	v = s->verifier;
+	pthread_mutex_unlock(&s->src_lock);
+	return v;
 }

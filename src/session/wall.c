@@ -1,12 +1,14 @@
-/* livewall.c: the live UI's wall-clock sampler. A thread of its own runs gowall_tick at the
- * rate asked for and, after each tick, publishes a prof_snapshot of the wall profile by
- * pointer swap under a mutex; the UI thread takes a reference under the same mutex (a
- * pointer copy), so it never waits while a snapshot of the goroutines is read. The
- * snapshots read the target with process_vm_readv only (gosnap.h): no thread of the target
- * is ever stopped. The thread has a symbolizer of its own: a symbolizer serves one thread
- * (gowall_new). */
+/* wall.c: the session's wall-clock sampler, for its two kinds of consumer: record --wall,
+ * which writes the profile at the end, and the live UI, which reads copies published after
+ * each tick. A thread of its own runs gowall_tick at the rate asked for and, when it
+ * publishes, makes a prof_snapshot of the wall profile and swaps it in by pointer under a
+ * mutex; a reader takes a reference under the same mutex (a pointer copy), so it never
+ * waits while a snapshot of the goroutines is read. The snapshots read the target with
+ * process_vm_readv only (gosnap.h): no thread of the target is ever stopped. The thread
+ * has a symbolizer of its own: a symbolizer serves one thread (gowall_new). It sets itself
+ * up (the executable's tables, the runtime's list of goroutines) before its first tick,
+ * so that the session's start, and the live session's first data, do not wait for it. */
 #include "config.h"
-#include "gotop/livewall.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -19,13 +21,21 @@
 #include "gotop/profile.h"
 #include "gotop/symbolizer.h"
 #include "gotop/util.h"
+#include "session-int.h"
 
-struct livewall {
+struct wallsrc {
 	pthread_t th;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;       /* signalled to stop the thread's wait between ticks */
+	pthread_cond_t set_up;     /* signalled once the thread is set up, or failed to be */
 	int stop, zero;            /* under lock */
-	struct livewall_data *cur; /* under lock */
+	int ready, ok;             /* under lock: the thread is set up (ok), or failed (why) */
+	char why[256];
+	pid_t pid;
+	struct gowall_oncpu *oncpu;
+	int joined;
+	int publish;               /* copies for wallsrc_get after each tick */
+	struct session_wall *cur;  /* under lock */
 	struct symbolizer *sym;
 	struct gowall *w;
 	double hz;
@@ -36,15 +46,15 @@ struct livewall {
 	struct gowall_stats base; /* the counts at the last zero */
 	uint64_t t0;              /* start or last zero, util_now_ns */
 	/* One published copy a second, oldest first, for windows (under lock). */
-	struct livewall_data **hist;
+	struct session_wall **hist;
 	size_t nhist, caphist;
 	unsigned keep_s; /* the longest window asked for (under lock) */
 	int hist_cut;    /* copies since the start or zero were let go (under lock) */
 };
 
-void livewall_put(const struct livewall_data *cd)
+void session_wall_put(const struct session_wall *cd)
 {
-	struct livewall_data *d = (struct livewall_data *)cd;
+	struct session_wall *d = (struct session_wall *)cd;
 
 	if (d && __atomic_sub_fetch(&d->refs, 1, __ATOMIC_ACQ_REL) == 0) {
 		prof_free(d->p);
@@ -52,22 +62,17 @@ void livewall_put(const struct livewall_data *cd)
 	}
 }
 
-static struct livewall_data *hold(struct livewall_data *d)
+static struct session_wall *hold(struct session_wall *d)
 {
 	if (d)
 		__atomic_add_fetch(&d->refs, 1, __ATOMIC_ACQ_REL);
 	return d;
 }
 
-const struct livewall_data *livewall_get(struct livewall *lw)
+const struct session_wall *wallsrc_get(struct wallsrc *lw, unsigned window_s,
+				       const struct session_wall **base)
 {
-	return livewall_get_window(lw, 0, NULL);
-}
-
-const struct livewall_data *livewall_get_window(struct livewall *lw, unsigned window_s,
-						const struct livewall_data **base)
-{
-	struct livewall_data *d, *b = NULL;
+	struct session_wall *d, *b = NULL;
 
 	if (base)
 		*base = NULL;
@@ -99,9 +104,9 @@ const struct livewall_data *livewall_get_window(struct livewall *lw, unsigned wi
 
 /* Takes the n oldest copies out of the history (under lock) into a new array, which the
  * caller lets go of after the lock (hist_put): the UI never waits for their free. */
-static struct livewall_data **hist_take(struct livewall *lw, size_t n)
+static struct session_wall **hist_take(struct wallsrc *lw, size_t n)
 {
-	struct livewall_data **out = xmalloc((n ? n : 1) * sizeof(*out));
+	struct session_wall **out = xmalloc((n ? n : 1) * sizeof(*out));
 
 	if (n == 0)
 		return out; /* the history may not exist yet: memcpy wants a pointer */
@@ -111,14 +116,14 @@ static struct livewall_data **hist_take(struct livewall *lw, size_t n)
 	return out;
 }
 
-static void hist_put(struct livewall_data **v, size_t n)
+static void hist_put(struct session_wall **v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		livewall_put(v[i]);
+		session_wall_put(v[i]);
 	free(v);
 }
 
-void livewall_zero(struct livewall *lw)
+void wallsrc_zero(struct wallsrc *lw)
 {
 	if (!lw)
 		return;
@@ -128,9 +133,9 @@ void livewall_zero(struct livewall *lw)
 }
 
 /* Makes the profile as it is now the one readers get. */
-static void publish(struct livewall *lw, int gone)
+static void publish(struct wallsrc *lw, int gone)
 {
-	struct livewall_data *d = xcalloc(1, sizeof(*d)), *old, **gone_v = NULL;
+	struct session_wall *d = xcalloc(1, sizeof(*d)), *old, **gone_v = NULL;
 	struct gowall_stats st;
 	size_t ngone = 0;
 
@@ -148,7 +153,7 @@ static void publish(struct livewall *lw, int gone)
 	old = lw->cur;
 	lw->cur = d;
 	if (!lw->nhist || d->at_ns >= lw->hist[lw->nhist - 1]->at_ns + 1000000000ULL) {
-		uint64_t keep = (uint64_t)GP_MAX(lw->keep_s, LIVEWALL_MIN_HISTORY) + 2;
+		uint64_t keep = (uint64_t)GP_MAX(lw->keep_s, SESSION_WALL_HISTORY) + 2;
 		size_t n = 0;
 
 		while (n < lw->nhist && lw->hist[n]->at_ns + keep * 1000000000ULL < d->at_ns)
@@ -160,17 +165,43 @@ static void publish(struct livewall *lw, int gone)
 		lw->hist[lw->nhist++] = hold(d);
 	}
 	pthread_mutex_unlock(&lw->lock);
-	livewall_put(old);
+	session_wall_put(old);
 	if (gone_v)
 		hist_put(gone_v, ngone);
 }
 
+/* The thread's set-up: its symbolizer and gowall; whether it worked goes to wallsrc_ready. */
+static int set_up(struct wallsrc *lw)
+{
+	char why[sizeof(lw->why)];
+	int ok;
+
+	lw->sym = symbolizer_new(lw->pid);
+	lw->w = gowall_new(lw->pid, lw->sym, lw->hz, why, sizeof(why));
+	ok = lw->w != NULL;
+	if (ok && lw->oncpu)
+		gowall_set_oncpu(lw->w, lw->oncpu);
+	lw->t0 = util_now_ns();
+	pthread_mutex_lock(&lw->lock);
+	lw->ready = 1;
+	lw->ok = ok;
+	if (!ok)
+		memcpy(lw->why, why, sizeof(why));
+	pthread_cond_broadcast(&lw->set_up);
+	pthread_mutex_unlock(&lw->lock);
+	return ok;
+}
+
 static void *wall_main(void *arg)
 {
-	struct livewall *lw = arg;
-	uint64_t step_min = lw->step, next = util_now_ns(), x = next | 1, cost[4] = { 0 };
+	struct wallsrc *lw = arg;
+	uint64_t step_min = lw->step, next, x, cost[4] = { 0 };
 	unsigned nt = 0;
 
+	if (!set_up(lw))
+		return NULL;
+	next = util_now_ns();
+	x = next | 1;
 	for (;;) {
 		struct timespec ts;
 		uint64_t c0;
@@ -179,10 +210,13 @@ static void *wall_main(void *arg)
 		pthread_mutex_lock(&lw->lock);
 		zero = lw->zero;
 		lw->zero = 0;
+		stop = lw->stop; /* also while the thread set itself up: no tick after a stop */
 		pthread_mutex_unlock(&lw->lock);
+		if (stop)
+			break;
 		c0 = util_thread_cpu_ns();
 		if (zero) {
-			struct livewall_data **v;
+			struct session_wall **v;
 			size_t n;
 
 			/* The history goes (its counts are above those after the zero); copies
@@ -214,7 +248,8 @@ static void *wall_main(void *arg)
 			if (want > lw->step + lw->step / 8 || want + want / 8 < lw->step)
 				lw->step = want;
 		}
-		publish(lw, rc == -ESRCH);
+		if (lw->publish)
+			publish(lw, rc == -ESRCH);
 		if (rc == -ESRCH)
 			break; /* the target is gone */
 		next += gowall_interval(lw->step, &x);
@@ -233,65 +268,108 @@ static void *wall_main(void *arg)
 	return NULL;
 }
 
-struct livewall *livewall_start(pid_t pid, double hz, double max_cpu, struct gowall_oncpu *oncpu,
-				char *why, size_t whylen)
+struct wallsrc *wallsrc_start(pid_t pid, double hz, double max_cpu, int publish,
+			      struct gowall_oncpu *oncpu, char *why, size_t whylen)
 {
-	struct livewall *lw = xcalloc(1, sizeof(*lw));
+	struct wallsrc *lw = xcalloc(1, sizeof(*lw));
 	pthread_condattr_t ca;
 	int e;
 
-	lw->hz = hz;
-	lw->max_cpu = max_cpu;
-	lw->step = (uint64_t)(1e9 / hz);
-	lw->sym = symbolizer_new(pid);
-	lw->w = gowall_new(pid, lw->sym, hz, why, whylen);
-	if (!lw->w) {
-		e = errno;
-		symbolizer_free(lw->sym);
+	if (!(hz > 0 && hz <= 1000)) {
+		snprintf(why, whylen, "wall-clock rate must be above 0 and at most 1000 Hz");
 		free(lw);
-		errno = e;
+		errno = EINVAL;
 		return NULL;
 	}
-	if (oncpu)
-		gowall_set_oncpu(lw->w, oncpu);
-	lw->t0 = util_now_ns();
+	lw->pid = pid;
+	lw->oncpu = oncpu;
+	lw->hz = hz;
+	lw->max_cpu = max_cpu;
+	lw->publish = publish;
+	lw->step = (uint64_t)(1e9 / hz);
 	pthread_mutex_init(&lw->lock, NULL);
 	/* The waits are on CLOCK_MONOTONIC, util_now_ns's clock. */
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&lw->wake, &ca);
 	pthread_condattr_destroy(&ca);
+	pthread_cond_init(&lw->set_up, NULL);
 	e = pthread_create(&lw->th, NULL, wall_main, lw);
-	if (!e)
-		pthread_setname_np(lw->th, "gotop-wall"); /* as top -H and perf show threads */
 	if (e) {
 		snprintf(why, whylen, "cannot start the wall-clock thread: %s", strerror(e));
+		pthread_cond_destroy(&lw->set_up);
 		pthread_cond_destroy(&lw->wake);
 		pthread_mutex_destroy(&lw->lock);
-		gowall_free(lw->w);
-		symbolizer_free(lw->sym);
 		free(lw);
 		errno = e;
 		return NULL;
 	}
+	pthread_setname_np(lw->th, "gotop-wall"); /* as top -H and perf show threads */
 	return lw;
 }
 
-void livewall_stop(struct livewall *lw)
+int wallsrc_ready(struct wallsrc *lw, char *why, size_t whylen)
 {
-	size_t n;
+	int ok;
 
-	if (!lw)
+	pthread_mutex_lock(&lw->lock);
+	while (!lw->ready)
+		pthread_cond_wait(&lw->set_up, &lw->lock);
+	ok = lw->ok;
+	if (!ok)
+		snprintf(why, whylen, "%s", lw->why);
+	pthread_mutex_unlock(&lw->lock);
+	return ok;
+}
+
+void wallsrc_stop(struct wallsrc *lw)
+{
+	if (!lw || lw->joined)
 		return;
 	pthread_mutex_lock(&lw->lock);
 	lw->stop = 1;
 	pthread_cond_signal(&lw->wake);
 	pthread_mutex_unlock(&lw->lock);
 	pthread_join(lw->th, NULL);
-	livewall_put(lw->cur);
+	lw->joined = 1;
+}
+
+void wallsrc_flush(struct wallsrc *lw)
+{
+	if (lw->w)
+		gowall_flush(lw->w);
+}
+
+struct prof *wallsrc_profile(struct wallsrc *lw)
+{
+	return lw->w ? gowall_profile(lw->w) : NULL;
+}
+
+double wallsrc_hz(const struct wallsrc *lw)
+{
+	return lw->hz;
+}
+
+void wallsrc_stats(struct wallsrc *lw, struct gowall_stats *st)
+{
+	if (lw->w)
+		gowall_get_stats(lw->w, st);
+	else
+		memset(st, 0, sizeof(*st));
+}
+
+void wallsrc_free(struct wallsrc *lw)
+{
+	size_t n;
+
+	if (!lw)
+		return;
+	wallsrc_stop(lw);
+	session_wall_put(lw->cur);
 	n = lw->nhist;
 	hist_put(hist_take(lw, n), n);
 	free(lw->hist);
+	pthread_cond_destroy(&lw->set_up);
 	pthread_cond_destroy(&lw->wake);
 	pthread_mutex_destroy(&lw->lock);
 	gowall_free(lw->w);
