@@ -294,11 +294,13 @@ else
 fi
 # A goroutine per request (labels.go -gopercall, about 1000 new goroutines a second): past
 # the first 1000 goroutines, those younger than a second keep no id (agg.c). Their samples
-# are the Goroutines view's row without an id, in share order, and the row says why.
+# are the Goroutines view's row without an id, in share order, and the row says why. The
+# run is long enough for a loaded machine or a sanitizer's build, which see a few hundred
+# goroutines a second: past the 1000th the young ones' samples soon outnumber the rest.
 if [ -n "${GOTOP_WRAP:-}" ]; then
 	skip "goroutine per request: not under valgrind, for CI's time (the ASan pass runs it)"
 elif go_build "$GO_VERSION" plain "$TOP_SRCDIR/tests/workloads/go/labels.go" "$GOW/labels" >"$T/gob.err" 2>&1; then
-	"$GOTOP_PERF" --batch -n 7 --rows 3 --view goroutines -- "$GOW/labels" -gopercall \
+	"$GOTOP_PERF" --batch -n 20 --rows 3 --view goroutines -- "$GOW/labels" -gopercall \
 		-workers 2 -d 60s >"$out" 2>"$err"
 	last=$(awk '/^== Goroutines ==/ { n = NR } END { print n + 2 }' "$out")
 	check "goroutine per request: the Goroutines view's first row is the samples without an id, saying why" \
@@ -309,11 +311,12 @@ else
 fi
 # A label value per request (labels.go -reqid) makes a new profile entry at nearly every
 # sample: the profile that grows without end the memory limit is for. Past the limit
-# (anonymous memory) the live UI sheds, says so once, and keeps running.
+# (anonymous memory) the live UI sheds, says so once, and keeps running. Long enough for
+# a loaded machine, where fewer samples a second reach the limit later.
 if [ -n "${GOTOP_WRAP:-}" ]; then
 	skip "label per request: not under valgrind, for CI's time (the ASan pass runs it)"
 elif go_build "$GO_VERSION" plain "$TOP_SRCDIR/tests/workloads/go/labels.go" "$GOW/labels" >"$T/gob.err" 2>&1; then
-	"$GOTOP_PERF" --batch -n 10 --rows 3 --view top --max-memory 1 -- "$GOW/labels" -reqid \
+	"$GOTOP_PERF" --batch -n 20 --rows 3 --view top --max-memory 1 -- "$GOW/labels" -reqid \
 		-workers 2 -d 60s >"$out" 2>"$err"
 	rc=$?
 	line=$(grep '^cumulative' "$out" | tail -1)

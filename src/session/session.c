@@ -198,6 +198,10 @@ int session_start(struct session *s, const volatile int *stop, struct session_er
 		}
 	}
 	if (s->target.spawned) {
+		/* The BPF program is in before the command runs: the threads it starts inherit
+		 * their events, and an inherited event takes the program its parent had then
+		 * (linux kernel/events/core.c inherit_event), never one attached later. */
+		session_go_join(s);
 		r = target_go(&s->target);
 		if (r) {
 			snprintf(e->why, sizeof(e->why), "cannot run %s: %s", s->o.command[0],
