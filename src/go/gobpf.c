@@ -21,8 +21,7 @@
 /* The ring is read in place, not through libbpf's ring_buffer: that one gives the
  * consumer position back after each record, so a record had to be copied out before
  * its sample was matched, and those bytes, written by the kernel on another CPU, were
- * cold: the copy was a large part of the live UI's CPU (bench/results/README.md, "the BPF ring
- * read in place"). Layout of the map's mmap (linux
+ * cold: the copy was a large part of the live UI's CPU. Layout of the map's mmap (linux
  * kernel/bpf/ringbuf.c, struct bpf_ringbuf and bpf_ringbuf_mmap_kern): page 0 holds
  * consumer_pos, the only writable page; page 1 producer_pos; the data follow, mapped
  * twice in a row so that a record that wraps is contiguous. Each record starts with

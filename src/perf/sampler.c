@@ -144,8 +144,8 @@ static unsigned ring_pages_for(const struct sampler_opts *o, const struct event_
 {
 	/* Room for ~800 ms of samples at the requested rate per CPU, as a power of two, so
 	 * that a busy CPU's ring (woken at 3/4, fill_attr) seldom wakes the thread before
-	 * its drain interval: at a high rate a ring of a few pages loses records
-	 * (feasibility.md). For Go at 1 kHz (256-byte stack copies) that is 128 pages, with
+	 * its drain interval: at a high rate a ring of a few pages loses records.
+	 * For Go at 1 kHz (256-byte stack copies) that is 128 pages, with
 	 * the header page the unprivileged share per CPU (kernel.perf_event_mlock_kb,
 	 * default 516 KiB); evset_open halves it when refused. Half that room woke the
 	 * sampling thread more often and cost it more CPU (BENCHMARKS.md, "Own CPU against perf top"). */
