@@ -442,32 +442,21 @@ static void evset_unmap(struct sampler *s, struct evset *es)
 
 /* Opens an event set on the target's threads. Loops until the thread list is
  * stable so that a thread created while we attach is not missed. */
-static struct evset *evset_open(struct sampler *s, const struct event_spec *ev, int use_freq,
-				uint64_t value, char *err, size_t errlen)
+/* A set for event ev, its attributes filled, no thread opened yet. */
+static struct evset *evset_alloc(struct sampler *s, const struct event_spec *ev, int use_freq,
+				 uint64_t value)
 {
-	struct evset *es;
-	int inherit = s->o.ntids == 0;
+	struct evset *es = xcalloc(1, sizeof(*es));
 	unsigned pages = ring_pages_for(&s->o, ev);
 	size_t c;
-	int round, r = 0;
 
-	if (ev->exclude_user && !s->o.kernel) {
-		char kwhy[256];
-
-		if (events_kernel_allowed(kwhy, sizeof(kwhy)))
-			snprintf(kwhy, sizeof(kwhy), "kernel sampling is off");
-		snprintf(err, errlen, "%s: counts the kernel only, and %s", ev->name, kwhy);
-		errno = EACCES;
-		return NULL;
-	}
-	es = xcalloc(1, sizeof(*es));
 	es->event = *ev;
 	es->use_freq = use_freq;
 	if (use_freq)
 		es->freq = value;
 	else
 		es->period = value;
-	fill_attr(&es->attr, &s->o, ev, use_freq, value, inherit);
+	fill_attr(&es->attr, &s->o, ev, use_freq, value, s->o.ntids == 0);
 	es->nm = ev->nmembers;
 	es->per_member = ev->nmembers && !ev->sample_read;
 	es->layout.read_format = es->attr.read_format;
@@ -483,6 +472,14 @@ static struct evset *evset_open(struct sampler *s, const struct event_spec *ev, 
 	es->rings = xcalloc(s->ncpus, sizeof(struct ring));
 	for (c = 0; c < s->ncpus; c++)
 		es->owner[c] = -1;
+	return es;
+}
+
+/* Opens es on every thread of the target (or the given ones): threads started while
+ * the list is read are found by the next round. 0 or -errno. */
+static int evset_add_threads(struct sampler *s, struct evset *es)
+{
+	int round, r = 0;
 
 	for (round = 0; round < 16; round++) {
 		pid_t *tids = NULL;
@@ -531,7 +528,16 @@ static struct evset *evset_open(struct sampler *s, const struct event_spec *ev, 
 	}
 	if (!r && es->ntevs == 0)
 		r = -ESRCH;
-	if (r && (r == -EPERM || r == -ENOMEM) && es->map_errno == -r) {
+	return r;
+}
+
+/* Why es could not be opened (r, -errno), in err. */
+static void evset_explain(const struct sampler *s, const struct evset *es, int r, char *err,
+			  size_t errlen)
+{
+	const struct event_spec *ev = &es->event;
+
+	if ((r == -EPERM || r == -ENOMEM) && es->map_errno == -r) {
 		/* Even a one-page ring was refused: locked memory, not the event. */
 		char *kb = util_read_file("/proc/sys/kernel/perf_event_mlock_kb", 32, NULL);
 
@@ -543,12 +549,7 @@ static struct evset *evset_open(struct sampler *s, const struct event_spec *ev, 
 			 "run as root)",
 			 ev->name, kb ? kb : "?");
 		free(kb);
-		evset_close(s, es);
-		free(es);
-		errno = -r;
-		return NULL;
-	}
-	if (r && es->member_err) {
+	} else if (es->member_err) {
 		/* Name the member, as a lone event of it would be named. */
 		struct event_spec one;
 
@@ -557,13 +558,30 @@ static struct evset *evset_open(struct sampler *s, const struct event_spec *ev, 
 		one.kind = ev->members[es->member_err - 1].kind;
 		snprintf(one.name, sizeof(one.name), "%s", ev->members[es->member_err - 1].name);
 		events_explain_error(&one, -r, s->o.pid, err, errlen);
-		evset_close(s, es);
-		free(es);
-		errno = -r;
+	} else {
+		events_explain_error(ev, -r, s->o.pid, err, errlen);
+	}
+}
+
+static struct evset *evset_open(struct sampler *s, const struct event_spec *ev, int use_freq,
+				uint64_t value, char *err, size_t errlen)
+{
+	struct evset *es;
+	int r;
+
+	if (ev->exclude_user && !s->o.kernel) {
+		char kwhy[256];
+
+		if (events_kernel_allowed(kwhy, sizeof(kwhy)))
+			snprintf(kwhy, sizeof(kwhy), "kernel sampling is off");
+		snprintf(err, errlen, "%s: counts the kernel only, and %s", ev->name, kwhy);
+		errno = EACCES;
 		return NULL;
 	}
+	es = evset_alloc(s, ev, use_freq, value);
+	r = evset_add_threads(s, es);
 	if (r) {
-		events_explain_error(ev, -r, s->o.pid, err, errlen);
+		evset_explain(s, es, r, err, errlen);
 		evset_close(s, es);
 		free(es);
 		errno = -r;
