@@ -233,7 +233,7 @@ struct ui {
 	struct model *model;
 	const struct prof *model_prof;
 	int by_line;
-	/* A group's members (ui/members.c): a model on each member's value column. */
+	/* A group's members (ui/group-columns.c): a model on each member's value column. */
 	struct model *xmodel[PROF_MAX_VALUES - 2];
 	size_t nxmodel;
 	const char *ratio;       /* --ratio NUM/DEN: member NUM's ratio column divides by DEN */
@@ -504,7 +504,7 @@ int batch_check_views(const char *list);
 /* Runs the curses UI until q or a signal; returns an exit code. */
 int tui_run(struct ui *ui);
 
-/* ui/members.c: the columns of a group's members (an event "{a,b,c}"). Rebuilds the
+/* ui/group-columns.c: the columns of a group's members (an event "{a,b,c}"). Rebuilds the
  * member models with the main model's filters (ui_rebuild); frees them (ui_fini). */
 void ui_members_rebuild(struct ui *ui, const struct model_filter *f, size_t nf);
 void ui_members_free(struct ui *ui);

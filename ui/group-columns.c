@@ -1,4 +1,4 @@
-/* members.c: the columns of an event group's members in the views: a model on each
+/* group-columns.c: the columns of an event group's members in the views: a model on each
  * member's value column (like go tool pprof -sample_index) beside the event's, and next to
  * it, for a group whose members sample on their own ({a,b}), the row's share of the
  * member (as perf report --group shows each event's overhead side by side), or for a
