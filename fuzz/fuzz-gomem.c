@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fakemem.h"
 #include "fuzz.h"
 #include "gomem-input.h"
 #include "gotop/gomem.h"
@@ -16,7 +17,7 @@
 /*
  * Input: struct gmf_hdr (fuzz/gomem-input.h: the Go release, where the lists, cycle, lock,
  * rates and ticks are, which reads fail, which bytes change after which read), then the
- * memory of the fake process at GMF_BASE. Every read goes through fake_read below, which
+ * memory of the fake process at GMF_BASE. Every read goes through fz_mem_read (fakemem.h), which
  * changes the memory as the flips say: counts moving between the reader's two reads, a
  * GC cycle, a flush holding the lock, a bucket linked in, a list made garbage. Each kind
  * is read, checked against what gomem.h promises, and with GMF_PROFILE turned into its
@@ -24,42 +25,6 @@
  */
 
 static volatile uint64_t sink;
-
-struct fake {
-	uint8_t *mem;
-	size_t len;
-	unsigned nreads;
-	const struct gmf_hdr *h;
-};
-
-static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-	struct fake *m = ctx;
-	unsigned k = m->nreads++;
-	uint64_t off = addr - GMF_BASE;
-	size_t i;
-
-	for (i = 0; i < GMF_NFLIPS && m->len; i++)
-		if (m->h->flip[i].xor && m->h->flip[i].after == k)
-			m->mem[m->h->flip[i].off % m->len] ^= m->h->flip[i].xor;
-	if ((k < 32 && (m->h->fail_mask >> k & 1)) || addr < GMF_BASE || off > m->len ||
-	    len > m->len - off) {
-		if (len)
-			memset(buf, 0xa5, len); /* mem.h: a failed read leaves garbage */
-		return -EFAULT;
-	}
-	if (len)
-		memcpy(buf, m->mem + off, len);
-	return 0;
-}
-
-static void fake_readv(void *ctx, struct mem_iov *iov, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		iov[i].rc = fake_read(ctx, iov[i].addr, iov[i].buf, iov[i].len);
-}
 
 /* What gomem.h promises about a snapshot. */
 static void check(const struct gomem_snap *s, int kind, size_t max)
@@ -121,8 +86,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fz f = { data, size };
 	struct gmf_hdr h;
-	struct fake fk = { 0 };
-	struct gp_mem mem = { fake_read, &fk, NULL };
+	struct fz_mem fk;
+	struct gp_mem mem = { fz_mem_read, &fk, NULL };
 	struct gomem_target t = { 0 };
 	struct gomem_snap s;
 	struct gomem *g;
@@ -133,15 +98,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	fz_take(&f, &h, sizeof(h));
 	bytes = fz_bytes(&f, GMF_MAX_MEM, &len);
-	fk.mem = malloc(len ? len : 1);
-	if (!fk.mem)
-		abort();
-	if (len)
-		memcpy(fk.mem, bytes, len);
-	fk.len = len;
-	fk.h = &h;
+	fz_mem_init(&fk, bytes, len, GMF_BASE, h.flip, GMF_NFLIPS, h.fail_mask);
 	if (h.flags & GMF_READV)
-		mem.readv = fake_readv;
+		mem.readv = fz_mem_readv;
 	t.mem = &mem;
 	t.go_minor = 19 + h.go_minor % 9;
 	t.v.mbuckets = GMF_BASE + h.mbuckets;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fakemem.h"
 #include "fuzz.h"
 #include "goruntime-input.h"
 #include "gort-check.h"
@@ -18,7 +19,7 @@
  * Input: struct gsf_hdr (fuzz/gosnap-input.h: Go version, where allglen, allgptr, mheap_
  * and waitReasonStrings are, goexit, which reads fail, which bytes change after which
  * read), then an optional .gopclntab, then the memory of the fake process. The reader is
- * gosnap_new_from's: every read the snapshot makes goes through fake_read below, which
+ * gosnap_new_from's: every read the snapshot makes goes through fz_mem_read (fakemem.h), which
  * changes the memory between reads as the flips say, so the list, the g's, stacks and
  * label sets change under the reader as a running program changes them.
  */
@@ -30,43 +31,6 @@ const char *__asan_default_options(void);
 const char *__asan_default_options(void)
 {
 	return "malloc_context_size=0";
-}
-
-struct fake {
-	uint8_t *mem;
-	size_t len;
-	unsigned nreads;
-	const struct gsf_hdr *h;
-};
-
-static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-	struct fake *m = ctx;
-	unsigned k = m->nreads++;
-	uint64_t off = addr - GSF_BASE;
-	size_t i;
-
-	for (i = 0; i < GSF_NFLIPS && m->len; i++)
-		if (m->h->flip[i].xor && m->h->flip[i].after == k)
-			m->mem[m->h->flip[i].off % m->len] ^= m->h->flip[i].xor;
-	if ((k < 32 && (m->h->fail_mask >> k & 1)) || addr < GSF_BASE || off > m->len ||
-	    len > m->len - off) {
-		/* mem.h: a failed read leaves buf undefined; make it garbage, not zeros */
-		if (len)
-			memset(buf, 0xa5, len);
-		return -EFAULT;
-	}
-	if (len)
-		memcpy(buf, m->mem + off, len);
-	return 0;
-}
-
-static void fake_readv(void *ctx, struct mem_iov *iov, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		iov[i].rc = fake_read(ctx, iov[i].addr, iov[i].buf, iov[i].len);
 }
 
 /* A string that reaches the terminal: NUL-terminated, short, printable. */
@@ -131,8 +95,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fz f = { data, size };
 	struct gsf_hdr h;
-	struct fake fk = { 0 };
-	struct gp_mem mem = { fake_read, &fk, NULL };
+	struct fz_mem fk;
+	struct gp_mem mem = { fz_mem_read, &fk, NULL };
 	struct gosnap_target t = { 0 };
 	struct gosnap_result r;
 	struct gopcln *pcln = NULL;
@@ -153,15 +117,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		pcln = gopcln_open_buf(pbuf, plen, h.text_start, &err);
 	}
 	bytes = fz_bytes(&f, GSF_MAX_MEM, &len);
-	fk.mem = malloc(len ? len : 1);
-	if (!fk.mem)
-		abort();
-	if (len)
-		memcpy(fk.mem, bytes, len);
-	fk.len = len;
-	fk.h = &h;
+	fz_mem_init(&fk, bytes, len, GSF_BASE, h.flip, GSF_NFLIPS, h.fail_mask);
 	if (h.flags & GSF_READV)
-		mem.readv = fake_readv;
+		mem.readv = fz_mem_readv;
 
 	t.mem = &mem;
 	t.gort = gort_new(grf_versions[h.version % GRF_NVERSIONS], NULL,

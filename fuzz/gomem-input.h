@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "fakemem.h"
+
 /* The fake memory is one region at GMF_BASE: the bytes after the header. */
 #define GMF_BASE 0x7f0000000000ULL
 #define GMF_MAX_MEM (256u << 10)
@@ -15,16 +17,6 @@
 #define GMF_READV 0x01   /* the reader has a readv (pieces still read one by one) */
 #define GMF_ENABLE 0x02  /* try gomem_enable (writes when the rate is 0) */
 #define GMF_PROFILE 0x04 /* build the profiles (no .gopclntab: frames unnamed) */
-
-/* After the target has been read `after` times, byte `off` (mod the memory's size) is
- * xor'ed with xor (0: no change): a malloc, a flush, a GC cycle, a new bucket during a
- * read. */
-struct gmf_flip {
-	uint16_t after;
-	uint8_t xor;
-	uint8_t pad;
-	uint32_t off;
-} __attribute__((packed));
 
 /* Variables are offsets from GMF_BASE (0: none, but for mbuckets and the cycle). */
 struct gmf_hdr {
@@ -36,7 +28,7 @@ struct gmf_hdr {
 	uint32_t ticks;
 	uint8_t ticks_val;
 	uint8_t pad[3];
-	struct gmf_flip flip[GMF_NFLIPS];
+	struct fz_flip flip[GMF_NFLIPS];
 } __attribute__((packed));
 
 /* ---- building a fake memory ---- */

@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include "fakemem.h"
+
 /* The fake memory is one region at GSF_BASE holding the bytes after the header and the
  * .gopclntab; code addresses (pcs, goexit, text start) are free 64-bit values. */
 #define GSF_BASE 0xc000000000ULL
@@ -17,16 +19,6 @@
 #define GSF_MHEAP 0x02 /* gort_set_runtime_vars(0, mheap): the label cache's GC epochs */
 #define GSF_PCLN 0x04  /* open the .gopclntab bytes: frame sizes (repair, walk_exact) */
 #define GSF_READV 0x08 /* the reader has a readv (pieces still read one by one, in order) */
-
-/* After the target has been read `after` times (counted over all snapshots of the input),
- * byte `off` (mod the memory's size) is xor'ed with xor (0: no change): a goroutine that runs, a
- * list that grows, a label set replaced between two reads. */
-struct gsf_flip {
-	uint16_t after;
-	uint8_t xor;
-	uint8_t pad;
-	uint32_t off;
-} __attribute__((packed));
 
 /* Data addresses are offsets from GSF_BASE; little endian, packed. */
 struct gsf_hdr {
@@ -44,7 +36,7 @@ struct gsf_hdr {
 	uint64_t text_start;   /* its text start (link-time) */
 	uint64_t bias;         /* runtime - link-time addresses */
 	uint64_t goexit_lo, goexit_hi; /* runtime.goexit, runtime addresses */
-	struct gsf_flip flip[GSF_NFLIPS];
+	struct fz_flip flip[GSF_NFLIPS];
 } __attribute__((packed));
 
 #endif

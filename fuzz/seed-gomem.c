@@ -127,9 +127,9 @@ int main(int argc, char **argv)
 	build(&m, 27, 0);
 	header(&h, 27);
 	memcpy(&head, m.mem, 8);
-	h.flip[0] = (struct gmf_flip){ 3, 0x01, 0, (uint32_t)(head - GMF_BASE) + 48 + 3 * 8 };
-	h.flip[1] = (struct gmf_flip){ 40, 0x02, 0, 0x18 };
-	h.flip[2] = (struct gmf_flip){ 80, 0x01, 0, 0x20 };
+	h.flip[0] = (struct fz_flip){ 3, 0x01, 0, (uint32_t)(head - GMF_BASE) + 48 + 3 * 8 };
+	h.flip[1] = (struct fz_flip){ 40, 0x02, 0, 0x18 };
+	h.flip[2] = (struct fz_flip){ 80, 0x01, 0, 0x20 };
 	seed(argv[1], "changing-1.27", &h, &m);
 
 	/* go1.22: the heap list loops back to its head */

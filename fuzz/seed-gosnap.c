@@ -271,9 +271,9 @@ int main(int argc, char **argv)
 			if (i == 1) {
 				/* goroutine 0's status changes between the two reads of its g
 				 * (torn); the list grows by one entry before the next snapshot */
-				h.flip[0] = (struct gsf_flip){ 9, 0x01, 0, GS + o->g_atomicstatus };
-				h.flip[1] = (struct gsf_flip){ 40, 0x01, 0, LEN };
-				h.flip[2] = (struct gsf_flip){ 50, 0x10, 0, LAB };
+				h.flip[0] = (struct fz_flip){ 9, 0x01, 0, GS + o->g_atomicstatus };
+				h.flip[1] = (struct fz_flip){ 40, 0x01, 0, LEN };
+				h.flip[2] = (struct fz_flip){ 50, 0x10, 0, LAB };
 			}
 			snprintf(name, sizeof(name), "fake-%s-%zu", ver, i);
 			if (write_seed(argv[2], name, &h, pcln, plen))
