@@ -124,6 +124,11 @@ int session_open(struct session *s, struct session_err *e)
 
 	if (!(s->o.sources & SESSION_CPU))
 		return 0;
+	/* A recording waits for the BPF program anyway (session_start): waited for here,
+	 * every event gets it at its open. Attached later, the events a thread started
+	 * meanwhile inherited would stay without it (see session_start). */
+	if (s->o.preload && !s->target.spawned)
+		session_go_join(s);
 	/* Before the events take what the fd limit allows. */
 	if (s->o.notify)
 		s->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
