@@ -72,8 +72,13 @@ static void check(const struct gosnap_result *r, size_t max_g)
 		if ((g->flags & GOSNAP_LABELS_BAD) && g->labels)
 			abort();
 		fz_check_labels(g->labels);
-		for (k = 0; k < g->nframes; k++) /* readable (ASan) */
+		for (k = 0; k < g->nframes; k++) { /* readable (ASan) */
 			sink += r->pcs[g->frame0 + k];
+			if (r->pcf[g->frame0 + k] & ~GOSNAP_PC_CALLEE_PANICS)
+				abort();
+		}
+		if (g->goid == 1 && !(g->flags & GOSNAP_CREATOR_HIDDEN))
+			abort();
 	}
 	for (k = 0; k < 2; k++) {
 		ng = gosnap_group(r, (int)k, &gs);

@@ -62,6 +62,17 @@
 #define GRANGE_MAX (64u << 10)
 #define GRANGE_SLACK 3
 
+/* Runtime functions a stack is checked against (found by name in .gopclntab). A function
+ * can be there twice: its ABI0 wrapper beside it (cmd/compile/abi-internal.md). */
+enum rt_role {
+	RT_GOEXIT,   /* every goroutine's stack ends with a return address into it */
+	RT_PANIC,    /* gopanic, sigpanic, panicwrap: a wrapper calling them is shown */
+};
+struct rtfn {
+	uint64_t lo, hi; /* runtime addresses */
+	uint8_t role;
+};
+#define RT_MAX 32
 /* A g to read: its address and its place in the chunk. */
 struct gspan {
 	uint64_t addr;
@@ -77,6 +88,10 @@ struct gosnap {
 	uint64_t bias;
 	uint64_t allglen, allgptr;     /* runtime addresses */
 	uint64_t goexit_lo, goexit_hi; /* runtime.goexit, runtime addresses */
+	struct rtfn rt[RT_MAX];        /* runtime functions a stack is checked against */
+	size_t nrt;
+	uint8_t wrapper_id;            /* FuncIDWrapper of the binary (gopcln), 0: unknown */
+	struct hashmap creators;       /* g.gopc -> 1 | 2 when its function is a wrapper */
 	uint32_t gsz;                  /* bytes read of a g */
 	uint32_t nwait;
 	char wait[WAIT_MAX][WAIT_LEN];
@@ -113,7 +128,8 @@ struct gosnap {
 	struct gosnap_g *out;
 	size_t nout, outcap;
 	uint64_t *pcs;
-	size_t npcs, pcscap;
+	uint8_t *pcf;                  /* per pc: GOSNAP_PC_* */
+	size_t npcs, pcscap, pcfcap;
 	struct gsnap_key *key;         /* per out: the g as read (stack_key) */
 	uint32_t *outpos;              /* per out: its place in the runtime's list */
 	size_t keycap, poscap;
@@ -125,7 +141,8 @@ struct gosnap {
 	struct gosnap_g *pout;
 	size_t npout, poutcap;
 	uint64_t *ppcs;
-	size_t pnpcs, ppcscap;
+	uint8_t *ppcf;
+	size_t pnpcs, ppcscap, ppcfcap;
 	struct gsnap_key *pkey;
 	size_t pkeycap;
 	uint32_t *prev_at;
@@ -144,6 +161,47 @@ const char *gosnap_state_name(uint32_t st)
 uint64_t gosnap_bias(const struct gosnap *s)
 {
 	return s->bias;
+}
+
+/* The runtime functions of struct rtfn, and goexit, from the function table. */
+static void find_runtime(struct gosnap *s)
+{
+	static const struct {
+		const char *name;
+		uint8_t role;
+	} names[] = {
+		{ "runtime.goexit", RT_GOEXIT },
+		/* go1.19-go1.27 runtime/traceback.go elideWrapperCalling */
+		{ "runtime.gopanic", RT_PANIC },
+		{ "runtime.sigpanic", RT_PANIC },
+		{ "runtime.panicwrap", RT_PANIC },
+	};
+	struct gopcln_func f;
+	size_t i, k, n = s->pcln ? gopcln_nfunc(s->pcln) : 0;
+
+	for (i = 0; i < n; i++) {
+		if (gopcln_func_at(s->pcln, i, &f) != 0 || !f.name || strncmp(f.name, "runtime.", 8))
+			continue;
+		for (k = 0; k < GP_ARRAY_SIZE(names); k++) {
+			if (strcmp(f.name, names[k].name) != 0 || s->nrt == RT_MAX)
+				continue;
+			s->rt[s->nrt++] = (struct rtfn){ f.entry + s->bias, f.end + s->bias,
+							 names[k].role };
+			if (names[k].role == RT_GOEXIT && !s->goexit_lo) {
+				s->goexit_lo = f.entry + s->bias;
+				s->goexit_hi = f.end + s->bias;
+			}
+		}
+	}
+}
+
+/* Whether addr is in a runtime function of this role. */
+static bool in_role(const struct gosnap *s, uint64_t addr, uint8_t role)
+{
+	for (size_t k = 0; k < s->nrt; k++)
+		if (s->rt[k].role == role && addr >= s->rt[k].lo && addr < s->rt[k].hi)
+			return true;
+	return false;
 }
 
 struct gosnap *gosnap_new_from(const struct gosnap_target *t)
@@ -167,8 +225,12 @@ struct gosnap *gosnap_new_from(const struct gosnap_target *t)
 		s->nwait = GP_MIN(t->nwait, (uint32_t)WAIT_MAX);
 		s->wait_addr = t->wait_strings;
 	}
-	s->goexit_lo = t->goexit_lo;
-	s->goexit_hi = t->goexit_hi;
+	s->wrapper_id = t->pcln ? gopcln_wrapper_funcid(t->pcln) : 0;
+	find_runtime(s);
+	if (t->goexit_lo) {
+		s->goexit_lo = t->goexit_lo;
+		s->goexit_hi = t->goexit_hi;
+	}
 	{
 		const struct gort_offsets *o = gort_offsets(s->gort);
 		const uint32_t fl[] = { o->g_stack_lo, o->g_stack_hi, o->g_sched_sp, o->g_sched_pc,
@@ -192,9 +254,7 @@ struct gosnap *gosnap_new(pid_t pid, struct symfile *sf, char *why, size_t whyle
 	const char *ver = symfile_go_version(sf);
 	struct gosnap_target t = { 0 };
 	struct gort_vars v = { 0 };
-	struct gopcln_func f;
 	struct gosnap *s;
-	size_t i, n;
 	int rc;
 
 	if (!ver) {
@@ -253,15 +313,6 @@ struct gosnap *gosnap_new(pid_t pid, struct symfile *sf, char *why, size_t whyle
 		t.wait_strings = v.wait_strings + t.bias;
 		t.nwait = v.nwait;
 	}
-	n = gopcln_nfunc(t.pcln);
-	for (i = 0; i < n; i++) {
-		if (gopcln_func_at(t.pcln, i, &f) == 0 && f.name &&
-		    !strcmp(f.name, "runtime.goexit")) {
-			t.goexit_lo = f.entry + t.bias;
-			t.goexit_hi = f.end + t.bias;
-			break;
-		}
-	}
 	s = gosnap_new_from(&t);
 	s->pid = pid;
 	s->own_mem = true;
@@ -295,6 +346,9 @@ void gosnap_free(struct gosnap *s)
 	free(s->lrc);
 	free(s->out);
 	free(s->pcs);
+	free(s->pcf);
+	free(s->ppcf);
+	hashmap_free(&s->creators);
 	free(s->key);
 	free(s->outpos);
 	free(s->pout);
@@ -428,11 +482,55 @@ static int stack_word(struct walk *w, uint64_t addr, uint64_t *v)
 	return mem_read_u64(w->s->mem, addr, v);
 }
 
+/* Whether the code at addr (a pc to look up) is runtime.gopanic, sigpanic or panicwrap. */
+static bool in_panic(const struct gosnap *s, uint64_t addr)
+{
+	return in_role(s, addr, RT_PANIC);
+}
+
+void gosnap_pc_flags(const struct gosnap *s, const uint64_t *pcs, size_t n, int leaf,
+		     uint8_t *pcf)
+{
+	for (size_t i = 0; i < n; i++)
+		pcf[i] = i && in_panic(s, pcs[i - 1] - (i - 1 || !leaf)) ? GOSNAP_PC_CALLEE_PANICS : 0;
+}
+
 static void push_pc(struct gosnap *s, struct gosnap_g *g, uint64_t pc)
 {
 	xgrow((void **)&s->pcs, &s->pcscap, s->npcs + 1, sizeof(*s->pcs));
+	xgrow((void **)&s->pcf, &s->pcfcap, s->npcs + 1, sizeof(*s->pcf));
+	/* Every pc of a parked stack is a return address: the one below's function is at
+	 * its pc - 1. */
+	s->pcf[s->npcs] = g->nframes && in_panic(s, s->pcs[s->npcs - 1] - 1)
+				  ? GOSNAP_PC_CALLEE_PANICS
+				  : 0;
 	s->pcs[s->npcs++] = pc;
 	g->nframes++;
+}
+
+/* Whether Go prints no "created by" line for goroutine goid created at gopc: goroutine 1
+ * (created by the runtime's start-up through the ABI wrapper of runtime.newproc), or a
+ * creating function of autogenerated code (go1.19-go1.27 runtime/traceback.go
+ * printcreatedby: showframe of findfunc(gopc) with a normal callee, which elides a
+ * wrapper). Go's rule also leaves out the runtime's own unexported creators; they stay
+ * here, as the runtime's frames stay in the stacks (runtime/pprof's profiles keep them). */
+static bool creator_hidden(struct gosnap *s, uint64_t goid, uint64_t gopc)
+{
+	struct gopcln_func f;
+	uint64_t *slot;
+	int created;
+
+	if (goid == 1)
+		return true;
+	if (!s->pcln || !s->wrapper_id || gopc < s->bias)
+		return false;
+	if (s->creators.n > (1u << 16))
+		hashmap_free(&s->creators); /* a program has few go statements */
+	slot = hashmap_put(&s->creators, gopc, &created);
+	if (created)
+		*slot = 1 | (gopcln_find_func(s->pcln, gopc - s->bias, &f) == 0 &&
+			     f.funcid == s->wrapper_id ? 2 : 0);
+	return *slot & 2;
 }
 
 static bool is_goexit(const struct gosnap *s, uint64_t ra)
@@ -763,6 +861,8 @@ static void chunk(struct gosnap *s, const uint64_t *gptrs, size_t base, size_t n
 			g->gopc = f1[i].gopc;
 			g->startpc = f1[i].startpc;
 			g->parent_goid = f1[i].parent;
+			if (creator_hidden(s, g->goid, g->gopc))
+				g->flags |= GOSNAP_CREATOR_HIDDEN;
 			g->wait_ns = f1[i].waitsince > 0 && f1[i].waitsince <= (uint64_t)now
 					     ? now - (int64_t)f1[i].waitsince
 					     : -1;
@@ -784,8 +884,12 @@ static void chunk(struct gosnap *s, const uint64_t *gptrs, size_t base, size_t n
 			if (prev[i]) {
 				xgrow((void **)&s->pcs, &s->pcscap, s->npcs + prev[i]->nframes,
 				      sizeof(*s->pcs));
+				xgrow((void **)&s->pcf, &s->pcfcap, s->npcs + prev[i]->nframes,
+				      sizeof(*s->pcf));
 				memcpy(s->pcs + s->npcs, s->ppcs + prev[i]->frame0,
 				       prev[i]->nframes * sizeof(*s->pcs));
+				memcpy(s->pcf + s->npcs, s->ppcf + prev[i]->frame0,
+				       prev[i]->nframes * sizeof(*s->pcf));
 				s->npcs += prev[i]->nframes;
 				g->nframes = prev[i]->nframes;
 				g->flags |= prev[i]->flags & (GOSNAP_STACK_CUT | GOSNAP_REPAIRED);
@@ -865,7 +969,9 @@ static void chunk(struct gosnap *s, const uint64_t *gptrs, size_t base, size_t n
 					}
 					if (ran_since(&f1[gi], &f2)) {
 						g->state = GOSNAP_RUNNING;
-						g->flags = (g->flags & GOSNAP_LABELS_BAD) | GOSNAP_NO_STACK;
+						g->flags = (g->flags & (GOSNAP_LABELS_BAD |
+									GOSNAP_CREATOR_HIDDEN)) |
+							   GOSNAP_NO_STACK;
 						g->nframes = 0;
 						g->wait = NULL;
 						g->wait_ns = -1;
@@ -893,6 +999,8 @@ static void remember(struct gosnap *s, size_t n)
 	SWAP(s->outcap, s->poutcap);
 	SWAP(s->pcs, s->ppcs);
 	SWAP(s->pcscap, s->ppcscap);
+	SWAP(s->pcf, s->ppcf);
+	SWAP(s->pcfcap, s->ppcfcap);
 	SWAP(s->key, s->pkey);
 	SWAP(s->keycap, s->pkeycap);
 #undef SWAP
@@ -975,6 +1083,7 @@ int gosnap_take(struct gosnap *s, size_t max_g, struct gosnap_result *out)
 	out->g = s->out;
 	out->n = s->nout;
 	out->pcs = s->pcs;
+	out->pcf = s->pcf;
 	out->st = st;
 	remember(s, n);
 	return 0;
