@@ -54,7 +54,7 @@ static void check(const struct gosnap_result *r, size_t max_g)
 
 	if (r->n != r->st.live || r->st.live + r->st.torn + r->st.bad > r->st.listed ||
 	    r->st.listed > (max_g ? max_g : GOSNAP_MAX_G) || r->st.cut > r->n ||
-	    r->st.repaired > r->n)
+	    r->st.repaired > r->n || r->st.unlinked > r->st.torn)
 		abort();
 	for (i = 0; i < r->n; i++) {
 		const struct gosnap_g *g = &r->g[i];

@@ -342,8 +342,10 @@ int cmd_goroutines(int argc, char **argv)
 			print_json(&run, &res->g[i], stdout);
 	} else {
 		printf("goroutines: %zu of %" PRIu64 " listed; %" PRIu64 " changed while read "
-		       "(dropped), %" PRIu64 " stacks cut short; read in %.1f ms%s\n\n",
-		       res->n, res->st.listed, res->st.torn, res->st.cut, (double)res->st.ns / 1e6,
+		       "(dropped, %" PRIu64 " of them found by their stacks), %" PRIu64
+		       " stacks cut short; read in %.1f ms%s\n\n",
+		       res->n, res->st.listed, res->st.torn, res->st.unlinked, res->st.cut,
+		       (double)res->st.ns / 1e6,
 		       res->st.truncated ? " (limit reached: more not read)" : "");
 		print_groups(&run, stdout);
 	}

@@ -39,10 +39,12 @@ struct gort_offsets {
 	 * (g_syscallbp before go1.23, g_parent_goid before go1.21) */
 	uint32_t g_waitsince, g_waitreason, g_gopc, g_startpc, g_parent_goid;
 	uint32_t g_syscallsp, g_syscallpc, g_syscallbp;
-	/* g.trackingSeq (uint8), incremented each time the goroutine stops running
-	 * (go1.19 to go1.27 runtime/proc.go casgstatus: every transition out of _Grunning):
-	 * a parked goroutine whose count and saved registers did not change has not run
-	 * since, so its stack is as it was. 0: unknown. */
+	/* g.trackingSeq (uint8), incremented each time the goroutine stops running through
+	 * casgstatus (go1.19 to go1.27 runtime/proc.go: every transition out of _Grunning
+	 * but preemption's, casGToPreempted or casGToPreemptScan, and from go1.26 the fast
+	 * path of reentersyscall into _Gsyscall): a parked goroutine whose count and saved
+	 * registers did not change has not run since, short of those and of 256 stops.
+	 * 0: unknown. */
 	uint32_t g_trackingseq;
 };
 

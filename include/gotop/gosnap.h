@@ -61,7 +61,10 @@ struct gosnap_g {
 struct gosnap_stats {
 	uint64_t listed;      /* entries of the runtime's list of all g's read */
 	uint64_t live;        /* goroutines kept (not dead, not idle) */
-	uint64_t torn;        /* dropped: the g changed between the read and the check */
+	uint64_t torn;        /* dropped: the g changed between the read and the check, or
+			       * its stack is not one moment's (unlinked) */
+	uint64_t unlinked;    /* of those, stacks whose return addresses do not follow calls
+			       * to the frames below them: read while the goroutine ran */
 	uint64_t bad;         /* dropped: fields that no g has (garbage pointer, bad stack) */
 	uint64_t cut;         /* stacks that ended early (GOSNAP_STACK_CUT) */
 	uint64_t repaired;    /* GOSNAP_REPAIRED */
@@ -116,7 +119,9 @@ struct gosnap *gosnap_new_from(const struct gosnap_target *t);
 /* Reads every goroutine now into *out (its arrays are the reader's, valid until the next
  * gosnap_take or gosnap_free). Each goroutine is read, its stack walked, then its g read
  * again: one that changed meanwhile is dropped and counted (torn), except one running at
- * the first read (no stack read), kept as running as then. A goroutine that has not run
+ * the first read (no stack read), kept as running as then; so is one whose stack is not
+ * one moment's (a return address that follows no call to the frame below: unlinked),
+ * which a goroutine that ran and parked again where it was leaves. A goroutine that has not run
  * since the previous snapshot (the same saved registers, stack and g.trackingSeq) keeps
  * that snapshot's stack, unread. max_g
  * (0: GOSNAP_MAX_G) bounds the goroutines read. 0, or -errno (-ESRCH the process is gone, -EAGAIN the
