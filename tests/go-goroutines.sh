@@ -20,38 +20,66 @@
 
 command -v jq >/dev/null || skip_all "jq is not installed (setup.sh installs it)"
 [ "$(uname -m)" = x86_64 ] || skip_all "runtime variables of stripped binaries are found on amd64 only"
-plan_per_version 24 2
+plan_per_version 33 2
+pprof_ok=0
+pprof_setup && pprof_ok=1
 SRC=$TOP_SRCDIR/tests/workloads/go/goroutines.go
 
-# go_dump FILE: "ID<TAB>STATE<TAB>FUNC FUNC...<TAB>CREATOR" per goroutine of a debug=2 dump.
-go_dump() {
-	awk '
-	function out() { if (id != "") printf "%s\t%s\t%s\t%s\n", id, st, fr, cr; id = "" }
-	/^goroutine [0-9]+ \[/ {
-		out(); id = $2; st = $0
-		sub(/^goroutine [0-9]+ \[/, "", st); sub(/\]:$/, "", st); sub(/, .*/, "", st)
-		fr = ""; cr = ""; next
-	}
-	/^created by / { c = $3; if (id != 1) cr = c; next }
-	/^\t/ || /^$/ { next }
-	id != "" {
-		f = $0; sub(/\([^()]*\)$/, "", f)
-		if (f == "panic") f = "runtime.gopanic" # traceback.go printFuncName
-		if (f ~ /^runtime\.[^A-Z]/) next
-		fr = fr (fr == "" ? "" : " ") f
-	}
-	END { out() }' "$1"
+. "$TOP_SRCDIR/tests/helpers/go-dump.sh"
+
+# profile_records FILE: the records of a debug=1 goroutine profile (one line each, "|" for
+# newlines) but those of goroutines that ran while the profiles were taken (main.main, the
+# dumping goroutine 1; main.spin), sorted.
+profile_records() {
+	awk 'BEGIN { RS = "" } { sub(/^goroutine profile: [^\n]*\n/, "") }
+		!/main\.(main|dump|spin)\+/ { gsub(/\n/, "|"); print }' "$1" | sort
 }
 
-# ours FILE: the same from gotop-perf goroutines --json, the runtime's unexported
-# functions taken out.
-ours() {
-	jq -r 'select(.stack_read) |
-		[(.id | tostring),
-		 (if .wait_reason != "" then .wait_reason else .state end),
-		 ([.frames[] | .func | select(test("^runtime\\.[^A-Z]") | not)] | join(" ")),
-		 (if .created_by == null or (.created_by.func | test("^runtime\\.[^A-Z]")) then ""
-		  else .created_by.func end)] | @tsv' "$1"
+# pprof_checks TAG DIR: gotop-perf pprof goroutine (debug=0, 1, 2) against Go's own at the
+# same moment (DIR/dump1.pb, .1, and the dump), for the goroutines parked the same way in
+# both of Go's dumps: the same records and frames, wrappers and runtime.goexit as Go
+# leaves them (debug=0 and 1 keep runtime.goexit's pc, debug=1's text hides it), no
+# "created by" for goroutine 1.
+pprof_checks() {
+	pt=$1 pd=$2
+	if [ "$(tr -d '\n' <"$pd/pprof.rc")" != 000 ]; then
+		not_ok "$pt: pprof goroutine exits 0 (exits $(tr '\n' ' ' <"$pd/pprof.rc"))"
+		diag_file "$pd/pprof.err"
+		skip_n 2 "$pt: no goroutine profile to compare"
+		return
+	fi
+	cut -f1 "$pd/parked" >"$pd/parked.ids"
+	dump_blocks "$pd/dump1" "$pd/parked.ids" >"$pd/go.blocks"
+	dump_blocks "$pd/ours.2" "$pd/parked.ids" >"$pd/ours.blocks"
+	nb=$(wc -l <"$pd/go.blocks")
+	nd=$(comm -3 "$pd/go.blocks" "$pd/ours.blocks" | wc -l)
+	c1=$(awk 'BEGIN { RS = "" } $1 == "goroutine" && $2 == 1' "$pd/ours.2" | grep -c '^created by')
+	wr=$(grep -cE 'runtime\.goexit|-fm\(|\.gowrap[0-9]+\(|\.deferwrap[0-9]+\(' "$pd/ours.2")
+	if [ "$nb" -ge 14 ] && [ "$nd" = 0 ] && [ "$c1" = 0 ] && [ "$wr" = 0 ]; then
+		ok "$pt: pprof goroutine --debug 2: $nb parked goroutines' blocks equal Go's dump, no creator of goroutine 1, no wrapper or runtime.goexit"
+	else
+		not_ok "$pt: pprof goroutine --debug 2: $nb blocks, $nd lines differ from Go's dump; goroutine 1 creators $c1, hidden frames shown $wr"
+		comm -23 "$pd/go.blocks" "$pd/ours.blocks" | head -4 | sed 's/^/# go:   /'
+		comm -13 "$pd/go.blocks" "$pd/ours.blocks" | head -4 | sed 's/^/# ours: /'
+	fi
+	profile_records "$pd/dump1.1" >"$pd/go.records"
+	profile_records "$pd/ours.1" >"$pd/ours.records"
+	nr=$(wc -l <"$pd/go.records")
+	nd=$(comm -3 "$pd/go.records" "$pd/ours.records" | wc -l)
+	check "$pt: pprof goroutine --debug 1: $nr records (pcs, counts, labels, frames) equal Go's ($nd differ)" \
+		test "$nr" -ge 10 -a "$nd" = 0
+	[ "$nd" = 0 ] || comm -3 "$pd/go.records" "$pd/ours.records" | head -4 | cut -c1-400 | sed 's/^/# /'
+	if [ $pprof_ok = 0 ]; then
+		skip "$pt: pprof goroutine (protobuf): no go tool pprof"
+		return
+	fi
+	pprof_stacks "$pd/dump1.pb" | grep -vE 'main\.(main|dump|spin)(;|$)' | sort >"$pd/go.stacks"
+	pprof_stacks "$pd/ours.pb.gz" | grep -vE 'main\.(main|dump|spin)(;|$)' | sort >"$pd/ours.stacks"
+	ns=$(wc -l <"$pd/go.stacks")
+	nd=$(comm -3 "$pd/go.stacks" "$pd/ours.stacks" | wc -l)
+	check "$pt: pprof goroutine (protobuf): $ns stacks with their counts equal Go's ($nd differ)" \
+		test "$ns" -ge 10 -a "$nd" = 0
+	[ "$nd" = 0 ] || comm -3 "$pd/go.stacks" "$pd/ours.stacks" | head -4 | sed 's/^/# /'
 }
 
 # Bad targets: one clear line, the documented exit status.
@@ -71,7 +99,7 @@ check "no such process: exit 3, one line ($(head -1 "$T/e"))" \
 for v in $GO_VERSIONS; do
 	for variant in plain pie stripped; do
 		bin=$T/goroutines-$v-$variant
-		go_build_or_skip 8 "$v" "$variant" "$SRC" "$bin" || continue
+		go_build_or_skip 11 "$v" "$variant" "$SRC" "$bin" || continue
 		rd=$T/run-$v-$variant
 		mkdir -p "$rd"
 		"$bin" "$rd" >"$rd/out" 2>&1 &
@@ -89,6 +117,13 @@ for v in $GO_VERSIONS; do
 		"$GOTOP_PERF" goroutines -p $pid --json --all-frames >"$rd/all.json" 2>>"$rd/ours.err"
 		# The live UI's Goroutines view in its all-goroutines mode, as text.
 		"$GOTOP_PERF" --batch -n 1 -d 0.5 --view goroutines-all -p $pid >"$rd/view.txt" 2>&1
+		# The goroutine profile made from outside, as Go writes it (pprof goroutine).
+		"$GOTOP_PERF" pprof goroutine -p $pid -o "$rd/ours.pb.gz" 2>"$rd/pprof.err"
+		echo $? >"$rd/pprof.rc"
+		"$GOTOP_PERF" pprof goroutine -p $pid --debug 1 >"$rd/ours.1" 2>>"$rd/pprof.err"
+		echo $? >>"$rd/pprof.rc"
+		"$GOTOP_PERF" pprof goroutine -p $pid --debug 2 >"$rd/ours.2" 2>>"$rd/pprof.err"
+		echo $? >>"$rd/pprof.rc"
 		kill -USR1 $pid
 		i=0
 		while [ ! -s "$rd/dump2" ] && [ $i -lt 100 ]; do
@@ -102,7 +137,7 @@ for v in $GO_VERSIONS; do
 			[ ! -s "$rd/dump2" ]; then
 			not_ok "$tag: goroutines exits 0 with JSON (exit $rc/$rc2), both dumps written"
 			diag_file "$rd/ours.err"
-			skip_n 7 "$tag: no snapshot to compare"
+			skip_n 10 "$tag: no snapshot to compare"
 			continue
 		fi
 		ok "$tag: goroutines exits 0 with JSON, both dumps written"
@@ -188,6 +223,8 @@ for v in $GO_VERSIONS; do
 		# Groups: the three receivers under one label set are one group.
 		check "$tag: text output groups the 3 identical receivers" \
 			grep -q '^3 goroutines \[chan receive' "$rd/ours.txt"
+
+		pprof_checks "$tag" "$rd"
 	done
 done
 

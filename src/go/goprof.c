@@ -1077,6 +1077,8 @@ static int show_frame(const char *name, int first, int wrapper, const char *call
 	return strncmp(name, "runtime.", 8) || (name[8] >= 'A' && name[8] <= 'Z');
 }
 
+/* printcreatedby: none for goroutine 1 or a wrapper creator (GOSNAP_CREATOR_HIDDEN), nor for
+ * a creator in the runtime's unexported functions (showframe). */
 static void creator_line(struct gpb *b, const struct goprof_sym *sym, const struct gosnap_g *g,
 			 struct sb *out)
 {
@@ -1086,7 +1088,7 @@ static void creator_line(struct gpb *b, const struct goprof_sym *sym, const stru
 	char nb[512];
 	int nl;
 
-	if (!pc || g->goid == 1 || pc < sym->bias ||
+	if (!pc || (g->flags & GOSNAP_CREATOR_HIDDEN) || pc < sym->bias ||
 	    gopcln_find_func(sym->pcln, pc - sym->bias, &fn))
 		return;
 	if (!show_frame(fn.name, 0, 0, NULL))

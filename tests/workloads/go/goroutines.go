@@ -9,8 +9,8 @@
 // call with arguments (F.deferwrapN), a value method called through an interface (the
 // pointer-receiver wrapper (*T).M), and that wrapper on a nil pointer, which panics
 // (runtime.panicwrap): a deferred function parks during the panic, and Go shows that
-// wrapper. Then writes its own goroutine?debug=2 dump to DIR/dump1, and on SIGUSR1 a
-// second one to DIR/dump2.
+// wrapper. Then writes its own goroutine profile (debug=0 and 1) and goroutine?debug=2 dump
+// to DIR/dump1{.pb,.1,}, and on SIGUSR1 again to DIR/dump2{.pb,.1,}.
 package main
 
 import (
@@ -176,11 +176,15 @@ func spin() {
 	}
 }
 
+// dump writes the goroutine profile as a protobuf (path.pb), its debug=1 text (path.1) and
+// the debug=2 dump (path, written last: the test waits for it).
 func dump(path string) {
-	f, _ := os.Create(path + ".tmp")
-	pprof.Lookup("goroutine").WriteTo(f, 2)
-	f.Close()
-	os.Rename(path+".tmp", path)
+	for _, debug := range []int{0, 1, 2} {
+		f, _ := os.Create(path + ".tmp")
+		pprof.Lookup("goroutine").WriteTo(f, debug)
+		f.Close()
+		os.Rename(path+".tmp", path+[]string{".pb", ".1", ""}[debug])
+	}
 }
 
 func main() {
