@@ -78,6 +78,7 @@ enum rt_role {
 	RT_PARK,     /* a parked goroutine's saved pc follows a call to one of them */
 	RT_INJECTED, /* its caller's frame is at an interrupted pc, not after a call */
 	RT_SWITCH,   /* systemstack_switch: the saved pc of a goroutine on the system stack */
+	RT_CGOCB,    /* cgocallback: its frame on the goroutine's stack holds the cgo call's pc */
 };
 struct rtfn {
 	uint64_t lo, hi; /* runtime addresses */
@@ -233,6 +234,7 @@ static void find_runtime(struct gosnap *s)
 		{ "runtime.sigpanic", RT_INJECTED },
 		{ "runtime.debugCallV2", RT_INJECTED },
 		{ "runtime.cgocallback", RT_INJECTED },
+		{ "runtime.cgocallback", RT_CGOCB },
 		/* a goroutine on the system stack (GC work, stopping the world) has the fake
 		 * pc gosave_systemstack_switch stores: the entry (go1.19) or entry + 8 */
 		{ "runtime.systemstack_switch", RT_SWITCH },
@@ -677,6 +679,23 @@ static void walk_fp(struct walk *w, struct gosnap_g *g, uint64_t pc, uint64_t sp
 		push_pc(s, g, ra);
 		if (is_goexit(s, ra))
 			return;
+		if (in_role(s, ra - 1, RT_CGOCB)) {
+			/* Go code called back from C: cgocallback called cgocallbackg on the
+			 * goroutine's stack below a frame the size of its own, whose return
+			 * address is the goroutine's saved pc in the cgo call (go1.19-go1.27
+			 * runtime/asm_amd64.s cgocallback: "push" return PC on the g stack).
+			 * cgocallbackg's saved BP is the C code's: Go's unwinder goes on by
+			 * frame sizes from there, and so does this walk. */
+			int64_t cd = frame_delta(s, ra);
+			uint64_t csp = fp + 16;
+
+			if (cd < 0 || stack_word(w, csp + (uint64_t)cd, &ra) || !ra) {
+				g->flags |= GOSNAP_STACK_CUT;
+				return;
+			}
+			walk_exact(w, g, ra, csp + (uint64_t)cd + 8);
+			return;
+		}
 		prev = fp + 16;
 		fp = next;
 	}
