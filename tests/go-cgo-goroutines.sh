@@ -7,8 +7,9 @@
 # in read(2) inside C, then dumps its goroutines before gotop-perf reads them and again
 # after. For every goroutine parked the same way in both dumps, `gotop-perf goroutines
 # --json` must give the same id, state, frames (on past runtime.cgocallback into the cgo
-# call and its Go callers) and creator, with no stack cut short, and `gotop-perf pprof
-# goroutine --debug 2` the same blocks. For each Go release of GO_VERSIONS (cgo callbacks:
+# call and its Go callers) and creator, with no stack cut short, `gotop-perf pprof
+# goroutine --debug 2` the same blocks, and --debug 1 the same records as Go's own goroutine
+# profile written with the first dump. For each Go release of GO_VERSIONS (cgo callbacks:
 # Go 1.19, 1.21 to 1.27).
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 . "$TOP_SRCDIR/tests/helpers/go-dump.sh"
@@ -16,12 +17,12 @@
 command -v jq >/dev/null || skip_all "jq is not installed (setup.sh installs it)"
 command -v gcc >/dev/null 2>&1 || skip_all "no gcc: the workload calls C through cgo"
 [ "$(uname -m)" = x86_64 ] || skip_all "cgo callbacks are crossed on amd64 only"
-plan_per_version 3
+plan_per_version 4
 SRC=$TOP_SRCDIR/tests/workloads/go/cgopark.go
 
 for v in $GO_VERSIONS; do
 	bin=$T/cgopark-$v
-	go_build_or_skip 3 "$v" cgo "$SRC" "$bin" || continue
+	go_build_or_skip 4 "$v" cgo "$SRC" "$bin" || continue
 	rd=$T/run-$v
 	mkdir -p "$rd"
 	"$bin" "$rd" >"$rd/out" 2>&1 &
@@ -36,6 +37,8 @@ for v in $GO_VERSIONS; do
 	rc=$?
 	"$GOTOP_PERF" pprof goroutine -p $pid --debug 2 >"$rd/ours.2" 2>>"$rd/ours.err"
 	rc2=$?
+	"$GOTOP_PERF" pprof goroutine -p $pid --debug 1 >"$rd/ours.1" 2>>"$rd/ours.err"
+	rc2=$((rc2 + $?))
 	kill -USR1 $pid
 	i=0
 	while [ ! -s "$rd/dump2" ] && [ $i -lt 100 ]; do
@@ -49,7 +52,7 @@ for v in $GO_VERSIONS; do
 		[ ! -s "$rd/dump2" ]; then
 		not_ok "$tag: goroutines and pprof goroutine exit 0 (exit $rc/$rc2), both dumps written"
 		diag_file "$rd/ours.err"
-		skip_n 2 "$tag: no snapshot to compare"
+		skip_n 3 "$tag: no snapshot to compare"
 		continue
 	fi
 	ok "$tag: goroutines and pprof goroutine exit 0, both dumps written"
@@ -81,6 +84,14 @@ for v in $GO_VERSIONS; do
 	check "$tag: pprof goroutine --debug 2: $nb parked goroutines' blocks equal Go's dump ($nd differ)" \
 		test "$nb" -ge 5 -a "$nd" = 0
 	[ "$nd" = 0 ] || comm -3 "$rd/go.blocks" "$rd/ours.blocks" | head -4 | cut -c1-400 | sed 's/^/# /'
+
+	profile_records "$rd/dump1.1" >"$rd/go.records"
+	profile_records "$rd/ours.1" >"$rd/ours.records"
+	nr=$(wc -l <"$rd/go.records")
+	nd=$(comm -3 "$rd/go.records" "$rd/ours.records" | wc -l)
+	check "$tag: pprof goroutine --debug 1: $nr records (pcs, counts, frames) equal Go's ($nd differ)" \
+		test "$nr" -ge 3 -a "$nd" = 0
+	[ "$nd" = 0 ] || comm -3 "$rd/go.records" "$rd/ours.records" | head -4 | cut -c1-400 | sed 's/^/# /'
 done
 
 finish

@@ -27,14 +27,6 @@ SRC=$TOP_SRCDIR/tests/workloads/go/goroutines.go
 
 . "$TOP_SRCDIR/tests/helpers/go-dump.sh"
 
-# profile_records FILE: the records of a debug=1 goroutine profile (one line each, "|" for
-# newlines) but those of goroutines that ran while the profiles were taken (main.main, the
-# dumping goroutine 1; main.spin), sorted.
-profile_records() {
-	awk 'BEGIN { RS = "" } { sub(/^goroutine profile: [^\n]*\n/, "") }
-		!/main\.(main|dump|spin)\+/ { gsub(/\n/, "|"); print }' "$1" | sort
-}
-
 # pprof_checks TAG DIR: gotop-perf pprof goroutine (debug=0, 1, 2) against Go's own at the
 # same moment (DIR/dump1.pb, .1, and the dump), for the goroutines parked the same way in
 # both of Go's dumps: the same records and frames, wrappers and runtime.goexit as Go

@@ -671,7 +671,9 @@ static int psr_frame(void *arg, const struct gpb_frame *f)
 		return 0;
 	a->show = 1;
 	a->printed = 1;
-	tw_printf(a->w, "#\t%#" PRIx64 "\t%s+%#" PRIx64 "\t%s:%d\n", f->pc,
+	/* fmt's %#x writes 0 as 0x0, C's as 0 (a frame at its entry: go1.19's
+	 * systemstack_switch below a cgo callback) */
+	tw_printf(a->w, "#\t%#" PRIx64 "\t%s+0x%" PRIx64 "\t%s:%d\n", f->pc,
 		  gpb_print_name(a->b, f->name, nb, sizeof(nb)), f->pc - f->entry, f->file,
 		  f->line);
 	return 0;

@@ -626,11 +626,28 @@ static int64_t frame_delta(const struct gosnap *s, uint64_t pc)
 	return d;
 }
 
-/* Walks by frame sizes alone (no frame pointer saved: a system call before go1.23). */
+/* Walks by frame sizes alone (no frame pointer saved: a system call before go1.23). pc at
+ * a function's entry (not a return address) is kept as entry + 1, as Go's tracebacks do
+ * (go1.19 traceback.go gentraceback "pc == f.entry()", go1.21+ unwinder.symPC), its frame
+ * size that of the entry. */
 static void walk_exact(struct walk *w, struct gosnap_g *g, uint64_t pc, uint64_t sp)
 {
 	struct gosnap *s = w->s;
+	struct gopcln_func f;
 
+	if (s->pcln && pc >= s->bias && gopcln_find_func(s->pcln, pc - s->bias, &f) == 0 &&
+	    f.entry + s->bias == pc) {
+		int64_t d = frame_delta(s, pc);
+		uint64_t ra;
+
+		push_pc(s, g, pc + 1);
+		if (d < 0 || stack_word(w, sp + (uint64_t)d, &ra) || !ra) {
+			g->flags |= GOSNAP_STACK_CUT;
+			return;
+		}
+		sp += (uint64_t)d + 8;
+		pc = ra;
+	}
 	push_pc(s, g, pc);
 	while (g->nframes < GOSNAP_MAX_FRAMES) {
 		int64_t d = frame_delta(s, pc);
@@ -693,6 +710,7 @@ static void walk_fp(struct walk *w, struct gosnap_g *g, uint64_t pc, uint64_t sp
 				g->flags |= GOSNAP_STACK_CUT;
 				return;
 			}
+			/* (go1.19's saved pc is systemstack_switch's entry) */
 			walk_exact(w, g, ra, csp + (uint64_t)cd + 8);
 			return;
 		}

@@ -51,3 +51,11 @@ dump_blocks() {
 			print s
 		}' "$1" | sort
 }
+
+# profile_records FILE: the records of a debug=1 goroutine profile (one line each, "|" for
+# newlines) but those of goroutines that ran while the profiles were taken (main.main, the
+# dumping goroutine 1; main.spin of tests/workloads/go/goroutines.go), sorted.
+profile_records() {
+	awk 'BEGIN { RS = "" } { sub(/^goroutine profile: [^\n]*\n/, "") }
+		!/main\.(main|dump|spin)\+/ { gsub(/\n/, "|"); print }' "$1" | sort
+}
