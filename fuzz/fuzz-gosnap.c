@@ -54,7 +54,7 @@ static void check(const struct gosnap_result *r, size_t max_g)
 
 	if (r->n != r->st.live || r->st.live + r->st.torn + r->st.bad > r->st.listed ||
 	    r->st.listed > (max_g ? max_g : GOSNAP_MAX_G) || r->st.cut > r->n ||
-	    r->st.repaired > r->n)
+	    r->st.repaired > r->n || r->st.unlinked > r->st.torn)
 		abort();
 	for (i = 0; i < r->n; i++) {
 		const struct gosnap_g *g = &r->g[i];
@@ -72,8 +72,13 @@ static void check(const struct gosnap_result *r, size_t max_g)
 		if ((g->flags & GOSNAP_LABELS_BAD) && g->labels)
 			abort();
 		fz_check_labels(g->labels);
-		for (k = 0; k < g->nframes; k++) /* readable (ASan) */
+		for (k = 0; k < g->nframes; k++) { /* readable (ASan) */
 			sink += r->pcs[g->frame0 + k];
+			if (r->pcf[g->frame0 + k] & ~GOSNAP_PC_CALLEE_PANICS)
+				abort();
+		}
+		if (g->goid == 1 && !(g->flags & GOSNAP_CREATOR_HIDDEN))
+			abort();
 	}
 	for (k = 0; k < 2; k++) {
 		ng = gosnap_group(r, (int)k, &gs);

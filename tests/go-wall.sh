@@ -9,12 +9,14 @@
 # has the stack of a perf sample taken at the same time, not "[running]": at least half of
 # it (a thread the kernel does not run has no sample: three busy loops beside it left 76 to
 # 87%), and of that at least 95% has main.compute on the stack. 50 Hz for 12 s: about 600 snapshots, so a 5-point miss is 3
-# standard deviations of the sampling. Plain builds of each GO_VERSIONS release.
+# standard deviations of the sampling. Its stacks are as Go's goroutine profiles have them:
+# without runtime.goexit and the wrappers Go leaves out (the runtime's own goroutines are
+# started through gowrapN closures from go1.22). Plain builds of each GO_VERSIONS release.
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
 need_perf
 need_pprof
-plan_per_version 4
+plan_per_version 5
 SRC=$TOP_SRCDIR/tests/workloads/go/wall.go
 
 # running_ms FILE [FOCUS [IGNORE]]: milliseconds of handler=checkout in state running (whose
@@ -27,7 +29,7 @@ running_ms() {
 
 for v in $GO_VERSIONS; do
 	bin=$T/wall-$v
-	go_build_or_skip 4 "$v" plain "$SRC" "$bin" || continue
+	go_build_or_skip 5 "$v" plain "$SRC" "$bin" || continue
 	"$GOTOP_PERF" record --wall-hz 50 -o "$T/cpu-$v.pb.gz" -- "$bin" 12 \
 		>"$T/own-$v" 2>"$T/err-$v"
 	rc=$?
@@ -52,5 +54,11 @@ for v in $GO_VERSIONS; do
 	check "go$v: ${stk:-?} of ${run:-?} ms of the handler running have a perf sample's stack (50%), ${comp:-?} main.compute (95% of those)" \
 		awk -v c="${comp:-0}" -v s="${stk:-0}" -v r="${run:-0}" 'BEGIN { exit !(r > 0 && s >= 0.5 * r && c >= 0.95 * s) }'
 	[ -n "$run" ] && [ "$run" != 0 ] || diag_file "$T/err-$v"
+	pprof -traces "$wf" >"$T/traces-$v" 2>/dev/null
+	ntr=$(grep -c '^-----' "$T/traces-$v")
+	hid=$(grep -cE '^ +([0-9.]+[a-z]* +)?(runtime\.goexit|.*\.(gowrap|deferwrap)[0-9]+|.*-fm)$' \
+		"$T/traces-$v")
+	check "go$v: none of its $ntr stacks has a frame Go leaves out ($hid: runtime.goexit, gowrapN, deferwrapN, -fm)" \
+		test "$ntr" -gt 1 -a "$hid" = 0
 done
 finish

@@ -1647,6 +1647,49 @@ static void test_cost(void **state)
 	free(addrs);
 }
 
+/* Go's rule for the frames its stacks leave out (sym_go_hidden): wrappers unless they called
+ * a panic function, inlined ones too, and runtime.goexit (go1.23 runtime/traceback.go
+ * tracebackPCs, elideWrapperCalling; runtime/pprof/proto.go allFrames). */
+static void test_go_elide(void **state)
+{
+	struct sym_frame W = { .func = "main.(*T).M", .wrapper = 1 };
+	struct sym_frame f = { .func = "main.T.M" }, g = { .func = "main.caller" };
+	struct sym_frame pw = { .func = "runtime.panicwrap" }, gx = { .func = "runtime.goexit" };
+	struct sym_frame a[4];
+
+	(void)state;
+	/* a wrapper with nothing inlined: hidden, unless what it called panics */
+	a[0] = W;
+	assert_int_equal(sym_go_hidden(a, 1, 0), 1);
+	assert_int_equal(sym_go_hidden(a, 1, 1), 0);
+	/* a method inlined into its wrapper: the method stays */
+	a[0] = f;
+	a[1] = W;
+	assert_int_equal(sym_go_hidden(a, 2, 0), 2);
+	/* a wrapper inlined into its caller, between two shown frames */
+	a[0] = f;
+	a[1] = W;
+	a[2] = g;
+	assert_int_equal(sym_go_hidden(a, 3, 0), 2);
+	assert_int_equal(sym_go_elide(a, 3, 0), 2);
+	assert_string_equal(a[0].func, "main.T.M");
+	assert_string_equal(a[1].func, "main.caller");
+	/* the frame before it is its callee: runtime.panicwrap keeps it, a wrapper does not */
+	a[0] = pw;
+	a[1] = W;
+	assert_int_equal(sym_go_hidden(a, 2, 0), 0);
+	a[0] = W;
+	a[1] = W;
+	assert_int_equal(sym_go_hidden(a, 2, 1), 2);
+	assert_int_equal(sym_go_hidden(a, 2, 0), 3);
+	assert_int_equal(sym_go_elide(a, 2, 0), 0);
+	/* runtime.goexit, and nothing else of a plain function */
+	a[0] = gx;
+	assert_int_equal(sym_go_hidden(a, 1, 0), 1);
+	a[0] = g;
+	assert_int_equal(sym_go_hidden(a, 1, 0), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1664,6 +1707,7 @@ int main(void)
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_main_changed),
 		cmocka_unit_test(test_go_binary),
+		cmocka_unit_test(test_go_elide),
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_kallsyms_parse),
 		cmocka_unit_test(test_kallsyms_live),

@@ -2,8 +2,8 @@
  * of the Go target read at each refresh without stopping it (include/gotop/gosnap.h),
  * grouped by stack and state or wait reason; Enter expands a group to its stack and
  * goroutine ids. Label focus filters (Enter in Labels, --tag) keep the goroutines carrying
- * the label. The view's other modes (m) are in view-goroutines.c and
- * view-goroutines-wall.c. */
+ * the label. Stacks are as Go shows them (sym_go_hidden). The view's other modes (m) are
+ * in view-goroutines.c and view-goroutines-wall.c. */
 #include "config.h"
 #include "ui.h"
 
@@ -72,6 +72,12 @@ static const struct named *name_pc(struct ui *ui, struct gall *a, uint64_t pc)
 	return nm;
 }
 
+/* Which frames of nm, the address kept.pcs[i], Go leaves out (sym_go_hidden). */
+static uint32_t hidden(const struct gall *a, const struct named *nm, size_t i)
+{
+	return sym_go_hidden(nm->f, nm->n, a->kept.pcf[i] & GOSNAP_PC_CALLEE_PANICS);
+}
+
 /* A group's identity across refreshes: its state and stack. */
 static uint64_t group_key(const struct gall *a, size_t gi)
 {
@@ -137,8 +143,11 @@ static void gall_update(struct ui *ui, struct view *v)
 			continue;
 		for (uint32_t f = 0; f < g->nframes; f++) {
 			const struct named *nm = name_pc(ui, a, a->kept.pcs[g->frame0 + f]);
+			uint32_t hide = hidden(a, nm, g->frame0 + f);
 
 			for (int k = 0; k < (nm->n ? nm->n : 1); k++) {
+				if (hide >> k & 1)
+					continue;
 				xgrow((void **)&a->rows, &a->rowscap, a->nrows + 1, sizeof(*a->rows));
 				a->rows[a->nrows++] = (struct grow){ ROW_FRAME, i, f, k };
 			}
@@ -201,12 +210,14 @@ static const struct sym_frame *where(struct ui *ui, struct gall *a, const struct
 
 	for (uint32_t f = 0; f < g->nframes; f++) {
 		const struct named *nm = name_pc(ui, a, a->kept.pcs[g->frame0 + f]);
+		uint32_t hide = hidden(a, nm, g->frame0 + f);
 
 		for (int k = 0; k < nm->n; k++) {
+			if (hide >> k & 1)
+				continue;
 			if (strncmp(nm->f[k].func, "runtime.", 8) != 0)
 				return &nm->f[k];
-			if (strcmp(nm->f[k].func, "runtime.goexit") != 0)
-				last = &nm->f[k];
+			last = &nm->f[k];
 		}
 	}
 	return last;

@@ -39,35 +39,40 @@ struct gort_offsets {
 	 * (g_syscallbp before go1.23, g_parent_goid before go1.21) */
 	uint32_t g_waitsince, g_waitreason, g_gopc, g_startpc, g_parent_goid;
 	uint32_t g_syscallsp, g_syscallpc, g_syscallbp;
-	/* g.trackingSeq (uint8), incremented each time the goroutine stops running
-	 * (go1.19 to go1.27 runtime/proc.go casgstatus: every transition out of _Grunning):
-	 * a parked goroutine whose count and saved registers did not change has not run
-	 * since, so its stack is as it was. 0: unknown. */
+	/* g.trackingSeq (uint8), incremented each time the goroutine stops running through
+	 * casgstatus (go1.19 to go1.27 runtime/proc.go: every transition out of _Grunning
+	 * but preemption's, casGToPreempted or casGToPreemptScan, and from go1.26 the fast
+	 * path of reentersyscall into _Gsyscall): a parked goroutine whose count and saved
+	 * registers did not change has not run since, short of those and of 256 stops.
+	 * 0: unknown. */
 	uint32_t g_trackingseq;
 };
 
 /* Where a cgo callback's goroutine left its frames below the C code (gobpf-abi.h,
  * GOBPF_CONT_CB): asmcgocall's frame on g0, its SP aligned down to 16 after SUBQ $frame,
- * with the depth of the goroutine's SP below stack.hi at off and the g at off + 8 (go1.19:
- * SUBQ $64, 40(SP) and 48(SP); go1.23 to go1.27: SUBQ $16, 0(SP) and 8(SP);
- * runtime/asm_amd64.s asmcgocall), and the first frame record above that SP on the
- * goroutine's stack, bp bytes up: from go1.23 the assembler gives asmcgocall one at its
- * SP; go1.19's has none, and its caller runtime.cgocall (runtime/cgocall.go, calling
- * asmcgocall's ABI0 body directly) keeps its own 0x28 above its SP in the 0x30-byte frame
- * the go1.19 compiler gives it, 0x30 above asmcgocall's SP. Used by the BPF program and the
- * verifier alike. -ENOTSUP for the releases not read (1.20 to 1.22, unknown ones). */
+ * with the depth of the goroutine's SP below stack.hi at off and the g at off + 8 (go1.19
+ * and go1.21: SUBQ $64, 40(SP) and 48(SP); go1.22 to go1.27: SUBQ $16, 0(SP) and 8(SP),
+ * where asmcgocall calls C through asmcgocall_landingpad; runtime/asm_amd64.s
+ * asmcgocall), and the first frame record above that SP on the goroutine's stack, bp bytes
+ * up: from go1.21 the assembler gives asmcgocall one at its SP (PUSHQ BP before MOVQ SP,
+ * DX in a disassembly of go1.21, go1.22 and go1.23 binaries); go1.19's has none, and its
+ * caller runtime.cgocall (runtime/cgocall.go, calling asmcgocall's ABI0 body directly)
+ * keeps its own 0x28 above its SP in the 0x30-byte frame the go1.19 compiler gives it,
+ * 0x30 above asmcgocall's SP. Used by the BPF program and the verifier alike. -ENOTSUP
+ * for the releases not read: 1.20 (Debian has no golang-1.20 to read it from) and unknown
+ * ones. */
 struct gort_cgocb {
 	uint32_t frame, off, bp;
 };
 static inline int gort_cgocb_layout(const struct gort_offsets *o, struct gort_cgocb *l)
 {
-	if (o->go_minor == 19) {
+	if (o->go_minor == 19 || o->go_minor == 21) {
 		l->frame = 64;
 		l->off = 40;
-		l->bp = 0x30;
+		l->bp = o->go_minor == 19 ? 0x30 : 0;
 		return 0;
 	}
-	if (o->go_minor >= 23 && o->go_minor <= 27) {
+	if (o->go_minor >= 22 && o->go_minor <= 27) {
 		l->frame = 16;
 		l->off = 0;
 		l->bp = 0;

@@ -671,7 +671,9 @@ static int psr_frame(void *arg, const struct gpb_frame *f)
 		return 0;
 	a->show = 1;
 	a->printed = 1;
-	tw_printf(a->w, "#\t%#" PRIx64 "\t%s+%#" PRIx64 "\t%s:%d\n", f->pc,
+	/* fmt's %#x writes 0 as 0x0, C's as 0 (a frame at its entry: go1.19's
+	 * systemstack_switch below a cgo callback) */
+	tw_printf(a->w, "#\t%#" PRIx64 "\t%s+0x%" PRIx64 "\t%s:%d\n", f->pc,
 		  gpb_print_name(a->b, f->name, nb, sizeof(nb)), f->pc - f->entry, f->file,
 		  f->line);
 	return 0;
@@ -1077,6 +1079,8 @@ static int show_frame(const char *name, int first, int wrapper, const char *call
 	return strncmp(name, "runtime.", 8) || (name[8] >= 'A' && name[8] <= 'Z');
 }
 
+/* printcreatedby: none for goroutine 1 or a wrapper creator (GOSNAP_CREATOR_HIDDEN), nor for
+ * a creator in the runtime's unexported functions (showframe). */
 static void creator_line(struct gpb *b, const struct goprof_sym *sym, const struct gosnap_g *g,
 			 struct sb *out)
 {
@@ -1086,7 +1090,7 @@ static void creator_line(struct gpb *b, const struct goprof_sym *sym, const stru
 	char nb[512];
 	int nl;
 
-	if (!pc || g->goid == 1 || pc < sym->bias ||
+	if (!pc || (g->flags & GOSNAP_CREATOR_HIDDEN) || pc < sym->bias ||
 	    gopcln_find_func(sym->pcln, pc - sym->bias, &fn))
 		return;
 	if (!show_frame(fn.name, 0, 0, NULL))
