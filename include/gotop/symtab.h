@@ -65,6 +65,9 @@ int symfile_lookup(struct symfile *sf, uint64_t vaddr, struct sym_frame *out, in
  * The one place that rule is made: every printer of goroutine stacks and the aggregator
  * go through it (or sym_go_elide). */
 uint32_t sym_go_hidden(const struct sym_frame *fr, int n, int callee_panics);
+/* Whether a wrapper that called function f is shown (f is a panic function): the
+ * callee half of the rule, for printers that walk frames of their own. */
+int sym_go_panic_func(const char *f);
 /* The same, leaving those frames out: moves the frames kept down in place and returns how
  * many there are (0: Go shows nothing of the address). */
 int sym_go_elide(struct sym_frame *fr, int n, int callee_panics);

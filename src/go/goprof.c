@@ -811,12 +811,10 @@ static void contention_text(struct gpb *b, const struct goprof_sym *sym, const s
 /* ---- goroutines ---- */
 
 /* elideWrapperCalling(callee): a wrapper frame is left out unless it called a panic
- * function (runtime/traceback.go). */
+ * function (runtime/traceback.go; the rule is symtab.h's). */
 static int elide_callee(const char *callee)
 {
-	return !callee ||
-	       (strcmp(callee, "runtime.gopanic") && strcmp(callee, "runtime.sigpanic") &&
-		strcmp(callee, "runtime.panicwrap"));
+	return !sym_go_panic_func(callee);
 }
 
 /* isSystemGoroutine(gp, false): started in the runtime, but for runtime.main, coroutine

@@ -1608,6 +1608,12 @@ int symfile_lookup(struct symfile *sf, uint64_t vaddr, struct sym_frame *out, in
  * runtime.goexit, the return address every goroutine's start function is given, is not
  * shown either: runtime/pprof's allFrames stops at it (go1.19, go1.23, go1.27
  * runtime/pprof/proto.go), and Go's tracebacks never print it. */
+int sym_go_panic_func(const char *f)
+{
+	return f && (!strcmp(f, "runtime.gopanic") || !strcmp(f, "runtime.sigpanic") ||
+		     !strcmp(f, "runtime.panicwrap"));
+}
+
 uint32_t sym_go_hidden(const struct sym_frame *fr, int n, int callee_panics)
 {
 	uint32_t hide = 0;
@@ -1618,8 +1624,7 @@ uint32_t sym_go_hidden(const struct sym_frame *fr, int n, int callee_panics)
 
 		if ((fr[k].wrapper && !callee_panics) || (f && !strcmp(f, "runtime.goexit")))
 			hide |= 1u << k;
-		callee_panics = f && (!strcmp(f, "runtime.gopanic") || !strcmp(f, "runtime.sigpanic") ||
-				      !strcmp(f, "runtime.panicwrap"));
+		callee_panics = sym_go_panic_func(f);
 	}
 	return hide;
 }
