@@ -111,8 +111,11 @@ struct gspan {
 	uint32_t i;
 };
 
+struct round;
+
 struct gosnap {
 	pid_t pid;
+	struct round *round;           /* chunk's state, kept from snapshot to snapshot */
 	struct gp_mem *mem;
 	bool own_mem;                  /* mem is gosnap_new's process_vm_readv reader */
 	struct gort *gort;
@@ -399,6 +402,7 @@ void gosnap_free(struct gosnap *s)
 	gort_free(s->gort);
 	if (s->mem && s->own_mem)
 		mem_pid_free(s->mem);
+	free(s->round);
 	free(s->g1);
 	free(s->g2);
 	free(s->stk);
@@ -1017,91 +1021,101 @@ static void keep_out(struct gosnap *s, size_t keep, size_t j)
 	s->outpos[keep] = s->outpos[j];
 }
 
-/* Reads the n goroutines gptrs[0..n), at places base.. of the runtime's list. */
-static void chunk(struct gosnap *s, const uint64_t *gptrs, size_t base, size_t n, int64_t now,
-		  struct gosnap_stats *st)
-{
-	const struct gort_offsets *o = gort_offsets(s->gort);
+/* One round of reads (chunk): the goroutines gptrs[0..n), at places base.. of the
+ * runtime's list, their fields at the first read (f1), which are wanted (alive and sane),
+ * the previous snapshot's result of those that have not run since (prev), and where each
+ * one's stack was read to (stk_off, into s->stk, by the first nst pieces of s->iov). */
+struct round {
+	const uint64_t *gptrs;
+	size_t base, n, nst;
 	struct gsnap_fields f1[CHUNK];
 	const struct gosnap_g *prev[CHUNK];
-	bool want[CHUNK], entry0[CHUNK], sg_ok;
-	uint32_t sg = 0, sel[CHUNK];
-	size_t i, nst, nmiss, nsel, used = 0, stk_off[CHUNK];
+	bool want[CHUNK], entry0[CHUNK];
+	size_t stk_off[CHUNK];
+};
 
-	for (i = 0; i < n; i++)
-		sel[i] = (uint32_t)i;
-	read_gs(s, gptrs, sel, n, s->g1, st, &sg, &sg_ok);
-	if (!sg_ok || !s->lmemo_epoch || sg != s->lmemo_sg || s->lmemo.n > LMEMO_MAX) {
-		/* A new generation, or no proof: the memo starts over (and lasts one
-		 * chunk only without a proof). */
-		hashmap_free(&s->lmemo);
-		s->lmemo_epoch = sg_ok;
-		s->lmemo_sg = sg;
-	}
-	/* The used part of each parked stack, with one vectored read. */
-	nst = 0;
-	for (i = 0; i < n; i++) {
-		want[i] = false;
+/* The fields of every g at the first read, and which are wanted. */
+static void round_select(struct gosnap *s, struct round *r, struct gosnap_stats *st)
+{
+	const struct gort_offsets *o = gort_offsets(s->gort);
+
+	for (size_t i = 0; i < r->n; i++) {
+		r->want[i] = false;
 		if (s->grc[i]) {
-			if (ptr_ok(gptrs[i]))
+			if (ptr_ok(r->gptrs[i]))
 				st->bad++;
 			continue;
 		}
-		fields(o, s->g1 + i * s->gsz, &f1[i]);
-		if (!g_sane(&f1[i])) {
+		fields(o, s->g1 + i * s->gsz, &r->f1[i]);
+		if (!g_sane(&r->f1[i])) {
 			st->bad++;
 			continue;
 		}
-		if (f1[i].status == G_DEAD || f1[i].status == GOSNAP_IDLE ||
-		    f1[i].status == 11 /* _Gdeadextra */)
+		if (r->f1[i].status == G_DEAD || r->f1[i].status == GOSNAP_IDLE ||
+		    r->f1[i].status == 11 /* _Gdeadextra */)
 			continue;
-		want[i] = true;
+		r->want[i] = true;
 	}
-	for (i = 0; i < n; i++) {
+}
+
+/* The used part of each parked stack that has changed since the last snapshot, with one
+ * vectored read. */
+static void round_stacks(struct gosnap *s, struct round *r, struct gosnap_stats *st)
+{
+	size_t i, used = 0;
+
+	r->nst = 0;
+	for (i = 0; i < r->n; i++) {
+		const struct gsnap_fields *f = &r->f1[i];
 		struct gsnap_key k;
 		uint64_t len;
 
-		prev[i] = NULL;
-		if (!want[i] || f1[i].status == GOSNAP_RUNNING)
+		r->prev[i] = NULL;
+		if (!r->want[i] || f->status == GOSNAP_RUNNING)
 			continue;
-		stack_key(&f1[i], &k);
-		prev[i] = unchanged(s, base + i, gptrs[i], &k);
-		if (prev[i])
+		stack_key(f, &k);
+		r->prev[i] = unchanged(s, r->base + i, r->gptrs[i], &k);
+		if (r->prev[i])
 			continue; /* its stack as the last snapshot read it */
-		if (f1[i].sp < f1[i].lo || f1[i].sp >= f1[i].hi) {
-			/* copystack, or torn: the check below decides */
+		if (f->sp < f->lo || f->sp >= f->hi) {
+			/* copystack, or torn: the check decides */
 			continue;
 		}
-		len = GP_MIN(f1[i].hi - f1[i].sp, (uint64_t)STACK_READ);
+		len = GP_MIN(f->hi - f->sp, (uint64_t)STACK_READ);
 		/* Copies end to end, not 4 KB apart: at a 4 KB stride every copy's first
 		 * words fall in the same few cache sets and the walk misses on each. */
-		stk_off[i] = used;
-		s->iov[nst++] = (struct mem_iov){ f1[i].sp, s->stk + used, (size_t)len, 0 };
+		r->stk_off[i] = used;
+		s->iov[r->nst++] = (struct mem_iov){ f->sp, s->stk + used, (size_t)len, 0 };
 		used += (size_t)(len + 63) & ~(size_t)63;
 	}
-	if (nst) {
-		mem_readv(s->mem, s->iov, nst);
+	if (r->nst) {
+		mem_readv(s->mem, s->iov, r->nst);
 		st->readvs++;
-		for (i = 0; i < nst; i++)
+		for (i = 0; i < r->nst; i++)
 			st->bytes += s->iov[i].len;
 	}
-	/* The label sets not in the memo, each decoded as a goroutine of the chunk that has
-	 * it finds it, but together: one vectored read per pointer level for all of them
-	 * instead of a read per level per set (a first snapshot after a GC cycle decodes
-	 * every set again). The memo then answers every goroutine below. Between the two
-	 * reads of the g's as before, so the check still drops a goroutine whose labels
-	 * changed. */
-	nmiss = 0;
-	for (i = 0; i < n; i++) {
+}
+
+/* The label sets not in the memo, each decoded as a goroutine of the round that has it
+ * finds it, but together: one vectored read per pointer level for all of them instead of
+ * a read per level per set (a first snapshot after a GC cycle decodes every set again).
+ * The memo then answers every goroutine. Between the two reads of the g's, so the check
+ * still drops a goroutine whose labels changed. */
+static void round_labels(struct gosnap *s, const struct round *r, bool sg_ok, uint32_t sg)
+{
+	size_t i, nmiss = 0;
+
+	for (i = 0; i < r->n; i++) {
 		int created;
 
-		if (!want[i] || !f1[i].labels)
+		if (!r->want[i] || !r->f1[i].labels)
 			continue;
-		hashmap_put(&s->lmemo, f1[i].labels, &created);
+		hashmap_put(&s->lmemo, r->f1[i].labels, &created);
 		if (created)
-			s->lview[nmiss++] = (struct gview){ .addr = gptrs[i], .labels = f1[i].labels,
-							    .goid = f1[i].goid,
-							    .status = f1[i].status };
+			s->lview[nmiss++] = (struct gview){ .addr = r->gptrs[i],
+							    .labels = r->f1[i].labels,
+							    .goid = r->f1[i].goid,
+							    .status = r->f1[i].status };
 	}
 	gort_labels_batch(s->gort, s->mem, s->lview, nmiss, sg_ok, sg_ok, sg, s->lset, s->lflags,
 			  s->lrc);
@@ -1114,179 +1128,226 @@ static void chunk(struct gosnap *s, const uint64_t *gptrs, size_t base, size_t n
 		*hashmap_get(&s->lmemo, s->lview[i].labels) =
 			(uint64_t)(uintptr_t)l | (s->lflags[i] ? 0 : 1);
 	}
-	/* Walk and label; then read the g's again. */
-	{
-		size_t k = 0, first = s->nout;
+}
 
-		for (i = 0; i < n; i++) {
-			struct gosnap_g *g;
-			struct walk w;
-			uint32_t ri0;
+/* A new result for goroutine i of the round, from its fields at the first read. */
+static struct gosnap_g *round_result(struct gosnap *s, const struct round *r, size_t i,
+				     int64_t now)
+{
+	const struct gsnap_fields *f = &r->f1[i];
+	struct gosnap_g *g;
 
-			if (!want[i])
-				continue;
-			xgrow((void **)&s->out, &s->outcap, s->nout + 1, sizeof(*s->out));
-			xgrow((void **)&s->key, &s->keycap, s->nout + 1, sizeof(*s->key));
-			xgrow((void **)&s->outpos, &s->poscap, s->nout + 1, sizeof(*s->outpos));
-			stack_key(&f1[i], &s->key[s->nout]);
-			s->outpos[s->nout] = (uint32_t)(base + i);
-			g = &s->out[s->nout++];
-			memset(g, 0, sizeof(*g));
-			g->addr = gptrs[i];
-			g->goid = f1[i].goid;
-			g->state = f1[i].status;
-			g->gopc = f1[i].gopc;
-			g->startpc = f1[i].startpc;
-			g->parent_goid = f1[i].parent;
-			if (creator_hidden(s, g->goid, g->gopc))
-				g->flags |= GOSNAP_CREATOR_HIDDEN;
-			g->wait_ns = f1[i].waitsince > 0 && f1[i].waitsince <= (uint64_t)now
-					     ? now - (int64_t)f1[i].waitsince
-					     : -1;
-			if (g->state == GOSNAP_WAITING && f1[i].reason && f1[i].reason < s->nwait &&
-			    s->wait[f1[i].reason][0])
-				g->wait = s->wait[f1[i].reason];
-			g->frame0 = (uint32_t)s->npcs;
-			if (f1[i].labels) {
-				uint64_t memo = *hashmap_get(&s->lmemo, f1[i].labels);
+	xgrow((void **)&s->out, &s->outcap, s->nout + 1, sizeof(*s->out));
+	xgrow((void **)&s->key, &s->keycap, s->nout + 1, sizeof(*s->key));
+	xgrow((void **)&s->outpos, &s->poscap, s->nout + 1, sizeof(*s->outpos));
+	stack_key(f, &s->key[s->nout]);
+	s->outpos[s->nout] = (uint32_t)(r->base + i);
+	g = &s->out[s->nout++];
+	memset(g, 0, sizeof(*g));
+	g->addr = r->gptrs[i];
+	g->goid = f->goid;
+	g->state = f->status;
+	g->gopc = f->gopc;
+	g->startpc = f->startpc;
+	g->parent_goid = f->parent;
+	if (creator_hidden(s, g->goid, g->gopc))
+		g->flags |= GOSNAP_CREATOR_HIDDEN;
+	g->wait_ns = f->waitsince > 0 && f->waitsince <= (uint64_t)now
+			     ? now - (int64_t)f->waitsince
+			     : -1;
+	if (g->state == GOSNAP_WAITING && f->reason && f->reason < s->nwait && s->wait[f->reason][0])
+		g->wait = s->wait[f->reason];
+	g->frame0 = (uint32_t)s->npcs;
+	if (f->labels) {
+		uint64_t memo = *hashmap_get(&s->lmemo, f->labels);
 
-				g->labels = (const struct gort_labels *)(uintptr_t)(memo & ~1ULL);
-				if (!(memo & 1))
-					g->flags |= GOSNAP_LABELS_BAD;
-			}
-			if (g->state == GOSNAP_RUNNING) {
-				g->flags |= GOSNAP_NO_STACK;
-				continue;
-			}
-			if (prev[i]) {
-				xgrow((void **)&s->pcs, &s->pcscap, s->npcs + prev[i]->nframes,
-				      sizeof(*s->pcs));
-				xgrow((void **)&s->pcf, &s->pcfcap, s->npcs + prev[i]->nframes,
-				      sizeof(*s->pcf));
-				memcpy(s->pcs + s->npcs, s->ppcs + prev[i]->frame0,
-				       prev[i]->nframes * sizeof(*s->pcs));
-				memcpy(s->pcf + s->npcs, s->ppcf + prev[i]->frame0,
-				       prev[i]->nframes * sizeof(*s->pcf));
-				s->npcs += prev[i]->nframes;
-				g->nframes = prev[i]->nframes;
-				g->flags |= prev[i]->flags & (GOSNAP_STACK_CUT | GOSNAP_REPAIRED);
-				if (g->labels == prev[i]->labels && g->wait == prev[i]->wait &&
-				    g->flags == prev[i]->flags)
-					g->prev = (uint32_t)(prev[i] - s->pout) + 1;
-				continue;
-			}
-			memset(&w, 0, sizeof(w));
-			w.s = s;
-			w.lo = f1[i].lo;
-			w.hi = f1[i].hi;
-			if (f1[i].sp >= f1[i].lo && f1[i].sp < f1[i].hi) {
-				w.buf = s->stk + stk_off[i];
-				w.buf_lo = f1[i].sp;
-				/* the stack read's result, found by its buffer */
-				w.buf_len = 0;
-				for (; k < nst; k++)
-					if (s->iov[k].buf == s->stk + stk_off[i]) {
-						w.buf_len = s->iov[k].rc ? 0 : s->iov[k].len;
-						break;
-					}
-			}
-			if (!f1[i].pc) {
-				g->flags |= GOSNAP_STACK_CUT;
-			} else if (g->state == GOSNAP_SYSCALL && !o->g_syscallbp) {
-				walk_exact(&w, g, f1[i].pc, f1[i].sp);
-			} else {
-				walk_fp(&w, g, f1[i].pc, f1[i].sp, f1[i].bp);
-			}
-			entry0[i] = false;
-			if (!s->dis || !g->nframes)
-				continue;
-			/* The facts of each return address, for the check (linked). A goroutine
-			 * not run yet is suspended at its start function's entry, which is no
-			 * return address: it is kept as entry + 1, as Go's tracebackPCs does
-			 * for a pc with no call before it, so that pc - 1 names it. */
-			ri0 = ra_info(s, s->pcs[g->frame0]);
-			if (s->ra[ri0].fl & RA_ENTRY) {
-				s->pcs[g->frame0]++;
-				entry0[i] = true;
-				if (g->nframes > 1)
-					s->pcf[g->frame0 + 1] = in_panic(s, s->pcs[g->frame0] - 1)
-									? GOSNAP_PC_CALLEE_PANICS
-									: 0;
-			}
-			for (uint32_t f = 0; f < g->nframes; f++)
-				ra_info(s, s->pcs[g->frame0 + f]);
-		}
-		/* The check: a goroutine that changed meanwhile is dropped. Those running at
-		 * the first read are kept as they were then, without a stack (see same_running):
-		 * the check reads the others again. */
-		for (i = 0, nsel = 0; i < n; i++)
-			if (want[i] && f1[i].status != GOSNAP_RUNNING && !prev[i])
-				sel[nsel++] = (uint32_t)i;
-		read_gs(s, gptrs, sel, nsel, s->g2, st, NULL, NULL);
-		if (s->dis)
-			read_calls(s, st);
-		{
-			size_t keep = first, j = first;
-
-			for (size_t gi = 0; gi < n; gi++) {
-				struct gsnap_fields f2;
-				struct gosnap_g *g;
-
-				if (!want[gi])
-					continue;
-				g = &s->out[j++];
-				/* Not read again: its stack was not read either. */
-				if (prev[gi]) {
-					st->cut += !!(g->flags & GOSNAP_STACK_CUT);
-					st->repaired += !!(g->flags & GOSNAP_REPAIRED);
-					st->reused++;
-					keep_out(s, keep++, j - 1);
-					continue;
-				}
-				/* A goroutine running at the first read is kept as it was then,
-				 * without a stack: none of it was read, so none can be torn, and its
-				 * sched is stale by nature (systemstack, morestack and preemption
-				 * write it, and a stack copy moves its bounds, while it runs:
-				 * runtime/asm_amd64.s, runtime/stack.go). Dropping it when it parked
-				 * or switched stacks meanwhile would drop running goroutines more
-				 * often the longer a snapshot takes, and bias a wall profile against
-				 * the code that runs. */
-				if (f1[gi].status == GOSNAP_RUNNING) {
-					keep_out(s, keep++, j - 1);
-					continue;
-				}
-				if (s->grc[gi] == 0) {
-					fields(o, s->g2 + gi * s->gsz, &f2);
-					if (same_moment(&f1[gi], &f2)) {
-						if (!linked(s, g, s->pcs + g->frame0, entry0[gi])) {
-							st->torn++;
-							st->unlinked++;
-							continue;
-						}
-						/* counted when kept: the stats are the result's */
-						st->cut += !!(g->flags & GOSNAP_STACK_CUT);
-						st->repaired += !!(g->flags & GOSNAP_REPAIRED);
-						keep_out(s, keep++, j - 1);
-						continue;
-					}
-					if (ran_since(&f1[gi], &f2)) {
-						g->state = GOSNAP_RUNNING;
-						g->flags = (g->flags & (GOSNAP_LABELS_BAD |
-									GOSNAP_CREATOR_HIDDEN)) |
-							   GOSNAP_NO_STACK;
-						g->nframes = 0;
-						g->wait = NULL;
-						g->wait_ns = -1;
-						keep_out(s, keep++, j - 1);
-						continue;
-					}
-				}
-				st->torn++;
-			}
-			/* The frames of a dropped goroutine stay in pcs, unreferenced. */
-			s->nout = keep;
-		}
+		g->labels = (const struct gort_labels *)(uintptr_t)(memo & ~1ULL);
+		if (!(memo & 1))
+			g->flags |= GOSNAP_LABELS_BAD;
 	}
+	return g;
+}
+
+/* g's stack as the previous snapshot read it (prev): it has not run since. */
+static void reuse_stack(struct gosnap *s, struct gosnap_g *g, const struct gosnap_g *prev)
+{
+	xgrow((void **)&s->pcs, &s->pcscap, s->npcs + prev->nframes, sizeof(*s->pcs));
+	xgrow((void **)&s->pcf, &s->pcfcap, s->npcs + prev->nframes, sizeof(*s->pcf));
+	memcpy(s->pcs + s->npcs, s->ppcs + prev->frame0, prev->nframes * sizeof(*s->pcs));
+	memcpy(s->pcf + s->npcs, s->ppcf + prev->frame0, prev->nframes * sizeof(*s->pcf));
+	s->npcs += prev->nframes;
+	g->nframes = prev->nframes;
+	g->flags |= prev->flags & (GOSNAP_STACK_CUT | GOSNAP_REPAIRED);
+	if (g->labels == prev->labels && g->wait == prev->wait && g->flags == prev->flags)
+		g->prev = (uint32_t)(prev - s->pout) + 1;
+}
+
+/* Walks goroutine i's stack from the copy read (the kth piece of s->iov onwards holds
+ * it, *k moves on), and notes the facts of each return address for the check. */
+static void round_walk(struct gosnap *s, struct round *r, size_t i, struct gosnap_g *g, size_t *k)
+{
+	const struct gort_offsets *o = gort_offsets(s->gort);
+	const struct gsnap_fields *f = &r->f1[i];
+	struct walk w;
+	uint32_t ri0;
+
+	memset(&w, 0, sizeof(w));
+	w.s = s;
+	w.lo = f->lo;
+	w.hi = f->hi;
+	if (f->sp >= f->lo && f->sp < f->hi) {
+		w.buf = s->stk + r->stk_off[i];
+		w.buf_lo = f->sp;
+		/* the stack read's result, found by its buffer */
+		w.buf_len = 0;
+		for (; *k < r->nst; (*k)++)
+			if (s->iov[*k].buf == s->stk + r->stk_off[i]) {
+				w.buf_len = s->iov[*k].rc ? 0 : s->iov[*k].len;
+				break;
+			}
+	}
+	if (!f->pc)
+		g->flags |= GOSNAP_STACK_CUT;
+	else if (g->state == GOSNAP_SYSCALL && !o->g_syscallbp)
+		walk_exact(&w, g, f->pc, f->sp);
+	else
+		walk_fp(&w, g, f->pc, f->sp, f->bp);
+	r->entry0[i] = false;
+	if (!s->dis || !g->nframes)
+		return;
+	/* The facts of each return address, for the check (linked). A goroutine not run yet
+	 * is suspended at its start function's entry, which is no return address: it is
+	 * kept as entry + 1, as Go's tracebackPCs does for a pc with no call before it, so
+	 * that pc - 1 names it. */
+	ri0 = ra_info(s, s->pcs[g->frame0]);
+	if (s->ra[ri0].fl & RA_ENTRY) {
+		s->pcs[g->frame0]++;
+		r->entry0[i] = true;
+		if (g->nframes > 1)
+			s->pcf[g->frame0 + 1] =
+				in_panic(s, s->pcs[g->frame0] - 1) ? GOSNAP_PC_CALLEE_PANICS : 0;
+	}
+	for (uint32_t fi = 0; fi < g->nframes; fi++)
+		ra_info(s, s->pcs[g->frame0 + fi]);
+}
+
+/* The check: the g's read again, and a goroutine that changed meanwhile dropped from the
+ * results first.. (one per wanted goroutine of the round, in order). Those running at the
+ * first read are kept as they were then, without a stack (see same_running), and those
+ * whose stack was reused were not read again. */
+static void round_check(struct gosnap *s, struct round *r, size_t first, struct gosnap_stats *st)
+{
+	const struct gort_offsets *o = gort_offsets(s->gort);
+	uint32_t sel[CHUNK];
+	size_t i, nsel = 0, keep = first, j = first;
+
+	for (i = 0; i < r->n; i++)
+		if (r->want[i] && r->f1[i].status != GOSNAP_RUNNING && !r->prev[i])
+			sel[nsel++] = (uint32_t)i;
+	read_gs(s, r->gptrs, sel, nsel, s->g2, st, NULL, NULL);
+	if (s->dis)
+		read_calls(s, st);
+	for (i = 0; i < r->n; i++) {
+		struct gsnap_fields f2;
+		struct gosnap_g *g;
+
+		if (!r->want[i])
+			continue;
+		g = &s->out[j++];
+		/* Not read again: its stack was not read either. */
+		if (r->prev[i]) {
+			st->cut += !!(g->flags & GOSNAP_STACK_CUT);
+			st->repaired += !!(g->flags & GOSNAP_REPAIRED);
+			st->reused++;
+			keep_out(s, keep++, j - 1);
+			continue;
+		}
+		/* A goroutine running at the first read is kept as it was then, without a
+		 * stack: none of it was read, so none can be torn, and its sched is stale by
+		 * nature (systemstack, morestack and preemption write it, and a stack copy
+		 * moves its bounds, while it runs: runtime/asm_amd64.s, runtime/stack.go).
+		 * Dropping it when it parked or switched stacks meanwhile would drop running
+		 * goroutines more often the longer a snapshot takes, and bias a wall profile
+		 * against the code that runs. */
+		if (r->f1[i].status == GOSNAP_RUNNING) {
+			keep_out(s, keep++, j - 1);
+			continue;
+		}
+		if (s->grc[i] == 0) {
+			fields(o, s->g2 + i * s->gsz, &f2);
+			if (same_moment(&r->f1[i], &f2)) {
+				if (!linked(s, g, s->pcs + g->frame0, r->entry0[i])) {
+					st->torn++;
+					st->unlinked++;
+					continue;
+				}
+				/* counted when kept: the stats are the result's */
+				st->cut += !!(g->flags & GOSNAP_STACK_CUT);
+				st->repaired += !!(g->flags & GOSNAP_REPAIRED);
+				keep_out(s, keep++, j - 1);
+				continue;
+			}
+			if (ran_since(&r->f1[i], &f2)) {
+				g->state = GOSNAP_RUNNING;
+				g->flags = (g->flags & (GOSNAP_LABELS_BAD | GOSNAP_CREATOR_HIDDEN)) |
+					   GOSNAP_NO_STACK;
+				g->nframes = 0;
+				g->wait = NULL;
+				g->wait_ns = -1;
+				keep_out(s, keep++, j - 1);
+				continue;
+			}
+		}
+		st->torn++;
+	}
+	/* The frames of a dropped goroutine stay in pcs, unreferenced. */
+	s->nout = keep;
+}
+
+/* Reads the n goroutines gptrs[0..n), at places base.. of the runtime's list: the g's,
+ * the stacks that changed, the label sets not known yet; walks and labels each; then reads
+ * the g's again and keeps those that did not change meanwhile. */
+static void chunk(struct gosnap *s, const uint64_t *gptrs, size_t base, size_t n, int64_t now,
+		  struct gosnap_stats *st)
+{
+	struct round *r;
+	uint32_t sg = 0, sel[CHUNK];
+	size_t i, k = 0, first = s->nout;
+	bool sg_ok;
+
+	if (!s->round)
+		s->round = xmalloc(sizeof(*s->round));
+	r = s->round;
+	r->gptrs = gptrs;
+	r->base = base;
+	r->n = n;
+	for (i = 0; i < n; i++)
+		sel[i] = (uint32_t)i;
+	read_gs(s, gptrs, sel, n, s->g1, st, &sg, &sg_ok);
+	if (!sg_ok || !s->lmemo_epoch || sg != s->lmemo_sg || s->lmemo.n > LMEMO_MAX) {
+		/* A new generation, or no proof: the memo starts over (and lasts one
+		 * chunk only without a proof). */
+		hashmap_free(&s->lmemo);
+		s->lmemo_epoch = sg_ok;
+		s->lmemo_sg = sg;
+	}
+	round_select(s, r, st);
+	round_stacks(s, r, st);
+	round_labels(s, r, sg_ok, sg);
+	for (i = 0; i < n; i++) {
+		struct gosnap_g *g;
+
+		if (!r->want[i])
+			continue;
+		g = round_result(s, r, i, now);
+		if (g->state == GOSNAP_RUNNING)
+			g->flags |= GOSNAP_NO_STACK;
+		else if (r->prev[i])
+			reuse_stack(s, g, r->prev[i]);
+		else
+			round_walk(s, r, i, g, &k);
+	}
+	round_check(s, r, first, st);
 }
 
 /* Makes this snapshot's results the previous ones (unchanged), for the n places of the
