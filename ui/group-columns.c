@@ -33,7 +33,7 @@ void ui_members_rebuild(struct ui *ui, const struct model_filter *f, size_t nf)
 	 * A decaying window's history keeps those two only (live.c, record_deltas): no
 	 * member columns there rather than zeros. */
 	n = n > 2 ? GP_MIN(n - 2, GP_ARRAY_SIZE(ui->xmodel)) : 0;
-	if (ui->snap && ui->snap->window_s)
+	if (ui->snap && ui->snap->window_s && !(ui->ev && ui->ev->mem))
 		n = 0;
 	for (k = n; k < ui->nxmodel; k++) {
 		model_free(ui->xmodel[k]);
@@ -72,6 +72,9 @@ static const char *column_name(struct ui *ui, size_t col, const char **unit)
  * would divide estimates of different samples. Their shares are shown instead. */
 static int own_samples(const struct ui *ui)
 {
+	/* The heap profile's alloc_rate is a rate, not a count of the event: its share. */
+	if (ui->ev && ui->ev->mem)
+		return 1;
 	return ui->ev && ui->ev->name[0] == '{' && !events_name_sample_read(ui->ev->name);
 }
 

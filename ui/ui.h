@@ -522,4 +522,13 @@ void ui_member_ratio(struct ui *ui, size_t k, int64_t lead, const int64_t *x, ch
 void ui_member_title_cells(struct ui *ui, struct tline *l);
 void ui_member_cells(struct ui *ui, struct tline *l, int64_t lead, const int64_t *x);
 
+/* memory.c: a sample type of the target's heap profile in the views (live_event.mem):
+ * whether one is viewed; the head of its value column ("BYTES", "OBJECTS"); the value in
+ * 9 columns (exact in --batch); the baseline's value and the growth since in buf (then
+ * and the change, in the unit), and its attribute. */
+int ui_mem_viewed(const struct ui *ui);
+const char *ui_mem_head(const struct ui *ui);
+void ui_mem_value(struct ui *ui, struct tline *l, int64_t v);
+int ui_mem_growth(struct ui *ui, char *buf, size_t n, int64_t now, int64_t then, int have);
+
 #endif
