@@ -56,7 +56,8 @@ void ui_mem_value(struct ui *ui, struct tline *l, int64_t v)
 	char buf[32];
 
 	value_text(ui, buf, sizeof(buf), v, 0);
-	tl_field(l, UA_NORMAL, buf, 9, TL_RIGHT | (ui->batch ? TL_NOCUT : 0));
+	tl_put(l, UA_NORMAL, " "); /* a space before a --batch value wider than the column */
+	tl_field(l, UA_NORMAL, buf, 8, TL_RIGHT | (ui->batch ? TL_NOCUT : 0));
 }
 
 int ui_mem_growth(struct ui *ui, char *buf, size_t n, int64_t now, int64_t then, int have)

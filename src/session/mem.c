@@ -19,8 +19,10 @@
 #include "gotop/util.h"
 #include "session-int.h"
 
-/* Polls of the cycle a second; copies kept for the allocation rate at most. */
-#define POLL_NS 1000000000ULL
+/* How often the cycle is polled: a 4-byte read; the time a cycle is seen published is
+ * the data's age and the allocation rate's span, known within it. Copies kept for the
+ * allocation rate at most. */
+#define POLL_NS 250000000ULL
 #define HIST_MAX 64
 /* A reader that could not be made is tried again this often (a command not yet exec'd, a
  * runtime not yet up), REOPEN_MAX times at most (symbols are costly to load). */
@@ -52,7 +54,7 @@ struct memsrc {
 	/* The thread's own: copies for the rate (oldest first), the cycles polled. */
 	struct session_mem *hist[HIST_MAX];
 	size_t nhist;
-	struct { uint64_t ns; uint32_t cycle; } polls[SESSION_MEM_RATE_S + 1];
+	struct { uint64_t ns; uint32_t cycle; } polls[4 * SESSION_MEM_RATE_S + 1];
 	size_t npolls;
 	uint32_t last_cycle;
 	uint64_t last_cycle_ns;
@@ -281,12 +283,13 @@ static void publish(struct memsrc *m, struct session_mem *d, uint64_t asked)
 static void *memsrc_main(void *arg)
 {
 	struct memsrc *m = arg;
-	uint64_t next_read = 0, next_poll = util_now_ns();
+	uint64_t next_read = 0, next_poll = util_now_ns(), cost[4] = { 0 };
+	unsigned ncost = 0;
 
 	pthread_mutex_lock(&m->lock);
 	for (;;) {
 		struct session_mem *d;
-		uint64_t asked, now, c0, cost;
+		uint64_t asked, now, c0, c;
 		int due = 0;
 
 		while (!m->stop && m->taken == m->asked) {
@@ -323,14 +326,26 @@ static void *memsrc_main(void *arg)
 			due = m->pending && now >= next_read;
 		}
 		if (due || asked != m->taken) {
+			int err;
+			char why[8];
+
+			/* The reader is made first: loading the symbols once is no read's cost. */
+			pthread_mutex_lock(&m->rd);
+			reader(m, &err, why, sizeof(why));
+			pthread_mutex_unlock(&m->rd);
 			c0 = util_thread_cpu_ns();
 			d = take(m);
 			m->pending = 0;
 			if (m->publish)
 				add_history(m, d);
-			cost = util_thread_cpu_ns() - c0;
+			/* The first reads name every pc: the cheapest of the last four is the
+			 * steady cost, which the pace follows. */
+			cost[ncost++ % 4] = util_thread_cpu_ns() - c0;
+			c = UINT64_MAX;
+			for (unsigned k = 0; k < GP_MIN(ncost, 4u); k++)
+				c = GP_MIN(c, cost[k]);
 			if (m->max_cpu > 0)
-				next_read = util_now_ns() + (uint64_t)((double)cost / m->max_cpu);
+				next_read = util_now_ns() + (uint64_t)((double)c / m->max_cpu);
 			/* A target gone or without a profile: polled at the reopen pace. */
 			if (!d->p && m->publish)
 				next_poll = util_now_ns() + REOPEN_NS;

@@ -2,7 +2,8 @@
 // `record --heap-every`. main.leak keeps 8 KiB more every millisecond (about 8 MiB a
 // second, in 128-byte objects) and never lets go of it; main.churn allocates as much and
 // drops it. runtime.MemProfileRate is set to 4096 so that the sampled figures are near
-// the true ones, and runtime.GC runs every 200 ms so that the runtime publishes the heap
+// the true ones. Each object is one allocation of 128 bytes (a list node: no slice to grow),
+// so what main.leak allocates is what it counts, and runtime.GC runs every 200 ms so that the runtime publishes the heap
 // profile several times a second.
 //
 // Usage: memleak [-d 60s]
@@ -23,16 +24,21 @@ import (
 	"time"
 )
 
+type node struct {
+	next *node
+	buf  [120]byte
+}
+
 var (
-	kept   [][]byte
-	sink   []byte
+	kept   *node
+	sink   *node
 	leaked int64
 )
 
 //go:noinline
 func leak() {
 	for i := 0; i < 64; i++ {
-		kept = append(kept, make([]byte, 128))
+		kept = &node{next: kept}
 	}
 	leaked += 64 * 128
 }
@@ -40,7 +46,7 @@ func leak() {
 //go:noinline
 func churn() {
 	for i := 0; i < 64; i++ {
-		sink = make([]byte, 128)
+		sink = &node{}
 	}
 }
 
