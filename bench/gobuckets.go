@@ -3,9 +3,11 @@
 // calls itself from ten different call sites (so ten different return addresses) at each
 // of five levels and allocates at the end: digit k of i picks the call site at level k, so
 // i = 0 .. N-1 (N up to 100,000) are N distinct stacks. Then a GC cycle publishes the
-// profile, and it prints "ready N" and sleeps without allocating.
+// profile, and it prints "ready N" and sleeps without allocating; with MS, it instead runs
+// a GC cycle every MS milliseconds, allocating again through 100 of its stacks before each,
+// so that the runtime publishes a changed profile that often (a busy service).
 //
-// Usage: gobuckets N
+// Usage: gobuckets N [MS]
 package main
 
 import (
@@ -60,5 +62,16 @@ func main() {
 	runtime.GC()
 	fmt.Printf("ready %d\n", n)
 	os.Stdout.Sync()
-	time.Sleep(time.Hour)
+	if len(os.Args) < 3 {
+		time.Sleep(time.Hour)
+		return
+	}
+	ms, _ := strconv.Atoi(os.Args[2])
+	for j := 0; ; j++ {
+		for k := 0; k < 100; k++ {
+			step(5, (j*100+k)%n)
+		}
+		runtime.GC()
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+	}
 }

@@ -717,6 +717,19 @@ static size_t count_col(const struct prof *p, size_t t)
 	return any;
 }
 
+/* The id of string str in p, or 0 when p does not hold it (a scan: a profile holds a few
+ * strings per function). */
+static uint32_t find_string(const struct prof *p, const char *str)
+{
+	for (size_t i = 1; i < prof_nstrings(p); i++) {
+		const char *s = prof_string(p, (uint32_t)i, NULL);
+
+		if (s && !strcmp(s, str))
+			return (uint32_t)i;
+	}
+	return 0;
+}
+
 struct prof *live_type_view(const struct prof *p, size_t t, const int64_t *extra,
 			    const char *extra_type, const char *extra_unit)
 {
@@ -731,10 +744,18 @@ struct prof *live_type_view(const struct prof *p, size_t t, const int64_t *extra
 	old = v ? xmalloc((n ? n : 1) * stride * sizeof(*old)) : NULL;
 	if (old)
 		memcpy(old, v, n * stride * sizeof(*old));
-	q = prof_clone(p);
 	vt[0] = types[c];
 	vt[1] = types[t];
 	if (extra) {
+		vt[2].type = find_string(p, extra_type);
+		vt[2].unit = find_string(p, extra_unit);
+	}
+	/* A copy sharing p's tables costs only its values; one that must intern the third
+	 * column's names is a deep copy (the heap source interns them for this). */
+	if (!extra || (vt[2].type && vt[2].unit)) {
+		q = prof_snapshot(p);
+	} else {
+		q = prof_clone(p);
 		vt[2].type = prof_str(q, extra_type);
 		vt[2].unit = prof_str(q, extra_unit);
 	}

@@ -235,6 +235,13 @@ static struct session_mem *take(struct memsrc *m)
 	pthread_mutex_unlock(&m->rd);
 	if (d->p && (c = column(d->p, "inuse_space")) >= 0)
 		d->inuse_bytes = prof_total(d->p, (size_t)c);
+	/* The names of the allocation rate's column (live.c), interned while p is ours: a
+	 * copy of p that shares its tables can then name the column. Not in what record and
+	 * pprof write, which is Go's answer. */
+	if (d->p && m->publish) {
+		prof_str(d->p, "alloc_rate");
+		prof_str(d->p, "bytes/s");
+	}
 	return d;
 }
 
@@ -338,13 +345,14 @@ static void *memsrc_main(void *arg)
 			m->pending = 0;
 			if (m->publish)
 				add_history(m, d);
-			/* The first reads name every pc: the cheapest of the last four is the
-			 * steady cost, which the pace follows. */
+			/* The first read names every pc (no pace after it); later ones name the
+			 * new pcs only: the cheapest of the last four is the steady cost, which
+			 * the pace follows. */
 			cost[ncost++ % 4] = util_thread_cpu_ns() - c0;
 			c = UINT64_MAX;
 			for (unsigned k = 0; k < GP_MIN(ncost, 4u); k++)
 				c = GP_MIN(c, cost[k]);
-			if (m->max_cpu > 0)
+			if (m->max_cpu > 0 && ncost > 1)
 				next_read = util_now_ns() + (uint64_t)((double)c / m->max_cpu);
 			/* A target gone or without a profile: polled at the reopen pace. */
 			if (!d->p && m->publish)
