@@ -52,11 +52,19 @@ func step(level, i int) {
 	}
 }
 
+// alloc allocates through stack i: one call site, so that the allocations after the start
+// count in the buckets made at the start.
+//
+//go:noinline
+func alloc(i int) {
+	step(5, i)
+}
+
 func main() {
 	runtime.MemProfileRate = 1
 	n, _ := strconv.Atoi(os.Args[1])
 	for i := 0; i < n; i++ {
-		step(5, i)
+		alloc(i)
 	}
 	runtime.GC()
 	runtime.GC()
@@ -69,7 +77,7 @@ func main() {
 	ms, _ := strconv.Atoi(os.Args[2])
 	for j := 0; ; j++ {
 		for k := 0; k < 100; k++ {
-			step(5, (j*100+k)%n)
+			alloc((j*100 + k) % n)
 		}
 		runtime.GC()
 		time.Sleep(time.Duration(ms) * time.Millisecond)

@@ -89,7 +89,9 @@ struct session_opts {
 	int mem_publish;
 	double mem_max_cpu;
 	unsigned mem_rate_s;
-#define SESSION_MEM_LIVE_MAX_CPU 0.01 /* the live UI's mem_max_cpu */
+/* The live UI's mem_max_cpu: the thread's share; the worker's views of each copy and the
+ * UI's model of the one shown take about as much again. */
+#define SESSION_MEM_LIVE_MAX_CPU 0.005
 #define SESSION_MEM_RATE_S 10
 };
 
