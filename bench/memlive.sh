@@ -40,7 +40,6 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)], "(" v
 r=0
 while [ $r -lt "$rounds" ]; do
 	on=$(run --sample-index inuse_space)
-	reads=$(grep -c '^inuse_space ' "$work/batch")
 	cyc=$(awk '/^heap profile of GC cycle/ { c[$6] = 1 } END { print length(c) }' "$work/batch")
 	off=$(run --no-memory)
 	echo "round $r: on ${on}s off ${off}s over ${secs}s after ${warm}s; $cyc distinct GC cycles shown" >&2
