@@ -429,8 +429,8 @@ static int heap_profile(struct session *s, const struct record_opts *o, const ch
 		cli_error("cannot write %s: %s", path, strerror(-w));
 	else if (!o->quiet)
 		fprintf(stderr, "gotop-perf: %s: %zu samples, %llu buckets dropped as changed while "
-			"read -> %s\n", name, prof_nsamples(d->p), (unsigned long long)d->st.dropped,
-			path);
+			"read -> %s\n", name, prof_nsamples(d->p),
+			(unsigned long long)d->st.dropped, path);
 	free(path);
 	session_mem_put(d);
 	return w ? EXIT_FAIL : EXIT_OK;

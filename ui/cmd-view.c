@@ -212,7 +212,8 @@ static struct live_snapshot *files_snapshot(struct prof *p, const struct view_cl
 	for (i = 0; i < nt; i++) {
 		if (def && *def && !strcmp(def, type_name(p, i)))
 			*first = i;
-		s->events[s->nevents++] = live_event_new(type_name(p, i), live_type_view(p, i, NULL, NULL, NULL));
+		s->events[s->nevents++] =
+			live_event_new(type_name(p, i), live_type_view(p, i, NULL, NULL, NULL));
 	}
 	if (o->sample_index) {
 		for (i = 0; i < nt && strcmp(o->sample_index, type_name(p, i)); i++)

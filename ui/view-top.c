@@ -288,7 +288,8 @@ static void top_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 		char d[32];
 		int a = ui_mem_viewed(ui)
 				? ui_mem_growth(ui, d, sizeof(d), r->self, bs, have)
-				: ui_base_delta(d, sizeof(d), r->self, t->tot.value, bs, ui_base_all(ui), have);
+				: ui_base_delta(d, sizeof(d), r->self, t->tot.value, bs,
+						ui_base_all(ui), have);
 
 		tl_field(l, a, d, 15, TL_RIGHT | (ui->batch ? TL_NOCUT : 0));
 	}

@@ -302,7 +302,8 @@ static void tree_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 		char d[32];
 		int a = ui_mem_viewed(ui)
 				? ui_mem_growth(ui, d, sizeof(d), n->total, bt, have)
-				: ui_base_delta(d, sizeof(d), n->total, total, bt, ui_base_all(ui), have);
+				: ui_base_delta(d, sizeof(d), n->total, total, bt, ui_base_all(ui),
+						have);
 
 		tl_field(l, a, d, 15, TL_RIGHT | (ui->batch ? TL_NOCUT : 0));
 	}
