@@ -29,9 +29,9 @@ top_rows() {
 	awk '/^== Top ==/ { n = 0; delete r; top = 1; head = 1; next }
 		/^(== |=== )/ { top = 0; next }
 		top && head { base = ($0 ~ /THEN/); head = 0; next }
-		top && NF >= 6 {
-			if (base) r[++n] = $8 " " $5 " " $6 " " $3 " " $4
-			else r[++n] = $6 " " $3 " " $4
+		top && NF >= 5 {
+			if (base) r[++n] = $7 " " $5 " " $6 " " $3 " " $4
+			else r[++n] = $5 " " $3 " " $4
 		}
 		END { for (i = 1; i <= n; i++) print r[i] }' "$1"
 }
@@ -129,7 +129,7 @@ leak() { # VERSION
 	# main.leak's DELTA at each update: it never falls, and it rises (an update may show the
 	# same GC cycle as the one before when reads are paced to a share of a core).
 	awk '/^== Top ==/ { top = 1; next } /^(== |=== )/ { top = 0 }
-		top && $8 == "main.leak" { print $4 + 0 }' "$d/live.txt" >"$d/deltas"
+		top && $7 == "main.leak" { print $4 + 0 }' "$d/live.txt" >"$d/deltas"
 	if [ "$(wc -l <"$d/deltas")" -ge 4 ] &&
 		awk 'NR == 1 { f = $1 } NR > 1 && $1 < p { bad = 1 } $1 != p { n++ } { p = $1 }
 			END { exit bad || p <= f || n < 3 }' "$d/deltas"; then

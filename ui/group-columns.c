@@ -241,6 +241,8 @@ void ui_member_title_cells(struct ui *ui, struct tline *l)
 		ui_member_heads(ui, k, head, sizeof(head), ratio, sizeof(ratio));
 		tl_put(l, UA_HEAD, " ");
 		tl_field(l, UA_HEAD, head, UI_MEMBER_W, TL_RIGHT);
+		if (ui_mem_viewed(ui))
+			continue;
 		tl_put(l, UA_HEAD, " ");
 		tl_field(l, UA_HEAD, ratio, UI_MEMBER_W, TL_RIGHT);
 	}
@@ -251,6 +253,12 @@ void ui_member_cells(struct ui *ui, struct tline *l, int64_t lead, const int64_t
 	for (size_t k = 0; k < ui->nxmodel; k++) {
 		char num[32];
 
+		if (ui_mem_viewed(ui)) {
+			ui_mem_rate(ui, num, sizeof(num), x[k]);
+			tl_put(l, UA_NORMAL, " ");
+			tl_field(l, UA_NORMAL, num, UI_MEMBER_W, TL_RIGHT);
+			continue;
+		}
 		snprintf(num, sizeof(num), "%lld", (long long)x[k]);
 		tl_put(l, UA_NORMAL, " ");
 		tl_field(l, UA_NORMAL, num, UI_MEMBER_W, TL_RIGHT);
@@ -258,4 +266,9 @@ void ui_member_cells(struct ui *ui, struct tline *l, int64_t lead, const int64_t
 		tl_put(l, UA_NORMAL, " ");
 		tl_field(l, UA_NORMAL, num, UI_MEMBER_W, TL_RIGHT);
 	}
+}
+
+int ui_member_cols(const struct ui *ui)
+{
+	return (int)ui->nxmodel * (ui_mem_viewed(ui) ? 1 : 2) * (UI_MEMBER_W + 1);
 }

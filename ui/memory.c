@@ -32,12 +32,12 @@ const char *ui_mem_head(const struct ui *ui)
 
 /* A value in 8 columns at most: exact in --batch (what tests and scripts read), else
  * with a binary prefix for bytes and a decimal one for counts. */
-static void value_text(const struct ui *ui, char *buf, size_t n, int64_t v, int sign)
+static void text_in(const struct ui *ui, char *buf, size_t n, int64_t v, int sign, int bytes)
 {
 	static const char bin[] = "BKMGTP", dec[] = " kMGTP";
 	double a = (double)(v < 0 ? -v : v);
-	const char *pre = in_bytes(ui) ? bin : dec;
-	double step = in_bytes(ui) ? 1024 : 1000;
+	const char *pre = bytes ? bin : dec;
+	double step = bytes ? 1024 : 1000;
 	size_t u = 0;
 
 	if (ui->batch || a < step) {
@@ -49,6 +49,21 @@ static void value_text(const struct ui *ui, char *buf, size_t n, int64_t v, int 
 		u++;
 	}
 	snprintf(buf, n, "%s%.*f%c", v < 0 ? "-" : sign ? "+" : "", a < 10 ? 1 : 0, a, pre[u]);
+}
+
+static void value_text(const struct ui *ui, char *buf, size_t n, int64_t v, int sign)
+{
+	text_in(ui, buf, n, v, sign, in_bytes(ui));
+}
+
+void ui_mem_rate(struct ui *ui, char *buf, size_t n, int64_t bytes_per_s)
+{
+	size_t k;
+
+	text_in(ui, buf, n, bytes_per_s, 0, 1);
+	k = strlen(buf);
+	if (!ui->batch && k + 3 < n)
+		memcpy(buf + k, "/s", 3);
 }
 
 void ui_mem_value(struct ui *ui, struct tline *l, int64_t v)

@@ -208,7 +208,7 @@ static void widths(struct ui *ui, int *namew, int *locw)
 	}
 	*locw = GP_MIN(30, ui->width / 4);
 	*namew = ui->width - 24 - 1 - *locw - 1 - (ui->base_model ? 15 : 0) -
-		 (int)ui->nxmodel * 2 * (UI_MEMBER_W + 1);
+		 ui_member_cols(ui);
 	if (*namew < 10)
 		*namew = 10;
 }

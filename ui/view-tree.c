@@ -281,7 +281,7 @@ static void tree_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 	const struct model_fn *f = model_fn(ui->model, n->fn);
 	int64_t total = t->t->nodes[0].total;
 	unsigned depth = t->callers ? n->depth : n->depth - 1;
-	int members_w = (int)ui->nxmodel * 2 * (UI_MEMBER_W + 1);
+	int members_w = ui_member_cols(ui);
 	unsigned maxind = ui->batch ? 200 : (unsigned)GP_MAX(ui->width - 26 - 20 - members_w, 0) / 2 / 2;
 	char pct[16], name[1100];
 	const char *glyph;
