@@ -218,18 +218,19 @@ void ui_info_line(struct ui *ui, struct tline *l)
 		tl_put(l, UA_DIM, "cumulative");
 	if (!ui->model) {
 		tl_printf(l, UA_NORMAL, "  no samples of %s yet", ui_viewed_event(ui));
-	} else if (ui->ev && ui->ev->mem) {
-		model_totals(ui->model, &t);
-		tl_printf(l, UA_NORMAL, "  %llu objects", (unsigned long long)t.count);
-		if (ui->snap->memory.rate_ns)
-			tl_printf(l, UA_DIM, ", alloc_rate over %.0fs",
-				  (double)ui->snap->memory.rate_ns / 1e9);
-		else
-			tl_put(l, UA_DIM, ", alloc_rate at the next GC cycle");
 	} else {
 		model_totals(ui->model, &t);
-		tl_printf(l, UA_NORMAL, "  %llu samples", (unsigned long long)t.count);
-		if (ui->snap->window_s) {
+		if (ui->ev && ui->ev->mem) {
+			tl_printf(l, UA_NORMAL, "  %llu objects", (unsigned long long)t.count);
+			if (ui->snap->memory.rate_ns)
+				tl_printf(l, UA_DIM, ", alloc_rate over %.0fs",
+					  (double)ui->snap->memory.rate_ns / 1e9);
+			else
+				tl_put(l, UA_DIM, ", alloc_rate at the next GC cycle");
+		} else {
+			tl_printf(l, UA_NORMAL, "  %llu samples", (unsigned long long)t.count);
+		}
+		if (ui->snap->window_s && !(ui->ev && ui->ev->mem)) {
 			tl_printf(l, UA_DIM, " (%llu since start", (unsigned long long)ui->snap->ast.samples);
 			if (ui->snap->forgotten_entries || ui->snap->shed_entries)
 				tl_printf(l, UA_DIM, ", %llu of them forgotten",
