@@ -3,9 +3,11 @@
 // calls itself from ten different call sites (so ten different return addresses) at each
 // of five levels and allocates at the end: digit k of i picks the call site at level k, so
 // i = 0 .. N-1 (N up to 100,000) are N distinct stacks. Then a GC cycle publishes the
-// profile, and it prints "ready N" and sleeps without allocating.
+// profile, and it prints "ready N" and sleeps without allocating; with MS, it instead runs
+// a GC cycle every MS milliseconds, allocating again through 100 of its stacks before each,
+// so that the runtime publishes a changed profile that often (a busy service).
 //
-// Usage: gobuckets N
+// Usage: gobuckets N [MS]
 package main
 
 import (
@@ -50,15 +52,34 @@ func step(level, i int) {
 	}
 }
 
+// alloc allocates through stack i: one call site, so that the allocations after the start
+// count in the buckets made at the start.
+//
+//go:noinline
+func alloc(i int) {
+	step(5, i)
+}
+
 func main() {
 	runtime.MemProfileRate = 1
 	n, _ := strconv.Atoi(os.Args[1])
 	for i := 0; i < n; i++ {
-		step(5, i)
+		alloc(i)
 	}
 	runtime.GC()
 	runtime.GC()
 	fmt.Printf("ready %d\n", n)
 	os.Stdout.Sync()
-	time.Sleep(time.Hour)
+	if len(os.Args) < 3 {
+		time.Sleep(time.Hour)
+		return
+	}
+	ms, _ := strconv.Atoi(os.Args[2])
+	for j := 0; ; j++ {
+		for k := 0; k < 100; k++ {
+			alloc((j*100 + k) % n)
+		}
+		runtime.GC()
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+	}
 }

@@ -30,12 +30,14 @@ struct live_cli {
 	const char *ratio;
 	int verify;
 	int no_wall;
+	int no_memory;
+	const char *sample_index; /* the event or heap sample type viewed first */
 	int wall_hz_set; /* --wall-hz given: that rate, whatever it costs */
 };
 
 enum {
 	OPT_REFRESH = 300, OPT_MAX_MEMORY, OPT_THREAD, OPT_HELP, OPT_VERIFY, OPT_RATIO,
-	OPT_WALL_HZ, OPT_NO_WALL,
+	OPT_WALL_HZ, OPT_NO_WALL, OPT_NO_MEMORY, OPT_SAMPLE_INDEX,
 };
 
 static const struct option long_opts[] = {
@@ -51,6 +53,8 @@ static const struct option long_opts[] = {
 	{ "verify", no_argument, NULL, OPT_VERIFY },
 	{ "wall-hz", required_argument, NULL, OPT_WALL_HZ },
 	{ "no-wall", no_argument, NULL, OPT_NO_WALL },
+	{ "no-memory", no_argument, NULL, OPT_NO_MEMORY },
+	{ "sample-index", required_argument, NULL, OPT_SAMPLE_INDEX },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -95,6 +99,10 @@ void cmd_live_options(FILE *f)
 	      "      --wall-hz HZ       Go: snapshots of all goroutines per second for wall time\n"
 	      "                         (Goroutines view, m; Labels' RUN% RUNQ% WAIT%; default 10)\n"
 	      "      --no-wall          Go: no wall-clock snapshots of the goroutines\n"
+	      "      --sample-index TYPE  view TYPE first: an event's data, or Go's heap profile\n"
+	      "                         (inuse_space, inuse_objects, alloc_space, alloc_objects;\n"
+	      "                         [ and ] switch)\n"
+	      "      --no-memory        Go: do not read the runtime's heap profile\n"
 	      "A command started with -- gets /dev/null as stdin, stdout and stderr and is stopped\n"
 	      "(SIGTERM) when gotop-perf quits.\n", f);
 }
@@ -186,6 +194,12 @@ static int parse_args(int argc, char **argv, struct live_cli *o)
 			break;
 		case OPT_NO_WALL:
 			o->no_wall = 1;
+			break;
+		case OPT_NO_MEMORY:
+			o->no_memory = 1;
+			break;
+		case OPT_SAMPLE_INDEX:
+			o->sample_index = optarg;
 			break;
 		case OPT_HELP:
 			live_usage(stdout);
@@ -281,6 +295,12 @@ static int start_live(struct live_cli *o, struct live **out)
 		o->s.sources |= SESSION_WALL;
 	o->s.wall_max_cpu = o->wall_hz_set ? 0 : SESSION_WALL_LIVE_MAX_CPU;
 	o->s.wall_publish = 1;
+	/* The runtime's heap profile, read at each GC cycle within a share of a core: its
+	 * sample types are events of the snapshots ([ and ]). */
+	if (!o->no_memory)
+		o->s.sources |= SESSION_MEM;
+	o->s.mem_publish = 1;
+	o->s.mem_max_cpu = SESSION_MEM_LIVE_MAX_CPU;
 	s = session_new(&o->s, &err);
 	if (!s) {
 		int rc = cli_session_error(&err);
@@ -338,6 +358,8 @@ static void setup_ui(struct ui *ui, const struct live_cli *o, struct live *live)
 		snprintf(ui->wall_why, sizeof(ui->wall_why), "%s", info->wall_why);
 	if (!info->wall && !o->no_wall && info->go && o->d.batch)
 		cli_error("wall clock: %s", info->wall_why); /* profiling goes on without it */
+	if (o->sample_index)
+		snprintf(ui->viewed, sizeof(ui->viewed), "%s", o->sample_index);
 	if (o->verify) {
 		ui_option(ui, "verify", NULL);
 		if (o->d.batch && ui->status_attr == UA_ERR)
@@ -374,6 +396,23 @@ int cmd_live(int argc, char **argv)
 		return rc;
 	}
 	setup_ui(&ui, &o, live);
+	if (base && o.sample_index) {
+		/* A heap profile's column of the sample type viewed, as `view --base` takes it. */
+		const struct prof_value_type *t;
+		size_t nt = prof_sample_types(base, &t), i;
+
+		for (i = 0; i < nt; i++) {
+			const char *n = prof_string(base, t[i].type, NULL);
+
+			if (n && !strcmp(n, o.sample_index)) {
+				struct prof *q = live_type_view(base, i, NULL, NULL, NULL);
+
+				prof_free(base);
+				base = q;
+				break;
+			}
+		}
+	}
 	if (base)
 		ui_base_set(&ui, base, o.d.base);
 	rc = o.d.batch ? run_batch(&ui, &o) : tui_run(&ui);

@@ -1,12 +1,14 @@
 /* cmd-pprof.c: `gotop-perf pprof NAME -p PID`: what the process's own /debug/pprof/NAME
  * would answer, read from outside (src/go/goprof.c: heap, allocs, block, mutex,
  * goroutine), or gotop-perf's own CPU and wall-clock profiles (cpu, wall) through
- * `record`. The bytes go to a file or to stdout. */
+ * `record`. The bytes go to a file or to stdout. The profiles are asked of a session with
+ * only the memory source (session.h, SESSION_MEM). */
 #include "config.h"
 #include "cli.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +19,7 @@
 #include "gotop/gomem.h"
 #include "gotop/goprof.h"
 #include "gotop/pprof.h"
+#include "gotop/session.h"
 #include "gotop/util.h"
 
 enum { OPT_SECONDS = 0x400, OPT_DEBUG, OPT_ENABLE };
@@ -220,23 +223,23 @@ static int exit_for(int err)
 }
 
 /* --enable-memprofile: the one write into the target, and what it did. */
-static int enable(struct goprof *gp, const struct pprof_opts *o)
+static int enable(struct session *s, const struct pprof_opts *o)
 {
-	struct gomem *gm = goprof_gomem(gp);
 	int64_t old = 0;
+	char why[512];
 	int rc;
 
-	if (!gm) {
-		cli_error("process %d: cannot find its heap profile to enable", (int)o->pid);
-		return EXIT_FAIL;
-	}
-	rc = gomem_enable(gm, &old);
+	rc = session_mem_enable(s, &old, why, sizeof(why));
 	if (rc == -EEXIST) {
 		fprintf(stderr,
 			"gotop-perf: process %d already samples allocations "
 			"(runtime.MemProfileRate %" PRId64 "): nothing written\n",
 			(int)o->pid, old);
 		return EXIT_OK;
+	}
+	if (rc == -ENOENT) {
+		cli_error("%s", why);
+		return EXIT_FAIL;
 	}
 	if (rc) {
 		cli_error("process %d: cannot write runtime.MemProfileRate: %s", (int)o->pid,
@@ -321,7 +324,9 @@ int cmd_pprof(int argc, char **argv)
 	struct goprof_req req = { 0 };
 	struct goprof_out out;
 	struct pprof_opts o;
-	struct goprof *gp;
+	struct session_opts so;
+	struct session_err serr;
+	struct session *s;
 	char why[512];
 	int rc, err;
 
@@ -339,26 +344,31 @@ int cmd_pprof(int argc, char **argv)
 			return EXIT_FAIL;
 		}
 	}
-	gp = goprof_open(o.pid, &err, why, sizeof(why));
-	if (!gp) {
-		cli_error("%s", why);
-		return exit_for(err);
+	if (kill(o.pid, 0) != 0 && errno == ESRCH) {
+		cli_error("no process %d", (int)o.pid);
+		return EXIT_TARGET;
 	}
-	if (o.enable && (rc = enable(gp, &o)) != EXIT_OK) {
-		goprof_close(gp);
+	session_opts_init(&so);
+	so.sources = SESSION_MEM;
+	so.pid = o.pid;
+	s = session_new(&so, &serr);
+	if (!s)
+		return cli_session_error(&serr);
+	if (o.enable && (rc = enable(s, &o)) != EXIT_OK) {
+		session_free(s);
 		return rc;
 	}
 	req.name = o.name;
 	req.debug = o.debug;
 	req.seconds = o.seconds;
 	req.cancel = &cli_stop_signal;
-	err = goprof_fetch(gp, &req, &out, why, sizeof(why));
+	err = session_mem_fetch(s, &req, &out, why, sizeof(why));
 	if (err != GOPROF_E_OK) {
 		if (err == GOPROF_E_OFF)
 			cli_error("%s; --enable-memprofile turns it on", why);
 		else
 			cli_error("%s", why);
-		goprof_close(gp);
+		session_free(s);
 		return exit_for(err);
 	}
 	if (o.verbose && strcmp(o.name, "goroutine"))
@@ -376,6 +386,6 @@ int cmd_pprof(int argc, char **argv)
 			(double)out.st.ns / 1e6);
 	rc = emit(&o, out.data, out.len, o.debug != 0);
 	free(out.data);
-	goprof_close(gp);
+	session_free(s);
 	return rc;
 }

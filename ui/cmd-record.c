@@ -14,7 +14,6 @@
 
 #include "gotop/agg.h"
 #include "gotop/events.h"
-#include "gotop/goprof.h"
 #include "gotop/goread.h"
 #include "gotop/gowall.h"
 #include "gotop/pprof.h"
@@ -36,9 +35,10 @@ struct record_opts {
 	int folded;              /* --format folded */
 	int wall;                /* --wall: a wall-clock profile of every goroutine too */
 	int heap;                /* --heap: the target's heap profile at the start and the end */
+	double heap_every;       /* --heap-every: and every so many seconds (0: not) */
 };
 
-enum { OPT_HELP = 256, OPT_FORMAT, OPT_WALL, OPT_WALL_HZ, OPT_HEAP };
+enum { OPT_HELP = 256, OPT_FORMAT, OPT_WALL, OPT_WALL_HZ, OPT_HEAP, OPT_HEAP_EVERY };
 
 static const struct option long_opts[] = {
 	CLI_SAMPLING_LONGOPTS,
@@ -52,6 +52,7 @@ static const struct option long_opts[] = {
 	{ "wall", no_argument, NULL, OPT_WALL },
 	{ "wall-hz", required_argument, NULL, OPT_WALL_HZ },
 	{ "heap", no_argument, NULL, OPT_HEAP },
+	{ "heap-every", required_argument, NULL, OPT_HEAP_EVERY },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -76,6 +77,8 @@ static void record_usage(FILE *f)
 	      "                         the start and at the end: FILE with .heap0 and .heap\n"
 	      "                         before .pb.gz (go tool pprof -base FILE.heap0.pb.gz\n"
 	      "                         FILE.heap.pb.gz shows what grew)\n"
+	      "      --heap-every SECONDS  --heap, and one every SECONDS between: FILE with\n"
+	      "                         .heap1, .heap2, ... before .pb.gz\n"
 	      "  -v, --verbose          print statistics at the end\n"
 	      "  -q, --quiet            print errors only\n", f);
 }
@@ -142,6 +145,13 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			o->wall = 1;
 			break;
 		case OPT_HEAP:
+			o->heap = 1;
+			break;
+		case OPT_HEAP_EVERY:
+			if (cli_parse_seconds(optarg, &o->heap_every) || o->heap_every < 1) {
+				cli_error("--heap-every: at least 1 second: %s", optarg);
+				return EXIT_USAGE;
+			}
 			o->heap = 1;
 			break;
 		case OPT_WALL_HZ:
@@ -220,6 +230,9 @@ static struct session *open_session(struct record_opts *o, int *rc)
 	 * the end (no copies along the way). */
 	if (o->wall)
 		o->s.sources |= SESSION_WALL;
+	/* The heap profiles, read when asked (no copies along the way). */
+	if (o->heap)
+		o->s.sources |= SESSION_MEM;
 	s = session_new(&o->s, &err);
 	if (!s) {
 		*rc = cli_session_error(&err);
@@ -395,39 +408,59 @@ static int write_wall(struct session *s, const struct record_opts *o)
 	return rc;
 }
 
-/* --heap: the target's heap profile, read from outside as `gotop-perf pprof heap` does,
- * written to FILE.NAME.pb.gz (NAME heap0 at the start, heap at the end). The reader is
- * opened at the first profile and kept. EXIT_OK, or EXIT_FAIL after saying why. */
-static int heap_profile(struct goprof **gp, pid_t pid, const struct record_opts *o,
-			const char *name)
+/* --heap: the target's heap profile, read from outside as `gotop-perf pprof heap` does
+ * (the session's memory source), written to FILE.NAME.pb.gz (NAME heap0 at the start,
+ * heap1, heap2, ... every --heap-every seconds, heap at the end). EXIT_OK, or EXIT_FAIL
+ * after saying why. */
+static int heap_profile(struct session *s, const struct record_opts *o, const char *name)
 {
-	struct gomem_stats st;
-	struct prof *p;
-	char why[512], *path;
-	int err, w;
+	const struct session_mem *d = session_mem_get(s, -1);
+	char *path;
+	int w;
 
-	if (!*gp)
-		*gp = goprof_open(pid, &err, why, sizeof(why));
-	p = *gp ? goprof_profile(*gp, "heap", &st, NULL, &err, why, sizeof(why)) : NULL;
-	if (!p) {
-		cli_error("--heap: %s", why);
+	if (!d || !d->p) {
+		cli_error("--heap: %s", d ? d->why : "no heap profile");
+		session_mem_put(d);
 		return EXIT_FAIL;
 	}
 	path = output_for(o->output, name, 1, 0);
-	w = pprof_write_file(p, path);
+	w = pprof_write_file(d->p, path);
 	if (w)
 		cli_error("cannot write %s: %s", path, strerror(-w));
 	else if (!o->quiet)
 		fprintf(stderr, "gotop-perf: %s: %zu samples, %llu buckets dropped as changed while "
-			"read -> %s\n", name, prof_nsamples(p), (unsigned long long)st.dropped, path);
+			"read -> %s\n", name, prof_nsamples(d->p),
+			(unsigned long long)d->st.dropped, path);
 	free(path);
-	prof_free(p);
+	session_mem_put(d);
 	return w ? EXIT_FAIL : EXIT_OK;
+}
+
+/* Samples as drain does, with a heap profile every --heap-every seconds between. */
+static enum session_end drain_heap(struct session *s, const struct record_opts *o, int *rc)
+{
+	enum session_end end;
+	unsigned k = 0;
+
+	if (!o->heap_every)
+		return drain(s, o->duration);
+	for (;;) {
+		double until = o->heap_every * (double)++k;
+		char name[32];
+
+		if (o->duration > 0 && until >= o->duration)
+			return drain(s, o->duration);
+		end = drain(s, until);
+		if (end != SESSION_END_DURATION)
+			return end;
+		snprintf(name, sizeof(name), "heap%u", k);
+		if (heap_profile(s, o, name))
+			*rc = EXIT_FAIL;
+	}
 }
 
 int cmd_record(int argc, char **argv)
 {
-	struct goprof *heap = NULL;
 	struct record_opts o;
 	struct session *s;
 	struct session_err err;
@@ -465,16 +498,15 @@ int cmd_record(int argc, char **argv)
 		cli_error("--wall: not a Go program: no wall-clock profile");
 	else if (started && o.wall && !session_wall_started(s))
 		cli_error("--wall: %s", session_info(s)->wall_why);
-	if (started && o.heap && heap_profile(&heap, session_info(s)->pid, &o, "heap0"))
+	if (started && o.heap && heap_profile(s, &o, "heap0"))
 		rc = EXIT_FAIL;
 	if (started)
-		end = drain(s, o.duration);
+		end = o.heap ? drain_heap(s, &o, &rc) : drain(s, o.duration);
 	/* The heap at the end, read before a started command is stopped. */
 	if (started && o.heap && end == SESSION_END_EXITED)
 		cli_error("--heap: the target exited: no heap profile at the end");
-	else if (started && o.heap && heap_profile(&heap, session_info(s)->pid, &o, "heap"))
+	else if (started && o.heap && heap_profile(s, &o, "heap"))
 		rc = EXIT_FAIL;
-	goprof_close(heap);
 	session_stop(s, 1);
 	if (write_wall(s, &o) != EXIT_OK)
 		rc = EXIT_FAIL;

@@ -177,59 +177,6 @@ static struct prof *read_files(char **files, size_t n)
 	return all;
 }
 
-/* The column that counts what sample type t measures: the "count" column of the same
- * kind (inuse_objects for inuse_space, alloc_objects for alloc_space, samples for cpu,
- * contentions for delay), else t itself. */
-static size_t count_col(const struct prof *p, size_t t)
-{
-	size_t i, n = prof_sample_types(p, NULL);
-	const char *tn = type_name(p, t), *us = strchr(tn, '_');
-	size_t any = t;
-	int found = 0;
-
-	if (!strcmp(unit_name(p, t), "count"))
-		return t;
-	for (i = 0; i < n; i++) {
-		if (strcmp(unit_name(p, i), "count"))
-			continue;
-		if (us && !strncmp(type_name(p, i), tn, (size_t)(us - tn) + 1))
-			return i;
-		if (!found) {
-			any = i;
-			found = 1;
-		}
-	}
-	return any;
-}
-
-/* The view of sample type t: a copy of p whose value columns are (count, t), which is
- * what the model reads (column 0 counts, column 1 is the value shown). */
-static struct prof *type_view(const struct prof *p, size_t t)
-{
-	const struct prof_value_type *types;
-	size_t nt = prof_sample_types(p, &types), stride, i, c = count_col(p, t);
-	const int64_t *v = prof_values(p, &stride);
-	struct prof *q;
-	struct prof_value_type vt[2];
-	int64_t *old;
-
-	(void)nt;
-	old = v ? xmalloc(prof_nsamples(p) * stride * sizeof(*old)) : NULL;
-	if (old)
-		memcpy(old, v, prof_nsamples(p) * stride * sizeof(*old));
-	q = prof_clone(p);
-	vt[0] = types[c];
-	vt[1] = types[t];
-	prof_set_sample_types(q, vt, 2);
-	for (i = 0; i < prof_nsamples(q); i++) {
-		int64_t nv[2] = { old[i * stride + c], old[i * stride + t] };
-
-		prof_set_sample_values(q, i, nv);
-	}
-	free(old);
-	return q;
-}
-
 /* A snapshot holding one event per sample type of p (which it takes). *first gets the
  * index of the type to show first. NULL when sample_index names no type. */
 static struct live_snapshot *files_snapshot(struct prof *p, const struct view_cli *o, size_t *first)
@@ -265,7 +212,8 @@ static struct live_snapshot *files_snapshot(struct prof *p, const struct view_cl
 	for (i = 0; i < nt; i++) {
 		if (def && *def && !strcmp(def, type_name(p, i)))
 			*first = i;
-		s->events[s->nevents++] = live_event_new(type_name(p, i), type_view(p, i));
+		s->events[s->nevents++] =
+			live_event_new(type_name(p, i), live_type_view(p, i, NULL, NULL, NULL));
 	}
 	if (o->sample_index) {
 		for (i = 0; i < nt && strcmp(o->sample_index, type_name(p, i)); i++)
@@ -328,7 +276,7 @@ int cmd_view(int argc, char **argv)
 		for (i = 0; i < nt && strcmp(type_name(b, i), ui_viewed_event(&ui)); i++)
 			;
 		if (i < nt) {
-			struct prof *q = type_view(b, i);
+			struct prof *q = live_type_view(b, i, NULL, NULL, NULL);
 
 			prof_free(b);
 			b = q;

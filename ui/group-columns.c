@@ -33,7 +33,7 @@ void ui_members_rebuild(struct ui *ui, const struct model_filter *f, size_t nf)
 	 * A decaying window's history keeps those two only (live.c, record_deltas): no
 	 * member columns there rather than zeros. */
 	n = n > 2 ? GP_MIN(n - 2, GP_ARRAY_SIZE(ui->xmodel)) : 0;
-	if (ui->snap && ui->snap->window_s)
+	if (ui->snap && ui->snap->window_s && !(ui->ev && ui->ev->mem))
 		n = 0;
 	for (k = n; k < ui->nxmodel; k++) {
 		model_free(ui->xmodel[k]);
@@ -72,6 +72,9 @@ static const char *column_name(struct ui *ui, size_t col, const char **unit)
  * would divide estimates of different samples. Their shares are shown instead. */
 static int own_samples(const struct ui *ui)
 {
+	/* The heap profile's alloc_rate is a rate, not a count of the event: its share. */
+	if (ui->ev && ui->ev->mem)
+		return 1;
 	return ui->ev && ui->ev->name[0] == '{' && !events_name_sample_read(ui->ev->name);
 }
 
@@ -238,6 +241,8 @@ void ui_member_title_cells(struct ui *ui, struct tline *l)
 		ui_member_heads(ui, k, head, sizeof(head), ratio, sizeof(ratio));
 		tl_put(l, UA_HEAD, " ");
 		tl_field(l, UA_HEAD, head, UI_MEMBER_W, TL_RIGHT);
+		if (ui_mem_viewed(ui))
+			continue;
 		tl_put(l, UA_HEAD, " ");
 		tl_field(l, UA_HEAD, ratio, UI_MEMBER_W, TL_RIGHT);
 	}
@@ -248,6 +253,12 @@ void ui_member_cells(struct ui *ui, struct tline *l, int64_t lead, const int64_t
 	for (size_t k = 0; k < ui->nxmodel; k++) {
 		char num[32];
 
+		if (ui_mem_viewed(ui)) {
+			ui_mem_rate(ui, num, sizeof(num), x[k]);
+			tl_put(l, UA_NORMAL, " ");
+			tl_field(l, UA_NORMAL, num, UI_MEMBER_W, TL_RIGHT);
+			continue;
+		}
 		snprintf(num, sizeof(num), "%lld", (long long)x[k]);
 		tl_put(l, UA_NORMAL, " ");
 		tl_field(l, UA_NORMAL, num, UI_MEMBER_W, TL_RIGHT);
@@ -255,4 +266,9 @@ void ui_member_cells(struct ui *ui, struct tline *l, int64_t lead, const int64_t
 		tl_put(l, UA_NORMAL, " ");
 		tl_field(l, UA_NORMAL, num, UI_MEMBER_W, TL_RIGHT);
 	}
+}
+
+int ui_member_cols(const struct ui *ui)
+{
+	return (int)ui->nxmodel * (ui_mem_viewed(ui) ? 1 : 2) * (UI_MEMBER_W + 1);
 }

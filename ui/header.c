@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gotop/goprof.h"
 #include "gotop/util.h"
 
 static void fmt_elapsed(char *buf, size_t n, uint64_t ns)
@@ -71,6 +72,41 @@ static void head_line2(struct ui *ui, struct tline *l2, const struct live_snapsh
 			tl_put(l2, attr[k], f[k]);
 	if (strcmp(ui_viewed_event(ui), s->event))
 		tl_printf(l2, UA_MARK, "  viewing %s", ui_viewed_event(ui));
+}
+
+/* Bytes in the units people read heaps in. */
+static void fmt_bytes(char *buf, size_t n, double b)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	size_t u = 0;
+
+	while (b >= 1024 && u + 1 < GP_ARRAY_SIZE(unit)) {
+		b /= 1024;
+		u++;
+	}
+	snprintf(buf, n, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
+}
+
+/* The header's second line while a sample type of the heap profile is viewed: the heap
+ * in use (the profile's estimate), GC cycles a second, how old the data is. */
+static void mem_line2(struct ui *ui, struct tline *l2, const struct live_snapshot *s)
+{
+	const struct live_mem *m = &s->memory;
+	uint64_t now = util_now_ns();
+	char b[32];
+
+	tl_put(l2, UA_HEAD, ui_viewed_event(ui));
+	fmt_bytes(b, sizeof(b), (double)m->inuse_bytes);
+	tl_printf(l2, UA_NORMAL, "  heap in use %s", b);
+	if (m->gc_per_s >= 0)
+		tl_printf(l2, UA_NORMAL, "  GC %.2f/s", m->gc_per_s);
+	tl_printf(l2, UA_NORMAL, "  data %.0fs old",
+		  m->cycle_ns && now > m->cycle_ns ? (double)(now - m->cycle_ns) / 1e9 : 0.0);
+	if (m->err)
+		tl_printf(l2, UA_ERR, "  %s", m->why);
+	if (m->dropped)
+		tl_printf(l2, UA_ERR, "  %llu buckets dropped", (unsigned long long)m->dropped);
+	tl_put(l2, UA_DIM, "  [ ] sample types");
 }
 
 /* `view`'s header: the files, and the sample type shown with its total. */
@@ -153,7 +189,10 @@ void ui_header(struct ui *ui, struct tline *l1, struct tline *l2)
 		snprintf(rate, sizeof(rate), "%llu Hz", (unsigned long long)s->freq);
 	else
 		snprintf(rate, sizeof(rate), "every %llu", (unsigned long long)s->period);
-	head_line2(ui, l2, s, rate);
+	if (ui->ev && ui->ev->mem)
+		mem_line2(ui, l2, s);
+	else
+		head_line2(ui, l2, s, rate);
 }
 
 void ui_info_line(struct ui *ui, struct tline *l)
@@ -165,6 +204,8 @@ void ui_info_line(struct ui *ui, struct tline *l)
 		return;
 	if (ui->files)
 		tl_put(l, UA_DIM, "files"); /* `view`: nothing is cumulative or forgotten */
+	else if (ui->ev && ui->ev->mem)
+		tl_printf(l, UA_DIM, "heap profile of GC cycle %u", ui->snap->memory.cycle);
 	else if (ui->snap->window_s)
 		tl_printf(l, UA_MARK, "last %us", ui->snap->window_s);
 	else if (ui->snap->forgotten_entries || ui->snap->shed_entries)
@@ -179,8 +220,17 @@ void ui_info_line(struct ui *ui, struct tline *l)
 		tl_printf(l, UA_NORMAL, "  no samples of %s yet", ui_viewed_event(ui));
 	} else {
 		model_totals(ui->model, &t);
-		tl_printf(l, UA_NORMAL, "  %llu samples", (unsigned long long)t.count);
-		if (ui->snap->window_s) {
+		if (ui->ev && ui->ev->mem) {
+			tl_printf(l, UA_NORMAL, "  %llu objects", (unsigned long long)t.count);
+			if (ui->snap->memory.rate_ns)
+				tl_printf(l, UA_DIM, ", alloc_rate over %.0fs",
+					  (double)ui->snap->memory.rate_ns / 1e9);
+			else
+				tl_put(l, UA_DIM, ", alloc_rate at the next GC cycle");
+		} else {
+			tl_printf(l, UA_NORMAL, "  %llu samples", (unsigned long long)t.count);
+		}
+		if (ui->snap->window_s && !(ui->ev && ui->ev->mem)) {
 			tl_printf(l, UA_DIM, " (%llu since start", (unsigned long long)ui->snap->ast.samples);
 			if (ui->snap->forgotten_entries || ui->snap->shed_entries)
 				tl_printf(l, UA_DIM, ", %llu of them forgotten",
@@ -204,6 +254,11 @@ void ui_info_line(struct ui *ui, struct tline *l)
 	}
 	if (ui->base_prof)
 		tl_printf(l, UA_MARK, "  baseline: %s", ui->base_what);
+	/* A Go program without runtime/pprof keeps no heap profile: said once here; the
+	 * CPU views are the same. */
+	if (ui->snap->memory.on && ui->snap->memory.err == GOPROF_E_OFF && !ui->snap->memory.have)
+		tl_put(l, UA_DIM, "  memory: the program keeps no heap profile (MemProfileRate 0, "
+				  "no runtime/pprof)");
 	if (ui->search[0]) {
 		char buf[512];
 

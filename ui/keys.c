@@ -139,7 +139,8 @@ static const struct ui_key keys[] = {
 	/* Sampling. */
 	{ 'e', ACT_VIEW(VIEW_EVENTS), "e", "event picker: what this machine can count; switch live", VB_ALL, "Event" },
 	{ 'V', ACT_VIEW(VIEW_VERIFY), "V", "Verifier: how often FP stacks are wrong, per function (ptrace + libunwind)", VB_ALL, "Verify" },
-	{ '[', ACT_EVENT_DATA_PREV, "[ ]", "look at the data kept for the previous / next event", VB_ALL, NULL },
+	{ '[', ACT_EVENT_DATA_PREV, "[ ]", "the previous / next event's data, or the Go heap profile's sample types",
+	  VB_ALL, NULL },
 	{ ']', ACT_EVENT_DATA_NEXT, NULL, NULL, VB_ALL, NULL },
 	{ 'F', ACT_FREQ, "F", "change the sampling frequency (Hz)", VB_ALL, NULL },
 	{ 'p', ACT_PAUSE, "p", "pause / resume sampling", VB_ALL, "Pause" },

@@ -520,6 +520,20 @@ void ui_member_ratio(struct ui *ui, size_t k, int64_t lead, const int64_t *x, ch
  * headers, in a row each member's value x[k] and its ratio (ui_member_ratio). */
 #define UI_MEMBER_W 12
 void ui_member_title_cells(struct ui *ui, struct tline *l);
+/* The columns the members' cells take in a line: a value and a ratio each, or the value
+ * alone for the heap profile's alloc_rate (a rate, whose share says little). */
+int ui_member_cols(const struct ui *ui);
 void ui_member_cells(struct ui *ui, struct tline *l, int64_t lead, const int64_t *x);
+
+/* memory.c: a sample type of the target's heap profile in the views (live_event.mem):
+ * whether one is viewed; the head of its value column ("BYTES", "OBJECTS"); the value in
+ * 9 columns (exact in --batch); the baseline's value and the growth since in buf (then
+ * and the change, in the unit), and its attribute. */
+int ui_mem_viewed(const struct ui *ui);
+const char *ui_mem_head(const struct ui *ui);
+void ui_mem_value(struct ui *ui, struct tline *l, int64_t v);
+int ui_mem_growth(struct ui *ui, char *buf, size_t n, int64_t now, int64_t then, int have);
+/* A rate column's value (alloc_rate): exact in --batch, "1.5M/s" on the screen. */
+void ui_mem_rate(struct ui *ui, char *buf, size_t n, int64_t bytes_per_s);
 
 #endif

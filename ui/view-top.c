@@ -208,7 +208,7 @@ static void widths(struct ui *ui, int *namew, int *locw)
 	}
 	*locw = GP_MIN(30, ui->width / 4);
 	*namew = ui->width - 24 - 1 - *locw - 1 - (ui->base_model ? 15 : 0) -
-		 (int)ui->nxmodel * 2 * (UI_MEMBER_W + 1);
+		 ui_member_cols(ui);
 	if (*namew < 10)
 		*namew = 10;
 }
@@ -223,8 +223,9 @@ static void top_title(struct ui *ui, struct view *v, struct tline *l)
 	tl_field(l, t->sort == SORT_SELF ? UA_MARK : UA_HEAD, "SELF%", 7, TL_RIGHT);
 	tl_field(l, t->sort == SORT_TOTAL ? UA_MARK : UA_HEAD, "TOTAL%", 8, TL_RIGHT);
 	if (ui->base_model)
-		tl_field(l, UA_HEAD, " THEN%  DELTA", 15, TL_RIGHT); /* of SELF%, in points */
-	tl_field(l, UA_HEAD, "SAMPLES", 9, TL_RIGHT);
+		tl_field(l, UA_HEAD, ui_mem_viewed(ui) ? "   THEN  DELTA" /* of the self value */
+			 : " THEN%  DELTA", 15, TL_RIGHT); /* of SELF%, in points */
+	tl_field(l, UA_HEAD, ui_mem_viewed(ui) ? ui_mem_head(ui) : "SAMPLES", 9, TL_RIGHT);
 	ui_member_title_cells(ui, l);
 	tl_put(l, UA_HEAD, " ");
 	tl_field(l, t->sort == SORT_NAME ? UA_MARK : UA_HEAD, ui->by_line ? "FUNCTION:LINE" : "FUNCTION",
@@ -285,11 +286,17 @@ static void top_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 		int64_t bs, bt;
 		int have = !ui_base_fn(ui, f, &bs, &bt);
 		char d[32];
-		int a = ui_base_delta(d, sizeof(d), r->self, t->tot.value, bs, ui_base_all(ui), have);
+		int a = ui_mem_viewed(ui)
+				? ui_mem_growth(ui, d, sizeof(d), r->self, bs, have)
+				: ui_base_delta(d, sizeof(d), r->self, t->tot.value, bs,
+						ui_base_all(ui), have);
 
-		tl_field(l, a, d, 15, TL_RIGHT);
+		tl_field(l, a, d, 15, TL_RIGHT | (ui->batch ? TL_NOCUT : 0));
 	}
-	tl_printf(l, UA_NORMAL, "%9llu", (unsigned long long)r->self_n);
+	if (ui_mem_viewed(ui))
+		ui_mem_value(ui, l, r->self);
+	else
+		tl_printf(l, UA_NORMAL, "%9llu", (unsigned long long)r->self_n);
 	/* A group's members: the function's total of each (it and its callees, where a
 	 * member's counts are as often in callees as in the function: page faults in the
 	 * kernel), and the ratio to the event's total. */

@@ -253,8 +253,9 @@ static void tree_title(struct ui *ui, struct view *v, struct tline *l)
 	tl_field(l, UA_HEAD, "TOTAL%", 7, TL_RIGHT);
 	tl_field(l, UA_HEAD, "SELF%", 8, TL_RIGHT);
 	if (ui->base_model && !t->callers)
-		tl_field(l, UA_HEAD, " THEN%  DELTA", 15, TL_RIGHT); /* of TOTAL%, in points */
-	tl_field(l, UA_HEAD, "SAMPLES", 9, TL_RIGHT);
+		tl_field(l, UA_HEAD, ui_mem_viewed(ui) ? "   THEN  DELTA" /* of the total value */
+			 : " THEN%  DELTA", 15, TL_RIGHT); /* of TOTAL%, in points */
+	tl_field(l, UA_HEAD, ui_mem_viewed(ui) ? ui_mem_head(ui) : "SAMPLES", 9, TL_RIGHT);
 	ui_member_title_cells(ui, l);
 	tl_put(l, UA_HEAD, " ");
 	if (t->callers) {
@@ -280,7 +281,7 @@ static void tree_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 	const struct model_fn *f = model_fn(ui->model, n->fn);
 	int64_t total = t->t->nodes[0].total;
 	unsigned depth = t->callers ? n->depth : n->depth - 1;
-	int members_w = (int)ui->nxmodel * 2 * (UI_MEMBER_W + 1);
+	int members_w = ui_member_cols(ui);
 	unsigned maxind = ui->batch ? 200 : (unsigned)GP_MAX(ui->width - 26 - 20 - members_w, 0) / 2 / 2;
 	char pct[16], name[1100];
 	const char *glyph;
@@ -299,11 +300,17 @@ static void tree_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 		int64_t bt;
 		int have = !ui_base_node(ui, n->id, &bt);
 		char d[32];
-		int a = ui_base_delta(d, sizeof(d), n->total, total, bt, ui_base_all(ui), have);
+		int a = ui_mem_viewed(ui)
+				? ui_mem_growth(ui, d, sizeof(d), n->total, bt, have)
+				: ui_base_delta(d, sizeof(d), n->total, total, bt, ui_base_all(ui),
+						have);
 
-		tl_field(l, a, d, 15, TL_RIGHT);
+		tl_field(l, a, d, 15, TL_RIGHT | (ui->batch ? TL_NOCUT : 0));
 	}
-	tl_printf(l, UA_NORMAL, "%9llu", (unsigned long long)n->total_n);
+	if (ui_mem_viewed(ui))
+		ui_mem_value(ui, l, n->total);
+	else
+		tl_printf(l, UA_NORMAL, "%9llu", (unsigned long long)n->total_n);
 	if (ui->nxmodel) {
 		const int64_t *x = &t->xtot[(size_t)t->vis[i] * ui->nxmodel];
 

@@ -44,11 +44,37 @@ struct live_event {
 	struct prof *prof;       /* cumulative since start or zero, or the window's samples:
 				  * a prof_snapshot of the aggregator's profile */
 	uint64_t samples;        /* sum of value column 0 (sample count) in prof */
+	int mem;                 /* a sample type of the target's heap profile (not sampled
+				  * by gotop-perf: the runtime's, read at each GC cycle) */
 };
 
 /* An event's data holding p (taken, freed with the snapshot that holds it): for snapshots
  * made outside a session too, e.g. of pprof files. Never fails. */
 struct live_event *live_event_new(const char *name, struct prof *p);
+
+/* The view of sample type t of p (a profile of several, as Go's heap profile): a copy
+ * whose value columns are (count, t), what the views read (column 0 counts, column 1 is
+ * the value shown), the count being the "count" column of the same kind (inuse_objects
+ * for inuse_space, contentions for delay), else t itself. With extra (one value per
+ * sample of p), a third column extra_type/extra_unit. A new profile; caller frees. */
+struct prof *live_type_view(const struct prof *p, size_t t, const int64_t *extra,
+			    const char *extra_type, const char *extra_unit);
+
+/* The target's heap profile in a snapshot (the session's memory source, SESSION_MEM):
+ * its sample types are events with mem set; this says what goes with them. */
+struct live_mem {
+	int on;                  /* the source was asked for (a Go target) */
+	int have;                /* a profile was read: the fields below */
+	int err;                 /* GOPROF_E_*: why there is none (GOPROF_E_OFF: the program
+				  * keeps no heap profile) */
+	char why[256];           /* with err: one line */
+	int64_t inuse_bytes;     /* inuse_space: the sampled estimate of the live heap */
+	double gc_per_s;         /* GC cycles a second (< 0: not known yet) */
+	uint64_t cycle_ns;       /* util_now_ns when its GC cycle was seen published */
+	uint64_t rate_ns;        /* the span of the alloc_rate column (0: none yet) */
+	uint32_t cycle;
+	uint64_t dropped;        /* buckets left out of the read (changed while read) */
+};
 
 /* A thread of the target seen while the session ran (name from /proc, escaped). */
 struct live_thread {
@@ -90,6 +116,8 @@ struct live_snapshot {
 	uint64_t lost;           /* samples lost by the kernel plus dropped by the sampler */
 	struct sampler_stats sst;
 	struct agg_stats ast;
+
+	struct live_mem memory;  /* the heap profile's facts (its types are among events) */
 
 	size_t nthreads;         /* every thread seen, sorted by tid */
 	struct live_thread *threads;

@@ -16,6 +16,8 @@
 
 #include "gotop/agg.h"
 #include "gotop/events.h"
+#include "gotop/gomem.h"
+#include "gotop/goprof.h"
 #include "gotop/goread.h"
 #include "gotop/gosnap.h"
 #include "gotop/gowall.h"
@@ -33,6 +35,8 @@ struct session;
 #define SESSION_WALL 0x2       /* Go: every goroutine at wall_hz into a wall-clock profile */
 #define SESSION_GOROUTINES 0x4 /* Go: every goroutine now, on request (session_goroutines_get) */
 #define SESSION_VERIFY 0x8     /* the verifier, made when first asked (session_verifier) */
+#define SESSION_MEM 0x10       /* Go: the runtime's memory, block and mutex profiles, read
+				* from its buckets (session_mem_get, session_mem_fetch) */
 
 struct session_opts {
 	unsigned sources;          /* SESSION_* (default SESSION_CPU) */
@@ -77,6 +81,18 @@ struct session_opts {
 	/* SESSION_VERIFY: the verifier's options (NULL: verify_opts_default, with the stack
 	 * bytes of a sample of this session); borrowed until session_free. */
 	const struct verify_opts *verify;
+	/* SESSION_MEM: with mem_publish, a thread polls the heap profile's cycle once a
+	 * second and reads the profile each time the runtime publishes one (a GC cycle), at
+	 * most mem_max_cpu of a core (0: no limit); each copy gets the allocation rate over
+	 * the last mem_rate_s seconds (0: SESSION_MEM_RATE_S). Else the profile is read when
+	 * asked for (session_mem_get with a wait). */
+	int mem_publish;
+	double mem_max_cpu;
+	unsigned mem_rate_s;
+/* The live UI's mem_max_cpu: the thread's share; the worker's views of each copy and the
+ * UI's model of the one shown take about as much again. */
+#define SESSION_MEM_LIVE_MAX_CPU 0.005
+#define SESSION_MEM_RATE_S 10
 };
 
 /* Defaults: CPU samples; cpu-clock is left to the caller (nevents 0); 1000 Hz, repair, Go
@@ -285,5 +301,48 @@ int session_goroutines_frames(const struct session_goroutines *d, uint64_t pc, s
  * valid until session_free. NULL, with a one-line reason in why, without SESSION_VERIFY
  * or when it cannot be made. */
 struct verifier *session_verifier(struct session *s, char *why, size_t whylen);
+
+/* SESSION_MEM: the target's heap profile as its /debug/pprof/heap would answer at one
+ * moment (goprof.h), and what the live views say beside it. Immutable; held with
+ * session_mem_get, let go with session_mem_put. */
+struct session_mem {
+	int err;           /* GOPROF_E_OK, or why there is no profile (GOPROF_E_OFF: the
+			    * program keeps none, MemProfileRate 0; _TARGET: not Go, gone) */
+	char why[256];     /* with err: one line */
+	struct prof *p;    /* the heap profile (alloc_objects, alloc_space, inuse_objects,
+			    * inuse_space), NULL with err */
+	int64_t *alloc_rate; /* per sample of p: alloc_space bytes a second over rate_ns,
+			      * NULL before a second copy */
+	uint64_t rate_ns;  /* the span the rates are over */
+	struct gomem_stats st; /* of the read */
+	int64_t mem_rate;  /* runtime.MemProfileRate at the read */
+	uint32_t cycle;    /* the profile cycle (GC cycles, mod 2^31) */
+	double gc_per_s;   /* GC cycles a second over the last SESSION_MEM_RATE_S seconds
+			    * polled (< 0: not known yet) */
+	int64_t inuse_bytes; /* inuse_space of p: the sampled estimate of the live heap */
+	uint64_t cycle_ns; /* util_now_ns when the cycle was first seen: the data's age */
+	uint64_t read_ns;  /* util_now_ns of the read */
+	uint64_t seq;      /* increases with every copy */
+	int refs;
+};
+/* Asks for a read now and returns the latest copy (NULL before the first): with wait_ms 0
+ * at once, else waiting up to wait_ms (< 0: as long as it takes) for the one asked. With
+ * mem_publish, wait_ms 0 asks nothing: the thread reads at each published cycle. The
+ * source (its thread, the reader) is made at the first call. NULL without SESSION_MEM. */
+const struct session_mem *session_mem_get(struct session *s, int wait_ms);
+/* Lets go of d, on any thread, also after session_free. Accepts NULL. */
+void session_mem_put(const struct session_mem *d);
+/* With mem_publish: GC cycles a second over the last SESSION_MEM_RATE_S seconds of polls,
+ * as of the last poll (< 0: not known yet). */
+double session_mem_gc_rate(struct session *s);
+/* What the target's /debug/pprof/NAME would answer (goprof_fetch: heap, allocs, block,
+ * mutex, goroutine; ?debug, ?seconds), through the source's reader, on the calling thread.
+ * GOPROF_E_OK, or an error kind with why. GOPROF_E_TARGET without SESSION_MEM. */
+int session_mem_fetch(struct session *s, const struct goprof_req *r, struct goprof_out *out,
+		      char *why, size_t whylen);
+/* --enable-memprofile: gomem_enable through the source's reader (the one write into a
+ * target, only when the user asks). 0, -EEXIST (*old the rate found, nothing written),
+ * -ENOENT (no reader: why says so) or -errno. */
+int session_mem_enable(struct session *s, int64_t *old, char *why, size_t whylen);
 
 #endif

@@ -108,6 +108,11 @@ struct live {
 	int rebuild_all;
 	struct lev **levs;
 	size_t nlevs;
+	/* The heap profile's sample types (SESSION_MEM), published after the events. */
+	struct live_event *mev[PROF_MAX_VALUES];
+	size_t nmev;
+	uint64_t mem_seq;
+	struct live_mem mem;
 	struct tick *ticks;      /* oldest first */
 	size_t nticks, capticks;
 	size_t win_first;        /* index of the first tick inside the window, last publication */
@@ -669,6 +674,150 @@ static void update_target(struct live *l)
 	l->recheck_names = 0;
 }
 
+static const char *type_name(const struct prof *p, size_t i)
+{
+	const struct prof_value_type *t;
+	size_t n = prof_sample_types(p, &t);
+	const char *s = i < n ? prof_string(p, t[i].type, NULL) : NULL;
+
+	return s ? s : "";
+}
+
+static const char *unit_name(const struct prof *p, size_t i)
+{
+	const struct prof_value_type *t;
+	size_t n = prof_sample_types(p, &t);
+	const char *s = i < n ? prof_string(p, t[i].unit, NULL) : NULL;
+
+	return s ? s : "";
+}
+
+/* The column that counts what sample type t measures: the "count" column of the same
+ * kind (inuse_objects for inuse_space, alloc_objects for alloc_space, samples for cpu,
+ * contentions for delay), else t itself. */
+static size_t count_col(const struct prof *p, size_t t)
+{
+	size_t i, n = prof_sample_types(p, NULL);
+	const char *tn = type_name(p, t), *us = strchr(tn, '_');
+	size_t any = t;
+	int found = 0;
+
+	if (!strcmp(unit_name(p, t), "count"))
+		return t;
+	for (i = 0; i < n; i++) {
+		if (strcmp(unit_name(p, i), "count"))
+			continue;
+		if (us && !strncmp(type_name(p, i), tn, (size_t)(us - tn) + 1))
+			return i;
+		if (!found) {
+			any = i;
+			found = 1;
+		}
+	}
+	return any;
+}
+
+/* The id of string str in p, or 0 when p does not hold it (a scan: a profile holds a few
+ * strings per function). */
+static uint32_t find_string(const struct prof *p, const char *str)
+{
+	for (size_t i = 1; i < prof_nstrings(p); i++) {
+		const char *s = prof_string(p, (uint32_t)i, NULL);
+
+		if (s && !strcmp(s, str))
+			return (uint32_t)i;
+	}
+	return 0;
+}
+
+struct prof *live_type_view(const struct prof *p, size_t t, const int64_t *extra,
+			    const char *extra_type, const char *extra_unit)
+{
+	const struct prof_value_type *types;
+	size_t stride, i, c = count_col(p, t), n = prof_nsamples(p);
+	const int64_t *v = prof_values(p, &stride);
+	struct prof *q;
+	struct prof_value_type vt[3];
+	int64_t *old;
+
+	prof_sample_types(p, &types);
+	old = v ? xmalloc((n ? n : 1) * stride * sizeof(*old)) : NULL;
+	if (old)
+		memcpy(old, v, n * stride * sizeof(*old));
+	vt[0] = types[c];
+	vt[1] = types[t];
+	if (extra) {
+		vt[2].type = find_string(p, extra_type);
+		vt[2].unit = find_string(p, extra_unit);
+	}
+	/* A copy sharing p's tables costs only its values; one that must intern the third
+	 * column's names is a deep copy (the heap source interns them for this). */
+	if (!extra || (vt[2].type && vt[2].unit)) {
+		q = prof_snapshot(p);
+	} else {
+		q = prof_clone(p);
+		vt[2].type = prof_str(q, extra_type);
+		vt[2].unit = prof_str(q, extra_unit);
+	}
+	prof_set_sample_types(q, vt, extra ? 3 : 2);
+	for (i = 0; old && i < n; i++) {
+		int64_t nv[3] = { old[i * stride + c], old[i * stride + t], extra ? extra[i] : 0 };
+
+		prof_set_sample_values(q, i, nv);
+	}
+	free(old);
+	return q;
+}
+
+/* The session's latest heap profile, when a new one came: an event per sample type,
+ * each with the allocation rate beside. On the worker's thread; the reading of the
+ * target is the source's own thread's. */
+static void update_mem(struct live *l)
+{
+	const struct session_mem *d;
+	size_t k, nt;
+	int64_t *rate;
+
+	if (!(session_options(l->s)->sources & SESSION_MEM))
+		return;
+	l->mem.on = 1;
+	l->mem.gc_per_s = session_mem_gc_rate(l->s);
+	d = session_mem_get(l->s, 0);
+	if (!d || d->seq == l->mem_seq) {
+		session_mem_put(d);
+		return;
+	}
+	l->mem_seq = d->seq;
+	l->mem.err = d->err;
+	snprintf(l->mem.why, sizeof(l->mem.why), "%s", d->why);
+	if (!d->p) {
+		/* None kept, or the target is gone: the last events stay, said stale by age. */
+		session_mem_put(d);
+		return;
+	}
+	l->mem.have = 1;
+	l->mem.inuse_bytes = d->inuse_bytes;
+	l->mem.cycle_ns = d->cycle_ns;
+	l->mem.rate_ns = d->alloc_rate ? d->rate_ns : 0;
+	l->mem.cycle = d->cycle;
+	l->mem.dropped = d->st.dropped;
+	for (k = 0; k < l->nmev; k++)
+		event_put(l->mev[k]);
+	nt = GP_MIN(prof_sample_types(d->p, NULL), GP_ARRAY_SIZE(l->mev));
+	/* The column is there from the first copy, zero until a second one gives a rate. */
+	rate = d->alloc_rate ? d->alloc_rate : xcalloc(prof_nsamples(d->p) + 1, sizeof(*rate));
+	for (k = 0; k < nt; k++) {
+		struct prof *q = live_type_view(d->p, k, rate, "alloc_rate", "bytes/s");
+
+		l->mev[k] = live_event_new(type_name(d->p, k), q);
+		l->mev[k]->mem = 1;
+	}
+	l->nmev = nt;
+	if (rate != d->alloc_rate)
+		free(rate);
+	session_mem_put(d);
+}
+
 static void publish(struct live *l, int periodic)
 {
 	struct live_snapshot *s = xcalloc(1, sizeof(*s)), *old;
@@ -703,10 +852,12 @@ static void publish(struct live *l, int periodic)
 		if (v)
 			s->go_version = xstrdup(v);
 	}
-	s->nevents = l->nlevs;
-	s->events = xcalloc(l->nlevs ? l->nlevs : 1, sizeof(*s->events));
-	for (k = 0; k < l->nlevs; k++) {
-		s->events[k] = l->levs[k]->pub;
+	update_mem(l);
+	s->memory = l->mem;
+	s->nevents = l->nlevs + l->nmev;
+	s->events = xcalloc(s->nevents ? s->nevents : 1, sizeof(*s->events));
+	for (k = 0; k < s->nevents; k++) {
+		s->events[k] = k < l->nlevs ? l->levs[k]->pub : l->mev[k - l->nlevs];
 		__atomic_add_fetch(&s->events[k]->refs, 1, __ATOMIC_ACQ_REL);
 	}
 	snprintf(s->event, sizeof(s->event), "%s", l->event.name);
@@ -1130,6 +1281,8 @@ void live_free(struct live *l)
 		free(l->levs[k]);
 	}
 	free(l->levs);
+	for (k = 0; k < l->nmev; k++)
+		event_put(l->mev[k]);
 	ticks_clear(l);
 	free(l->ticks);
 	tnames_put(l->names);

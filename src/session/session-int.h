@@ -13,6 +13,7 @@
 
 struct wallsrc;
 struct gsrc;
+struct memsrc;
 
 struct session {
 	struct session_opts o;
@@ -53,6 +54,7 @@ struct session {
 	struct gowall_oncpu *oncpu; /* its running goroutines' stacks, from the aggregator */
 	struct gsrc *gor;        /* SESSION_GOROUTINES, from the first session_goroutines_get */
 	struct verifier *verifier; /* SESSION_VERIFY, from the first session_verifier */
+	struct memsrc *mem;      /* SESSION_MEM, from the first session_mem_* call */
 	pthread_mutex_t src_lock; /* guards the making of gor and verifier (any thread) */
 };
 
@@ -94,5 +96,14 @@ void wallsrc_free(struct wallsrc *w); /* stops first; accepts NULL */
 struct gsrc *gsrc_new(pid_t pid, size_t max_g);
 const struct session_goroutines *gsrc_get(struct gsrc *g, int wait_ms);
 void gsrc_free(struct gsrc *g); /* joins the thread; accepts NULL */
+
+/* mem.c: the memory profiles' reader and, when publishing, its polling thread. */
+struct memsrc *memsrc_new(pid_t pid, int publish, double max_cpu, unsigned rate_s);
+const struct session_mem *memsrc_get(struct memsrc *m, int wait_ms);
+int memsrc_fetch(struct memsrc *m, const struct goprof_req *r, struct goprof_out *out,
+		 char *why, size_t whylen);
+double memsrc_gc_rate(struct memsrc *m);
+int memsrc_enable(struct memsrc *m, int64_t *old, char *why, size_t whylen);
+void memsrc_free(struct memsrc *m); /* joins the thread; accepts NULL */
 
 #endif

@@ -2,7 +2,8 @@
  * their life, CPU samples (a sampler per event, the aggregator, the drain loop), the
  * profiles out with their metadata, and the statistics (linux tools/perf/builtin-record.c
  * keeps the same pieces in one struct record). The Go reader is in session-go.c, the
- * wall-clock sampler in wall.c, snapshots of every goroutine in goroutines.c. */
+ * wall-clock sampler in wall.c, snapshots of every goroutine in goroutines.c, the memory
+ * profiles in mem.c. */
 #include "config.h"
 #include "gotop/session.h"
 
@@ -350,6 +351,7 @@ void session_free(struct session *s)
 	/* The verifier first: its thread lets go of any thread of the target it holds. */
 	verifier_free(s->verifier);
 	gsrc_free(s->gor);
+	memsrc_free(s->mem);
 	wallsrc_free(s->wall);
 	session_go_join(s);
 	for (i = 0; i < s->nsamplers; i++)
@@ -653,4 +655,56 @@ struct verifier *session_verifier(struct session *s, char *why, size_t whylen)
 	v = s->verifier;
 	pthread_mutex_unlock(&s->src_lock);
 	return v;
+}
+
+/* The memory source, made at the first call (any thread). */
+static struct memsrc *mem_of(struct session *s)
+{
+	struct memsrc *m;
+
+	if (!s || !(s->o.sources & SESSION_MEM))
+		return NULL;
+	pthread_mutex_lock(&s->src_lock);
+	if (!s->mem)
+		s->mem = memsrc_new(s->target.pid, s->o.mem_publish, s->o.mem_max_cpu,
+				    s->o.mem_rate_s ? s->o.mem_rate_s : SESSION_MEM_RATE_S);
+	m = s->mem;
+	pthread_mutex_unlock(&s->src_lock);
+	return m;
+}
+
+const struct session_mem *session_mem_get(struct session *s, int wait_ms)
+{
+	struct memsrc *m = mem_of(s);
+
+	return m ? memsrc_get(m, wait_ms) : NULL;
+}
+
+double session_mem_gc_rate(struct session *s)
+{
+	return s && s->mem ? memsrc_gc_rate(s->mem) : -1;
+}
+
+int session_mem_fetch(struct session *s, const struct goprof_req *r, struct goprof_out *out,
+		      char *why, size_t whylen)
+{
+	struct memsrc *m = mem_of(s);
+
+	if (!m) {
+		memset(out, 0, sizeof(*out));
+		snprintf(why, whylen, "the memory profiles were not asked for");
+		return GOPROF_E_TARGET;
+	}
+	return memsrc_fetch(m, r, out, why, whylen);
+}
+
+int session_mem_enable(struct session *s, int64_t *old, char *why, size_t whylen)
+{
+	struct memsrc *m = mem_of(s);
+
+	if (!m) {
+		snprintf(why, whylen, "the memory profiles were not asked for");
+		return -ENOENT;
+	}
+	return memsrc_enable(m, old, why, whylen);
 }

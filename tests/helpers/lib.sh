@@ -239,3 +239,40 @@ parent_share() {
 		  tot += $1; if (fr[i + 1] == parent) good += $1 }
 		END { if (tot == 0) print "0 0"; else printf "%.2f %d\n", 100 * good / tot, tot }' "$1"
 }
+
+# sums FILE COLUMN: "T total V", "F func V" (flat), "C func V" (cum) of a value column,
+# from go tool pprof -raw; zero values left out (Go writes its empty buckets as zero
+# samples, gotop-perf's writer leaves them out).
+sums() {
+	pprof -raw "$1" 2>/dev/null | awk -v col="$2" '
+		/^Samples:/ { s = 1; getline; next }
+		/^Locations/ { s = 0; l = 1; next }
+		/^Mappings/ { l = 0; next }
+		s && /^ *-?[0-9]+( +-?[0-9]+)*:/ {
+			split($0, a, ":"); split(a[1], v, " "); ns++; val[ns] = v[col]; stk[ns] = a[2]
+			next
+		}
+		l && /^ +[0-9]+: / {
+			id = $1; sub(":", "", id); nf[id] = 0
+			f = $3 ~ /^M=/ ? $4 : $3
+			if (f != "") fn[id, ++nf[id]] = f
+			next
+		}
+		l && /^ +[^ ]/ { fn[id, ++nf[id]] = $1; next }
+		END {
+			for (i = 1; i <= ns; i++) {
+				t += val[i]
+				n = split(stk[i], L, " ")
+				split("", seen)
+				for (j = 1; j <= n; j++)
+					for (k = 1; k <= nf[L[j]]; k++) {
+						name = fn[L[j], k]
+						if (j == 1 && k == 1) flat[name] += val[i]
+						if (!(name in seen)) { seen[name] = 1; cum[name] += val[i] }
+					}
+			}
+			printf "T total %.0f\n", t
+			for (f in flat) if (flat[f] != 0) printf "F %s %.0f\n", f, flat[f]
+			for (f in cum) if (cum[f] != 0) printf "C %s %.0f\n", f, cum[f]
+		}'
+}
