@@ -154,5 +154,8 @@ int cmd_view(int argc, char **argv);
 int cmd_live(int argc, char **argv);
 /* The live UI's options, as its --help and gotop-perf --help print them. */
 void cmd_live_options(FILE *f);
+/* `gotop-perf` alone in a terminal: the process picker, then the live UI on the process
+ * chosen (ui/picker.c). */
+int cmd_pick(void);
 
 #endif

@@ -567,6 +567,32 @@ int batch_check_views(const char *list);
 /* Runs the curses UI until q or a signal; returns an exit code. */
 int tui_run(struct ui *ui);
 
+/* picker.c: the list of processes `gotop-perf` opens in a terminal without arguments:
+ * scanned again each refresh (procs.h), filtered, its rows as text lines for tui_pick. */
+struct picker;
+struct picker *picker_new(void);
+void picker_free(struct picker *pk);
+/* Reads the processes again; 0 or -errno (/proc unreadable). */
+int picker_scan(struct picker *pk);
+/* Keeps the rows whose name, command, pid or Go version holds f (raw bytes). */
+void picker_set_filter(struct picker *pk, const char *f);
+const char *picker_filter(const struct picker *pk);
+size_t picker_nrows(const struct picker *pk);
+/* Whether row i is a process (not the line before the other programs); its pid (0: none);
+ * whether it is a Go program. */
+int picker_selectable(const struct picker *pk, size_t i);
+pid_t picker_pid(const struct picker *pk, size_t i);
+int picker_is_go(const struct picker *pk, size_t i);
+/* The columns laid out in width (tl_cols), once per scan or filter; then the lines. */
+void picker_layout(struct picker *pk, int width);
+void picker_header(struct picker *pk, int width, struct tline *l1, struct tline *l2);
+void picker_info(struct picker *pk, struct tline *l);
+void picker_title(struct picker *pk, int width, struct tline *l);
+void picker_row(struct picker *pk, size_t i, int width, struct tline *l);
+/* The picker in the terminal until Enter (*pid the process chosen), q or a signal (*pid
+ * 0); the terminal restored. An exit code. */
+int tui_pick(struct ui *ui, struct picker *pk, pid_t *pid);
+
 /* ui/group-columns.c: the columns of a group's members (an event "{a,b,c}"). Rebuilds the
  * member models with the main model's filters (ui_rebuild); frees them (ui_fini). */
 void ui_members_rebuild(struct ui *ui, const struct model_filter *f, size_t nf);
