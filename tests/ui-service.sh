@@ -134,18 +134,19 @@ awk 'function short(n, q, r, pre, i, last) {
 # goroutines out (the runtime's own: runtime/pprof's goroutine profile hides them).
 keys x
 wait_for 'full function names' >/dev/null
+# (row, down: wait_for and wait_cmd count with i)
 checked=0
 bad=
-i=1
-while [ $i -le 16 ]; do
+row=1
+while [ $row -le 16 ]; do
 	pane >"$T/p.txt"
-	w=$(awk -v i=$i '/^  COUNT  STATE/ { s = NR; c = index($0, "WHERE"); next }
+	w=$(awk -v i=$row '/^  COUNT  STATE/ { s = NR; c = index($0, "WHERE"); next }
 		s && NR == s + i { print substr($0, c) }' "$T/p.txt")
 	case $w in
 	"+ runtime."* | "+ internal/poll."*)
 		keys Home
-		k=1
-		while [ $k -lt $i ]; do keys j; k=$((k + 1)); done
+		down=1
+		while [ $down -lt $row ]; do keys j; down=$((down + 1)); done
 		keys Enter
 		wait_for 'ids: [0-9]' >/dev/null
 		pane >"$T/open.txt"
@@ -163,7 +164,7 @@ while [ $i -le 16 ]; do
 		keys Enter
 		;;
 	esac
-	i=$((i + 1))
+	row=$((row + 1))
 done
 check "a runtime or internal/poll WHERE only for a stack with no program frame ($checked such stacks opened${bad:+; not:$bad})" \
 	sh -c "[ $checked -ge 1 ] && [ -z '$bad' ]"
@@ -188,7 +189,9 @@ check "... the goroutines parked all along are hidden, and the info line says ho
 	wait_cmd sh -c "sed -n 4p '$T/pane.txt' | grep -Eq '  [1-9][0-9]* idle all along hidden \\(a: all\\)'"
 h=$(hidden)
 pane >"$T/wall-hidden.txt"
-rows_of() { awk '/^WALL s/ { s = 1; next } s && /^ *$/ { exit } s { n++ } END { print n + 0 }' "$1"; }
+# rows_of FILE: the rows of the table, from the status line's "SELECTED/ROWS" (the screen
+# may be full either way).
+rows_of() { sed -n 's|.* [0-9][0-9]*/\([0-9][0-9]*\)$|\1|p' "$1" | tail -1 | grep . || echo 0; }
 keys a
 shown_all() {
 	sed -n 4p "$T/pane.txt" | grep -q 'all goroutines (a: hide the idle)' &&
