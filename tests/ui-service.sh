@@ -22,7 +22,7 @@ need_perf
 	skip_all "no terminfo entry for TERM=screen"
 bin=$("$TOP_SRCDIR/tests/helpers/debian-service.sh" prometheus 2>"$T/fetch.err") ||
 	skip_all "no Prometheus from Debian: $(head -1 "$T/fetch.err")"
-plan 12
+plan 11
 COLS=$TOP_SRCDIR/tests/helpers/columns.awk
 
 # Prometheus on a port of its own choosing, scraping nothing: the load is ours.
@@ -41,7 +41,7 @@ while [ $i -lt 100 ] && [ -z "$port" ]; do
 done
 if [ -z "$port" ]; then
 	diag_file "$T/prom/log"
-	skip_n 12 "Prometheus did not start"
+	skip_n 11 "Prometheus did not start"
 	finish
 fi
 URL=http://127.0.0.1:$port
@@ -62,7 +62,7 @@ SOCK=gotop-svc-test-$$
 tm new-session -d -s ui -x 80 -y 24 \
 	"env -i PATH='$PATH' HOME='$T' TERM=screen LANG=C.UTF-8 PS1='ui-test\$ ' \
 		ASAN_OPTIONS='${ASAN_OPTIONS:-}' UBSAN_OPTIONS='${UBSAN_OPTIONS:-}' TSAN_OPTIONS='${TSAN_OPTIONS:-}' sh" ||
-	{ skip_n 12 "cannot start a tmux session"; finish; }
+	{ skip_n 11 "cannot start a tmux session"; finish; }
 wait_for 'ui-test\$' >/dev/null
 run "'$GOTOP_PERF' -p $prom"
 wait_for '^gotop-perf PID' >/dev/null
