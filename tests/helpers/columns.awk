@@ -80,7 +80,7 @@ BEGIN {
 }
 
 # the end of the rows: a blank line, or the screen's status line (ROW/ROWS) and key bar
-intitle && (/^ *$/ || /  [0-9]+\/[0-9]+ *$/ || /^q Quit /) { exit }
+intitle && (/^ *$/ || / [0-9]+\/[0-9]+ *$/ || /^q Quit /) { exit }
 
 intitle && /\(no [a-z_]+\)/ { next }
 
