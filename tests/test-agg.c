@@ -480,6 +480,8 @@ static void add_go_sample_x(struct batchbuf *b, uint64_t t, uint64_t goid, uint3
 			    const struct gort_labels *gl);
 /* The user stack (2 frames) of the next Go samples; NULL: the usual one. */
 static const uint64_t *go_user;
+/* The g.startpc of the next Go samples (0: none). */
+static uint64_t go_startpc;
 
 static void add_go_sample(struct batchbuf *b, uint64_t t, uint64_t goid)
 {
@@ -502,6 +504,7 @@ static void add_go_sample_x(struct batchbuf *b, uint64_t t, uint64_t goid, uint3
 	gx.goid = goid;
 	gx.flags = flags;
 	gx.labels = gl;
+	gx.startpc = go_startpc;
 	memcpy(&b->w[b->n], &x, sizeof(x));
 	memcpy(&b->w[b->n + 1], &gx, sizeof(gx));
 	b->n += x.size / 8;
@@ -595,6 +598,68 @@ static void test_labels_dropped(void **state)
 		free(got);
 		agg_free(a);
 	}
+}
+
+extern char __executable_start; /* the GNU linker's: where the executable starts */
+
+/* After agg_compact (the live UI's memory limit) every string id the aggregator keeps is
+ * of the new profile: a Go sample's own labels keep their keys (goroutine_fn was once
+ * left with its id in the old table, naming another string of the new one). */
+static void test_compact_label_keys(void **state)
+{
+	struct event_spec ev;
+	struct batchbuf bb;
+	struct sample_batch b;
+	struct agg_opts o;
+	struct agg *a;
+	struct gort_label p = { "handler", "search", 7, 6 };
+	struct gort_labels gl = { 1, 0, &p };
+	uint8_t keep[2] = { 0, 1 };
+	static const uint64_t other[] = { 0x403030, 0x402020 };
+	char *before, *after;
+
+	char exe[1024], maps[1200];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	(void)state;
+	assert_true(n > 0);
+	exe[n] = 0;
+	assert_int_equal(events_parse("cpu-clock", &ev), 0);
+	/* This test's own executable as the target's, mapped from its start at 0x400000:
+	 * a start pc there is named by its symbols (this very function). */
+	offline_opts(&o);
+	snprintf(maps, sizeof(maps), "00400000-00800000 r-xp 00000000 00:00 0 %s\n", exe);
+	o.offline_maps = maps;
+	o.offline_maps_len = strlen(maps);
+	o.offline_exe = exe;
+	a = agg_new(&o);
+	go_startpc = 0x400000 + (uint64_t)((uintptr_t)test_compact_label_keys -
+					   (uintptr_t)&__executable_start);
+	memset(&bb, 0, sizeof(bb));
+	add_go_sample_x(&bb, 1000, 1, 0, &gl);
+	go_user = other;
+	add_go_sample_x(&bb, 2000, 2, 0, &gl);
+	go_user = NULL;
+	batch_of(&b, &bb, &ev);
+	agg_feed(a, &b);
+	before = profile_text(agg_profile(a, "cpu-clock"));
+	assert_int_equal(count_with(before, " goroutine_fn="), 2);
+	assert_int_equal(count_with(before, " handler=search"), 2);
+	/* Keep the second entry only: the strings are laid out again. */
+	assert_int_equal(agg_compact(a, "cpu-clock", keep, NULL), 0);
+	memset(&bb, 0, sizeof(bb));
+	add_go_sample_x(&bb, 3000, 1, 0, &gl);
+	batch_of(&b, &bb, &ev);
+	agg_feed(a, &b);
+	after = profile_text(agg_profile(a, "cpu-clock"));
+	assert_int_equal(prof_nsamples(agg_profile(a, "cpu-clock")), 2);
+	assert_int_equal(count_with(after, " goroutine_fn="), 2);
+	assert_int_equal(count_with(after, " handler=search"), 2);
+	assert_int_equal(count_with(after, " goroutine=1"), 1);
+	go_startpc = 0;
+	free(before);
+	free(after);
+	agg_free(a);
 }
 
 /* Goroutine ids and memory (agg.c): every sample keeps its goroutine id up to
@@ -900,6 +965,7 @@ int main(void)
 		cmocka_unit_test(test_thread_ids_past_full),
 		cmocka_unit_test(test_chain_cut_at_data),
 		cmocka_unit_test_setup_teardown(test_compact, setup, teardown),
+		cmocka_unit_test(test_compact_label_keys),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

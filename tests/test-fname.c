@@ -161,6 +161,75 @@ static void test_demangle(void **state)
 	assert_null(fname_demangle("_Z7compute\0di", 13));
 }
 
+/* The kinds of Go functions, for where a goroutine waits: names as Go's own goroutine
+ * dumps print them (net/http and Prometheus services, Go 1.19 to 1.27). */
+static void test_go_kind(void **state)
+{
+	static const struct {
+		const char *name;
+		enum fname_go_kind kind;
+	} t[] = {
+		/* runtime/traceback.go showfuncinfo hides these */
+		{ "runtime.gopark", FNAME_GO_RUNTIME },
+		{ "runtime.selectgo", FNAME_GO_RUNTIME },
+		{ "runtime.goexit", FNAME_GO_RUNTIME },
+		{ "runtime.netpollblock", FNAME_GO_RUNTIME },
+		{ "runtime.gcBgMarkWorker", FNAME_GO_RUNTIME },
+		{ "runtime.(*mheap).alloc", FNAME_GO_RUNTIME },
+		{ "internal/runtime/syscall.Syscall6", FNAME_GO_RUNTIME },
+		{ "runtime/internal/syscall.Syscall6", FNAME_GO_RUNTIME },
+		{ "_cgo_topofstack", FNAME_GO_RUNTIME },
+		{ "[running]", FNAME_GO_RUNTIME },
+		{ "type:.eq.[2]interface {}", FNAME_GO_RUNTIME },
+		/* ... and shows these: exported, or gopanic */
+		{ "runtime.Gosched", FNAME_GO_STD },
+		{ "runtime.(*Func).Name", FNAME_GO_STD },
+		{ "runtime.gopanic", FNAME_GO_STD },
+		/* the machinery of parking */
+		{ "internal/poll.runtime_pollWait", FNAME_GO_WAIT },
+		{ "internal/poll.(*FD).Read", FNAME_GO_WAIT },
+		{ "internal/sync.(*Mutex).lockSlow", FNAME_GO_WAIT },
+		{ "sync.runtime_SemacquireWaitGroup", FNAME_GO_WAIT },
+		{ "sync.(*WaitGroup).Wait", FNAME_GO_WAIT },
+		{ "sync.(*Cond).Wait", FNAME_GO_WAIT },
+		{ "time.Sleep", FNAME_GO_WAIT },
+		{ "os/signal.signal_recv", FNAME_GO_WAIT },
+		{ "reflect.rselect", FNAME_GO_WAIT },
+		{ "syscall.Syscall", FNAME_GO_WAIT },
+		{ "syscall.read", FNAME_GO_WAIT },
+		{ "internal/syscall/unix.Fcntl", FNAME_GO_WAIT },
+		/* the standard library */
+		{ "net.(*netFD).Read", FNAME_GO_STD },
+		{ "net/http.(*conn).serve", FNAME_GO_STD },
+		{ "bufio.(*Reader).fill", FNAME_GO_STD },
+		{ "time.(*Timer).Stop", FNAME_GO_STD },
+		{ "sync/atomic.(*Int64).Add", FNAME_GO_STD },
+		{ "os/signal.loop", FNAME_GO_STD },
+		{ "vendor/golang.org/x/net/http2/hpack.(*Decoder).Write", FNAME_GO_STD },
+		{ "context.(*cancelCtx).propagateCancel.func2", FNAME_GO_STD },
+		/* the program and its dependencies */
+		{ "main.main", FNAME_GO_PROGRAM },
+		{ "main.main.func8", FNAME_GO_PROGRAM },
+		{ "main.(*server).handle", FNAME_GO_PROGRAM },
+		{ "github.com/prometheus/prometheus/discovery.(*Manager).Run", FNAME_GO_PROGRAM },
+		{ "github.com/oklog/run.(*Group).Run.func1", FNAME_GO_PROGRAM },
+		{ "golang.org/x/sync/errgroup.(*Group).Go.func1", FNAME_GO_PROGRAM },
+		{ "gopkg.in/yaml.v3.Unmarshal", FNAME_GO_PROGRAM },
+		{ "myservice/internal/store.(*DB).Query", FNAME_GO_PROGRAM },
+		{ "mainly.F", FNAME_GO_PROGRAM },
+		{ "netx.Dial", FNAME_GO_PROGRAM },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		enum fname_go_kind k = fname_go_kind(t[i].name, strlen(t[i].name));
+
+		if (k != t[i].kind)
+			fail_msg("%s: kind %d, want %d", t[i].name, (int)k, (int)t[i].kind);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -169,6 +238,7 @@ int main(void)
 		cmocka_unit_test(test_cpp_names),
 		cmocka_unit_test(test_cut),
 		cmocka_unit_test(test_demangle),
+		cmocka_unit_test(test_go_kind),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -116,11 +116,87 @@ static void test_fit_random(void **state)
 	}
 }
 
+/* A function name cut to a column keeps its end from a whole part on, and its width. */
+static void test_cut_name(void **state)
+{
+	static const struct {
+		const char *name;
+		int width;
+		const char *want;
+	} t[] = {
+		{ "discovery.(*Manager).Run", 30, "discovery.(*Manager).Run      " },
+		{ "discovery.(*Manager).Run", 24, "discovery.(*Manager).Run" },
+		{ "discovery.(*Manager).Run", 23, "~(*Manager).Run        " },
+		{ "discovery.(*Manager).Run", 15, "~(*Manager).Run" },
+		/* The next part starts too far (over a third of the width): cut in the name. */
+		{ "discovery.(*Manager).Run", 14, "~*Manager).Run" },
+		{ "runtime.unique_runtime_registerUniqueMapCleanup.gowrap1", 26,
+		  "~rUniqueMapCleanup.gowrap1" },
+		{ "github.com/prometheus/prometheus/discovery.(*Manager).Run", 30,
+		  "~discovery.(*Manager).Run     " },
+		/* No part starts late enough: the name itself is cut, at the column. */
+		{ "main.handleSearchRequests", 12, "~rchRequests" },
+	};
+	struct tline l;
+	size_t i;
+
+	(void)state;
+	tl_utf8 = 0;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		tl_reset(&l);
+		tl_field(&l, UA_NORMAL, t[i].name, t[i].width, TL_CUT_NAME);
+		if (strcmp(l.buf, t[i].want))
+			fail_msg("%s in %d: \"%s\", want \"%s\"", t[i].name, t[i].width, l.buf,
+				 t[i].want);
+		assert_int_equal(l.cols, t[i].width);
+	}
+}
+
+/* Columns laid out to a width: all they want when it fits, else the widest narrowed. */
+static void test_cols(void **state)
+{
+	struct tl_col c[4];
+
+	(void)state;
+	/* 7 + 10 fixed, 30 and 20 wanted, gap 2: 73 fits in 80. */
+	c[0] = (struct tl_col){ .min = 7, .want = 7 };
+	c[1] = (struct tl_col){ .min = 10, .want = 10 };
+	c[2] = (struct tl_col){ .min = 6, .want = 30, .prio = 1 };
+	c[3] = (struct tl_col){ .min = 6, .want = 20, .prio = 1 };
+	assert_int_equal(tl_cols(c, 4, 2, 80), 73);
+	assert_int_equal(c[2].w, 30);
+	assert_int_equal(c[3].w, 20);
+	/* In 60: 13 columns less, all from the widest until both are equal, then turn about. */
+	assert_int_equal(tl_cols(c, 4, 2, 60), 60);
+	assert_int_equal(c[0].w, 7);
+	assert_int_equal(c[1].w, 10);
+	assert_int_equal(c[2].w + c[3].w, 37);
+	assert_true(c[2].w - c[3].w <= 1 && c[2].w - c[3].w >= -1);
+	/* Too narrow for the minimums: every column at its min, the width passed. */
+	assert_int_equal(tl_cols(c, 4, 2, 20), 7 + 10 + 6 + 6 + 6);
+	assert_int_equal(c[2].w, 6);
+	/* A column that wants nothing is left out, gap too. */
+	c[2] = (struct tl_col){ 0 };
+	assert_int_equal(tl_cols(c, 4, 2, 80), 7 + 10 + 20 + 4);
+	assert_int_equal(c[2].w, 0);
+	/* A column of a lower prio gives first, down to its min, before the others. */
+	c[2] = (struct tl_col){ .min = 6, .want = 30, .prio = 1 };
+	c[3] = (struct tl_col){ .min = 12, .want = 20, .prio = 0 };
+	assert_int_equal(tl_cols(c, 4, 2, 65), 65);
+	assert_int_equal(c[3].w, 12);
+	assert_int_equal(c[2].w, 30);
+	assert_int_equal(tl_cols(c, 4, 2, 60), 60);
+	assert_int_equal(c[3].w, 12);
+	assert_int_equal(c[2].w, 25);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fit_examples),
 		cmocka_unit_test(test_fit_random),
+		cmocka_unit_test(test_cut_name),
+		cmocka_unit_test(test_cols),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,20 +4,22 @@
 # a file). The UI starts the workload, so both cover its whole life; the last --batch update
 # (the target has exited) is compared with the workload's own figure:
 #  - the Goroutines view's Wall mode, focused on handler=checkout (--tag), has its sleeping
-#    stack in state sleep and its computing time as running or runnable, and their shares of
-#    the handler's wall time are within 10 points of its own split;
+#    stack in state sleep (WHERE the handler's own frame, not time.Sleep) and its computing
+#    time as running or runnable, and their shares of the handler's wall time are within 10
+#    points of its own split;
 #  - the Labels view keeps SHARE% and SAMPLES and gives checkout RUN% + RUNQ% within 10
 #    points of its own busy share, its top wait sleep.
 # 50 Hz for 10 s: about 500 snapshots, so 10 points is 5 standard deviations of the
 # sampling. --no-wall: no wall columns, and the Wall mode says why. 20,000 goroutines without
-# --wall-hz: a lower rate, the same wall seconds. Then in tmux at 80x24
+# --wall-hz: a lower rate, the same wall seconds (--wall-idle); without --wall-idle all
+# 20,000, parked at every snapshot, are hidden and counted. Then in tmux at 80x24
 # (the newest release only): 5 and m m reach the Wall mode, Enter expands the sleeping stack
 # to the handler's own function and line, z zeroes the counts, m goes back to the on-CPU shares, q restores the
 # terminal (canonical mode and echo on again).
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
 need_perf
-plan_per_version 5 8
+plan_per_version 5 9
 SRC=$TOP_SRCDIR/tests/workloads/go/wall.go
 
 # section FILE ITERATION VIEW: the rows of one view of one iteration (after its title line).
@@ -45,11 +47,12 @@ for v in $GO_VERSIONS; do
 	own=$(awk '/^busy/ { printf "%.1f", 100 * $2 / ($2 + $4) }' "$T/own-$v")
 	check "go$v: --batch --view goroutines-wall,labels exits 0, the workload wrote its split (exit $rc, busy $own%)" \
 		test $rc = 0 -a -n "$own" -a -s "$T/wall-$v.txt"
-	# Rows: WALL s, SHARE%, STATE, + WHERE {labels}.
-	check "go$v: Wall mode: checkout's stack in time.Sleep in state sleep, its computing running" \
-		sh -c "grep -Eq '^ +[0-9.]+ +[0-9.]+% +sleep +\\+ time\\.Sleep +\\{handler=checkout\\}\$' '$T/wall-$v.txt' &&
-			grep -Eq '^ +[0-9.]+ +[0-9.]+% +running +\\+ .*\\{handler=checkout\\}' '$T/wall-$v.txt'"
-	ours=$(awk '/\{handler=checkout\}/ { all += $1; if ($3 == "running" || $3 == "runnable") on += $1 }
+	# Rows: WALL s, SHARE%, STATE, + WHERE, LABELS. WHERE is the program's frame that
+	# waits: the handler's closure, not time.Sleep (the runtime's, for Go).
+	check "go$v: Wall mode: checkout's handler in state sleep, WHERE its own frame; its computing running" \
+		sh -c "grep -Eq '^ +[0-9.]+ +[0-9.]+% +sleep +\\+ main\\.main\\.func1 +handler=checkout\$' '$T/wall-$v.txt' &&
+			grep -Eq '^ +[0-9.]+ +[0-9.]+% +running +\\+ .* handler=checkout\$' '$T/wall-$v.txt'"
+	ours=$(awk '/ handler=checkout$/ { all += $1; if ($3 == "running" || $3 == "runnable") on += $1 }
 		END { if (all) printf "%.1f", 100 * on / all }' "$T/wall-$v.txt")
 	check "go$v: ... running + runnable ${ours}% of checkout's wall time, its own figure ${own}% (10 points)" \
 		within "$ours" "$own" 10
@@ -82,15 +85,23 @@ if [ -n "$last" ]; then
 	if [ -n "${GOTOP_WRAP:-}" ]; then
 		# Under valgrind one snapshot of 20,000 takes seconds: the rate falls to a
 		# snapshot or two in the run, too few to add up the time.
-		skip "20,000 goroutines: measured without valgrind (GOTOP_WRAP), where a snapshot takes seconds"
+		skip_n 2 "20,000 goroutines: measured without valgrind (GOTOP_WRAP), where a snapshot takes seconds"
 	elif go_build "$last" plain "$TOP_SRCDIR/bench/gomany.go" "$T/gomany" >"$T/gomany.err" 2>&1; then
 		"$T/gomany" 20000 >"$T/gomany.out" 2>&1 &
 		gm=$!
 		track $gm
 		wait_line "$T/gomany.out" ready 30
 		"$GOTOP_PERF" -p $gm --batch --rows 0 -d 1 -n $((12 * gp_slow)) --view goroutines-wall \
-			>"$T/many" 2>&1
+			--wall-idle >"$T/many" 2>&1
+		# Without --wall-idle: the 20,000 parked at every snapshot are left out and
+		# counted (their wall time a whole multiple of the snapshots' span).
+		"$GOTOP_PERF" -p $gm --batch --rows 0 -d 1 -n $((3 * gp_slow)) --view goroutines-wall \
+			>"$T/many-idle" 2>&1
 		kill $gm 2>/dev/null
+		hid=$(sed -n 's/.*  \([0-9][0-9]*\) idle all along hidden (a: all).*/\1/p' "$T/many-idle" | tail -1)
+		check "... without --wall-idle the goroutines parked all along are hidden and counted (${hid:-none} of 20,000)" \
+			awk -v h="${hid:-0}" 'BEGIN { exit !(h >= 20000 && h <= 20050) }'
+		[ -n "$hid" ] || diag_file "$T/many-idle"
 		set -- $(awk '/^=== iteration /{ s = 0; r = ""; sp = "" }
 			/snapshots at/ { match($0, /at [0-9.]+ Hz/); r = substr($0, RSTART + 3, RLENGTH - 6)
 				match($0, /over [0-9.]+ s/); sp = substr($0, RSTART + 5, RLENGTH - 7) }
@@ -100,10 +111,10 @@ if [ -n "$last" ]; then
 			awk -v r="${1:-10}" -v g="${2:-0}" 'BEGIN { exit !(r < 10 && g >= 16000 && g <= 24000) }'
 		[ -n "${2:-}" ] || diag_file "$T/many"
 	else
-		skip "cannot build bench/gomany.go: $(head -1 "$T/gomany.err")"
+		skip_n 2 "cannot build bench/gomany.go: $(head -1 "$T/gomany.err")"
 	fi
 else
-	skip_n 3 "no Go toolchain"
+	skip_n 4 "no Go toolchain"
 fi
 
 # --- tmux: 80x24 ---
@@ -130,10 +141,10 @@ keys 5 m m
 # Under the focus the sleeping stack is the biggest row, selected first (once the first
 # snapshots are past, where the running row may lead).
 sleep_first() {
-	awk '/WALL s +SHARE%/ { getline; f = $0 ~ /^ +[0-9.]+ +[0-9.]+% +sleep +\+ time\.Sleep/ }
+	awk '/WALL s +SHARE%/ { getline; f = $0 ~ /^ +[0-9.]+ +[0-9.]+% +sleep +\+ main\.main\.func1 / }
 		END { exit !f }' "$T/pane.txt"
 }
-check "5 m m: the Wall mode, checkout's sleeping stack first" wait_cmd sleep_first
+check "5 m m: the Wall mode, checkout's sleeping handler first" wait_cmd sleep_first
 keys Enter
 check "... Enter expands it: the handler's closure main.main.func1 at its line of wall.go" \
 	wait_for 'main\.main\.func1 +wall\.go:[0-9]+'

@@ -206,7 +206,7 @@ static int act_baseline(struct ui *ui, struct view *v, enum ui_action a)
 
 static int act_names(struct ui *ui, struct view *v, enum ui_action a)
 {
-	int shrt = ui->names == UI_NAMES_SHORT || (ui->names == UI_NAMES_AUTO && !ui->batch);
+	int shrt = ui_short_names(ui);
 
 	ui->names = shrt ? UI_NAMES_FULL : UI_NAMES_SHORT;
 	ui_set_status(ui, UA_OK, "%s", shrt ? "full function names"

@@ -29,6 +29,15 @@ static void section(struct ui *ui, struct view *v, const char *title)
 	ui_update_view(ui, v);
 	n = v->ops->nrows(ui, v);
 	v->ops->title(ui, v, &l);
+	if (v->ops->info) {
+		/* After the column names, not after the last one's padding. */
+		while (l.len && l.buf[l.len - 1] == ' ') {
+			l.buf[--l.len] = 0;
+			l.cols--;
+		}
+		tl_put(&l, UA_NORMAL, "  ");
+		v->ops->info(ui, v, &l);
+	}
 	print_line(&l);
 	if (!n && v->ops->empty) {
 		printf("  (%s)\n", v->ops->empty(ui, v));

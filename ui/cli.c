@@ -335,6 +335,20 @@ int cli_display_option(struct cli_display *d, int c, char *arg)
 	case CLI_OPT_ASCII:
 		d->ascii = 1;
 		return 0;
+	case CLI_OPT_WIDTH:
+		if (cli_parse_u64(arg, &v) || v < 40 || v > 2000) {
+			cli_error("invalid width '%s' (40 to 2000 columns)", arg);
+			return EXIT_USAGE;
+		}
+		d->width = (int)v;
+		return 0;
+	case CLI_OPT_NAMES:
+		if (strcmp(arg, "short") && strcmp(arg, "full")) {
+			cli_error("invalid --names '%s' (short or full)", arg);
+			return EXIT_USAGE;
+		}
+		d->names = !strcmp(arg, "short") ? UI_NAMES_SHORT : UI_NAMES_FULL;
+		return 0;
 	case CLI_OPT_ANNOTATE:
 		d->annotate = arg;
 		return 0;
@@ -386,7 +400,13 @@ void cli_display_apply(const struct cli_display *d, struct ui *ui)
 		/* One long page: every row a view has, and lines as wide as they need. */
 		ui->width = 200;
 		ui->rows = 1000000;
+		if (d->width) {
+			ui->width = d->width;
+			ui->batch_width = 1;
+		}
 	}
+	if (d->names)
+		ui->names = d->names;
 	/* The values were checked while parsing: every view option is taken. */
 	if (d->sort)
 		ui_option(ui, "sort", d->sort);

@@ -86,6 +86,8 @@ struct cli_display {
 	const char *base;
 	const char *out_dir;
 	int no_color, ascii;
+	int width;               /* --width (--batch): lay columns out in this many, 0 unbounded */
+	int names;               /* --names: UI_NAMES_SHORT or UI_NAMES_FULL, 0 the default */
 	const char *annotate;    /* the Annotate view's function, its mode, and where sources are */
 	int annotate_asm;
 	const char *source_paths[16], *trim_paths[16];
@@ -101,7 +103,7 @@ enum {
 	CLI_OPT_BATCH = 0x220, CLI_OPT_VIEW, CLI_OPT_ROWS, CLI_OPT_SORT, CLI_OPT_MIN_PCT,
 	CLI_OPT_CALLERS, CLI_OPT_FOCUS, CLI_OPT_IGNORE, CLI_OPT_TAG, CLI_OPT_SAVE, CLI_OPT_BASE,
 	CLI_OPT_NO_COLOR, CLI_OPT_ASCII, CLI_OPT_ANNOTATE, CLI_OPT_ASM, CLI_OPT_SOURCE_PATH,
-	CLI_OPT_TRIM_PATH,
+	CLI_OPT_TRIM_PATH, CLI_OPT_WIDTH, CLI_OPT_NAMES,
 };
 #define CLI_DISPLAY_SHORTOPTS "o:"
 #define CLI_DISPLAY_LONGOPTS                                                   \
@@ -122,7 +124,9 @@ enum {
 	{ "annotate", required_argument, NULL, CLI_OPT_ANNOTATE },             \
 	{ "asm", no_argument, NULL, CLI_OPT_ASM },                             \
 	{ "source-path", required_argument, NULL, CLI_OPT_SOURCE_PATH },       \
-	{ "trim-path", required_argument, NULL, CLI_OPT_TRIM_PATH }
+	{ "trim-path", required_argument, NULL, CLI_OPT_TRIM_PATH },           \
+	{ "width", required_argument, NULL, CLI_OPT_WIDTH },                   \
+	{ "names", required_argument, NULL, CLI_OPT_NAMES }
 void cli_display_init(struct cli_display *d);
 /* As cli_sampling_option, for the display options. */
 int cli_display_option(struct cli_display *d, int c, char *arg);
@@ -150,5 +154,8 @@ int cmd_view(int argc, char **argv);
 int cmd_live(int argc, char **argv);
 /* The live UI's options, as its --help and gotop-perf --help print them. */
 void cmd_live_options(FILE *f);
+/* `gotop-perf` alone in a terminal: the process picker, then the live UI on the process
+ * chosen (ui/picker.c). */
+int cmd_pick(void);
 
 #endif

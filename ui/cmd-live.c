@@ -33,11 +33,12 @@ struct live_cli {
 	int no_memory;
 	const char *sample_index; /* the event or heap sample type viewed first */
 	int wall_hz_set; /* --wall-hz given: that rate, whatever it costs */
+	int wall_idle, wall_by_start;
 };
 
 enum {
 	OPT_REFRESH = 300, OPT_MAX_MEMORY, OPT_THREAD, OPT_HELP, OPT_VERIFY, OPT_RATIO,
-	OPT_WALL_HZ, OPT_NO_WALL, OPT_NO_MEMORY, OPT_SAMPLE_INDEX,
+	OPT_WALL_HZ, OPT_NO_WALL, OPT_NO_MEMORY, OPT_SAMPLE_INDEX, OPT_WALL_IDLE, OPT_WALL_BY,
 };
 
 static const struct option long_opts[] = {
@@ -55,6 +56,8 @@ static const struct option long_opts[] = {
 	{ "no-wall", no_argument, NULL, OPT_NO_WALL },
 	{ "no-memory", no_argument, NULL, OPT_NO_MEMORY },
 	{ "sample-index", required_argument, NULL, OPT_SAMPLE_INDEX },
+	{ "wall-idle", no_argument, NULL, OPT_WALL_IDLE },
+	{ "wall-by", required_argument, NULL, OPT_WALL_BY },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -79,6 +82,8 @@ void cmd_live_options(FILE *f)
 	      "                         event of the group) instead of the known ratio\n"
 	      "      --no-color         no colours (also when NO_COLOR is set)\n"
 	      "      --ascii            ASCII only, even on a UTF-8 terminal\n"
+	      "      --names short|full function names as pprof shortens them (the screen's\n"
+	      "                         default, x switches) or in full (--batch's default)\n"
 	      "      --source-path DIR  annotate: also look for source files under DIR (repeatable)\n"
 	      "      --trim-path PREFIX annotate: remove PREFIX from recorded source paths first\n"
 	      "Batch mode (plain text on stdout, every refresh, like top -b):\n"
@@ -103,6 +108,10 @@ void cmd_live_options(FILE *f)
 	      "                         (inuse_space, inuse_objects, alloc_space, alloc_objects;\n"
 	      "                         [ and ] switch)\n"
 	      "      --no-memory        Go: do not read the runtime's heap profile\n"
+	      "      --wall-idle        Wall mode: also the goroutines parked at every snapshot of\n"
+	      "                         the window (hidden by default; the a key)\n"
+	      "      --wall-by stack|start  Wall mode: rows by stack and state (default), or by\n"
+	      "                         start function first (the b key)\n"
 	      "A command started with -- gets /dev/null as stdin, stdout and stderr and is stopped\n"
 	      "(SIGTERM) when gotop-perf quits.\n", f);
 }
@@ -200,6 +209,16 @@ static int parse_args(int argc, char **argv, struct live_cli *o)
 			break;
 		case OPT_SAMPLE_INDEX:
 			o->sample_index = optarg;
+			break;
+		case OPT_WALL_IDLE:
+			o->wall_idle = 1;
+			break;
+		case OPT_WALL_BY:
+			if (strcmp(optarg, "stack") && strcmp(optarg, "start")) {
+				cli_error("invalid --wall-by '%s' (stack or start)", optarg);
+				return EXIT_USAGE;
+			}
+			o->wall_by_start = !strcmp(optarg, "start");
 			break;
 		case OPT_HELP:
 			live_usage(stdout);
@@ -349,6 +368,8 @@ static void setup_ui(struct ui *ui, const struct live_cli *o, struct live *live)
 		ui_set_status(ui, UA_DIM, "%s", info->kernel_why);
 	ui->target_pid = info->pid;
 	ui->stack_size = info->stack_size;
+	ui->wall_idle = o->wall_idle;
+	ui->wall_by_start = o->wall_by_start;
 	/* The session's wall-clock sampler, or why there is none. It sets itself up on its own
 	 * thread while the worker's first data come. */
 	ui->wall = session_wall_started(live_session(live));

@@ -49,6 +49,7 @@ static void view_usage(FILE *f)
 	      "      --batch            print the views as text once, no terminal UI\n"
 	      "      --view LIST        views to print (default top,tree,labels)\n"
 	      "      --rows N, --sort KEY, --min-pct PCT, --callers FUNC   as in the live UI\n"
+	      "      --width COLS, --names short|full   as in the live UI\n"
 	      "      --annotate FUNC, --asm, --source-path DIR, --trim-path PREFIX   as in the\n"
 	      "                         live UI (the binaries the profile names, found on disk)\n"
 	      "      --save FILE        save the shown sample type (.folded: folded stacks, else\n"

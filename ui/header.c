@@ -266,4 +266,8 @@ void ui_info_line(struct ui *ui, struct tline *l)
 		tl_put(l, UA_NORMAL, "  search: ");
 		tl_put(l, UA_MATCH, buf);
 	}
+	if (!ui->batch && ui->views[ui->cur].ops->info) {
+		tl_put(l, UA_NORMAL, "  ");
+		ui->views[ui->cur].ops->info(ui, &ui->views[ui->cur], l);
+	}
 }

@@ -60,6 +60,12 @@ static const struct ui_key keys[] = {
 	UI_VIEWS(VIEW_KEY_, NO_KEY_)
 	{ 'm', ACT_NEXT_MODE, "m", "Goroutines: on-CPU shares / all goroutines now / wall time by state",
 	  VB(VIEW_GOROUTINES), "Mode" },
+	{ 'a', ACT_SHOW_IDLE, "a", "Goroutines' Wall mode: also the goroutines idle all along (hidden at first: the background loops that wait the whole window)",
+	  VB(VIEW_GOROUTINES), NULL },
+	{ 'b', ACT_GROUP_BY, "b", "Goroutines' Wall mode: by stack and state / by start function (Enter: its stacks)",
+	  VB(VIEW_GOROUTINES), NULL },
+	{ 'f', ACT_FOCUS_LABELS, "f", "Goroutines: focus on the selected row's labels (on-CPU shares: as Enter)",
+	  VB(VIEW_GOROUTINES), NULL },
 
 	/* Flame: frames, not rows. */
 	{ KEY_LEFT, ACT_FRAME_PREV, "Left Right", "previous / next frame of the level", VB(VIEW_FLAME), NULL },

@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 struct command {
 	const char *name;         /* NULL: the live UI, which takes no command word */
@@ -75,6 +76,9 @@ int main(int argc, char **argv)
 	size_t i;
 
 	if (argc < 2) {
+		/* In a terminal, the running processes to choose from; else the usage. */
+		if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
+			return cmd_pick();
 		usage(stderr);
 		return EXIT_USAGE;
 	}

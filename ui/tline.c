@@ -112,6 +112,10 @@ void tl_pad(struct tline *l, int cols)
 {
 	static const char spaces[] = "                                                                ";
 
+	/* Spaces that start a line are text of its own (a segment), which the screen
+	 * draws: an indent. */
+	if (!l->nseg && l->cols < cols)
+		set_attr(l, UA_NORMAL);
 	while (l->cols < cols && l->len + 1 < TL_MAX) {
 		int k = GP_MIN(cols - l->cols, (int)sizeof(spaces) - 1);
 
@@ -142,6 +146,39 @@ void tl_field(struct tline *l, int attr, const char *s, int width, int flags)
 	}
 	if (width == 0)
 		return;
+	if (flags & TL_CUT_NAME) {
+		/* Keep the end. The cut never falls inside the package path (up to the '.'
+		 * after its last '/'): it moves on to where a path element or the name
+		 * starts. In the name, it moves on to where a part starts (after '.', at '(')
+		 * when that costs at most a third of the width, else it stays. */
+		int skip = cols - (width - 1), lost = 0;
+		size_t pkg = 0, j;
+
+		for (j = 0; j < n && s[j] != '(' && s[j] != '['; j++)
+			if (s[j] == '/')
+				pkg = j + 1;
+		while (pkg < n && s[pkg] != '.' && s[pkg] != '(')
+			pkg++;
+		for (i = 0; i < n && skip > 0;) {
+			skip -= char_cols(s + i, n - i, &cl);
+			i += cl;
+		}
+		for (j = i; j < n; j++) {
+			if ((j && (s[j - 1] == '/' || s[j - 1] == '.')) || s[j] == '(')
+				break;
+			lost += char_cols(s + j, n - j, &cl) > 0;
+		}
+		if (j < n && (i < pkg || lost <= width / 3))
+			i = j;
+		{
+			int start = l->cols;
+
+			append(l, mark, strlen(mark), 1);
+			append(l, s + i, n - i, tl_width(s + i));
+			tl_pad(l, start + width);
+		}
+		return;
+	}
 	if (flags & TL_CUT_LEFT) {
 		/* Keep the end: skip characters until the rest fits after the marker. */
 		int skip = cols - (width - 1);
@@ -218,4 +255,34 @@ size_t tl_fit(const char *s, size_t n, int maxcols, int *cols)
 	if (cols)
 		*cols = used;
 	return i;
+}
+
+int tl_cols(struct tl_col *c, int n, int gap, int width)
+{
+	int used = 0, shown = 0, i;
+
+	for (i = 0; i < n; i++) {
+		c[i].w = c[i].want > c[i].min ? c[i].want : c[i].min;
+		if (c[i].w) {
+			used += c[i].w;
+			shown++;
+		}
+	}
+	used += shown > 1 ? gap * (shown - 1) : 0;
+	while (used > width) {
+		int k = -1;
+
+		/* Of the lowest prio that can give, the widest; the later one of equals (the
+		 * first columns are what a row is about). */
+		for (i = 0; i < n; i++)
+			if (c[i].w > c[i].min &&
+			    (k < 0 || c[i].prio < c[k].prio ||
+			     (c[i].prio == c[k].prio && c[i].w >= c[k].w)))
+				k = i;
+		if (k < 0)
+			break;
+		c[k].w--;
+		used--;
+	}
+	return used;
 }

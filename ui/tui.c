@@ -623,11 +623,12 @@ static int apply(struct ui *ui, int r)
 	return r & (R_QUIT | R_REDRAW | R_UPDATE | R_MODEL);
 }
 
-int tui_run(struct ui *ui)
+/* Takes the terminal: curses on, the signal pipe, the colours. EXIT_OK, or the exit code
+ * after saying why. A second call (the live UI after the picker) finds curses set up:
+ * ncurses's initscr returns the screen it made (ncurses/base/lib_initscr.c), which the
+ * refresh below takes back from endwin. */
+static int screen_start(struct ui *ui)
 {
-	struct pollfd pfd[3];
-	int need = R_UPDATE | R_REDRAW, rc = EXIT_OK;
-
 	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK)) {
 		cli_error("pipe: %s", strerror(errno));
 		return EXIT_FAIL;
@@ -660,6 +661,27 @@ int tui_run(struct ui *ui)
 	refresh();
 	setup_colors(ui);
 	layout(ui);
+	return EXIT_OK;
+}
+
+/* Gives the terminal back as it was. */
+static void screen_stop(void)
+{
+	tui_restore();
+	util_set_fatal_hook(NULL);
+	cli_wake_fd = -1;
+	close(sig_pipe[0]);
+	close(sig_pipe[1]);
+	sig_pipe[0] = sig_pipe[1] = -1;
+}
+
+int tui_run(struct ui *ui)
+{
+	struct pollfd pfd[3];
+	int need = R_UPDATE | R_REDRAW, rc = EXIT_OK;
+
+	if ((rc = screen_start(ui)))
+		return rc;
 	apply(ui, ui_refresh(ui) | R_UPDATE);
 
 	pfd[0].fd = STDIN_FILENO;
@@ -707,13 +729,322 @@ int tui_run(struct ui *ui)
 			need |= R_REDRAW;
 		}
 	}
-	tui_restore();
-	util_set_fatal_hook(NULL);
-	cli_wake_fd = -1;
-	close(sig_pipe[0]);
-	close(sig_pipe[1]);
-	sig_pipe[0] = sig_pipe[1] = -1;
+	screen_stop();
 	if (cli_stop_signal)
 		rc = EXIT_OK;
 	return rc;
+}
+
+/* --- the process picker (ui/picker.c) --- */
+
+#define PICK_SCAN_NS 1000000000ULL /* a scan a second, as htop's default delay */
+
+struct pick_state {
+	size_t sel, top;
+	pid_t sel_pid;           /* the process selected, kept across scans and filters */
+	int moved;               /* the person moved the selection: it follows its process;
+				  * else it stays on the first row (top's and htop's way) */
+	int filtering;           /* / typed: keys edit the filter */
+	size_t flen;
+	char fbuf[128];
+};
+
+/* The selection on a process row: from sel in direction dir (+1, -1) past the line
+ * between the Go programs and the others. */
+static void pick_fix(struct picker *pk, struct pick_state *s, int dir)
+{
+	size_t n = picker_nrows(pk);
+
+	if (!n) {
+		s->sel = s->top = 0;
+		return;
+	}
+	if (s->sel >= n)
+		s->sel = n - 1;
+	if (!picker_selectable(pk, s->sel)) {
+		if (dir >= 0 && s->sel + 1 < n)
+			s->sel++;
+		else if (s->sel > 0)
+			s->sel--;
+		else if (s->sel + 1 < n)
+			s->sel++;
+	}
+	s->sel_pid = picker_pid(pk, s->sel);
+}
+
+/* After a scan or a filter: the same process selected, where it went. */
+static void pick_follow(struct picker *pk, struct pick_state *s)
+{
+	size_t n = picker_nrows(pk);
+
+	if (!s->moved)
+		s->sel = 0;
+	for (size_t i = 0; s->moved && s->sel_pid && i < n; i++)
+		if (picker_pid(pk, i) == s->sel_pid) {
+			s->sel = i;
+			return;
+		}
+	pick_fix(pk, s, 1);
+}
+
+static void pick_draw(struct ui *ui, struct picker *pk, struct pick_state *s)
+{
+	struct tline l, l2;
+	size_t n = picker_nrows(pk), i;
+	int y, rows = GP_MAX(LINES - 6, 1);
+
+	frame++;
+	if (LINES != shown_lines || COLS != shown_cols) {
+		shown_free();
+		rows_shown = xcalloc((size_t)GP_MAX(LINES, 1), sizeof(*rows_shown));
+		shown_lines = LINES;
+		shown_cols = COLS;
+		erase();
+	}
+	if (COLS < MIN_COLS || LINES < MIN_LINES) {
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "gotop-perf needs at least %dx%d (this is %dx%d); q quits",
+			 MIN_COLS, MIN_LINES, COLS, LINES);
+		erase();
+		shown_reset();
+		mvaddnstr(LINES / 2, 0, msg, COLS);
+		wnoutrefresh(stdscr);
+		doupdate();
+		return;
+	}
+	if (s->sel < s->top)
+		s->top = s->sel;
+	if (s->sel >= s->top + (size_t)rows)
+		s->top = s->sel - (size_t)rows + 1;
+	if (s->top + (size_t)rows > n)
+		s->top = n > (size_t)rows ? n - (size_t)rows : 0;
+	picker_layout(pk, COLS);
+	picker_header(pk, COLS, &l, &l2);
+	draw_line(0, &l, 0, 0);
+	draw_line(1, &l2, 0, 0);
+	picker_info(pk, &l);
+	draw_line(2, &l, 0, 0);
+	picker_title(pk, COLS, &l);
+	draw_line(3, &l, 1, titlebar_attr);
+	if (!n) {
+		tl_reset(&l);
+		tl_put(&l, UA_DIM, picker_filter(pk)[0] ? "  no process matches the filter"
+							: "  no process to profile");
+		draw_line(4, &l, 0, 0);
+	}
+	for (i = s->top, y = 4; i < n && y < 4 + rows; i++, y++) {
+		picker_row(pk, i, COLS, &l);
+		draw_line(y, &l, i == s->sel && picker_selectable(pk, i), sel_attr);
+	}
+	tl_reset(&l);
+	if (s->filtering) {
+		char shown[600];
+
+		tl_put(&l, UA_KEY, "Filter: ");
+		ui_escape(shown, sizeof(shown), s->fbuf, s->flen);
+		tl_put(&l, UA_NORMAL, shown);
+	} else if (ui->status[0]) {
+		tl_put(&l, ui->status_attr, ui->status);
+	} else if (n) {
+		char pos[48];
+
+		snprintf(pos, sizeof(pos), "%zu/%zu", s->sel + 1, n);
+		tl_pad(&l, COLS - (int)strlen(pos));
+		tl_put(&l, UA_DIM, pos);
+	}
+	draw_line(LINES - 2, &l, 0, 0);
+	tl_reset(&l);
+	{
+		static const char *const bar[][2] = { { "Enter", "Attach" }, { "/", "Filter" },
+						      { "Esc", "Clear" }, { "q", "Quit" } };
+
+		for (size_t k = 0; k < GP_ARRAY_SIZE(bar); k++) {
+			tl_put(&l, UA_KEY, bar[k][0]);
+			tl_put(&l, UA_NORMAL, " ");
+			tl_put(&l, UA_TAB, bar[k][1]);
+			tl_put(&l, UA_NORMAL, " ");
+		}
+		tl_pad(&l, COLS);
+	}
+	draw_line(LINES - 1, &l, 0, 0);
+	for (y = 0; y < shown_lines; y++)
+		if (rows_shown[y].valid && rows_shown[y].frame != frame) {
+			move(y, 0);
+			clrtoeol();
+			rows_shown[y].valid = 0;
+		}
+	if (s->filtering) {
+		char shown[600];
+
+		ui_escape(shown, sizeof(shown), s->fbuf, s->flen);
+		move(LINES - 2, GP_MIN(8 + tl_width(shown), COLS - 1));
+	}
+	wnoutrefresh(stdscr);
+	doupdate();
+}
+
+/* A key while the filter is typed: it narrows the list as it is typed (htop's F4). */
+static void pick_filter_key(struct picker *pk, struct pick_state *s, int ch)
+{
+	switch (ch) {
+	case '\n':
+	case '\r':
+	case KEY_ENTER:
+		s->filtering = 0;
+		curs_set(0);
+		return;
+	case 27:
+		s->flen = 0;
+		s->fbuf[0] = 0;
+		s->filtering = 0;
+		curs_set(0);
+		break;
+	case KEY_BACKSPACE:
+	case 127:
+	case 8:
+		while (s->flen && ((unsigned char)s->fbuf[s->flen - 1] & 0xc0) == 0x80)
+			s->flen--;
+		if (s->flen)
+			s->flen--;
+		s->fbuf[s->flen] = 0;
+		break;
+	case 21: /* Ctrl-U */
+		s->flen = 0;
+		s->fbuf[0] = 0;
+		break;
+	default:
+		if (ch < 32 || ch >= 256 || ch == 127 || s->flen + 1 >= sizeof(s->fbuf))
+			return;
+		s->fbuf[s->flen++] = (char)ch;
+		s->fbuf[s->flen] = 0;
+		break;
+	}
+	picker_set_filter(pk, s->fbuf);
+	pick_follow(pk, s);
+}
+
+/* A key of the list; 1 when the picker is done (*pid set on Enter). */
+static int pick_key(struct ui *ui, struct picker *pk, struct pick_state *s, int ch, pid_t *pid)
+{
+	size_t n = picker_nrows(pk);
+	long page = GP_MAX(LINES - 7, 1);
+	int dir = 1;
+
+	switch (ch) {
+	case 'q':
+	case KEY_F(10):
+		return 1;
+	case 27:
+		if (!s->flen)
+			return 0;
+		s->flen = 0;
+		s->fbuf[0] = 0;
+		picker_set_filter(pk, "");
+		pick_follow(pk, s);
+		return 0;
+	case '/':
+	case KEY_F(3):
+	case KEY_F(4):
+		s->filtering = 1;
+		curs_set(1);
+		return 0;
+	case '\n':
+	case '\r':
+	case KEY_ENTER:
+		if (!picker_selectable(pk, s->sel)) {
+			ui_set_status(ui, UA_ERR, "no process selected");
+			return 0;
+		}
+		*pid = picker_pid(pk, s->sel);
+		return 1;
+	case KEY_UP:
+	case 'k':
+		s->sel = s->sel ? s->sel - 1 : 0;
+		dir = -1;
+		break;
+	case KEY_DOWN:
+	case 'j':
+		s->sel++;
+		break;
+	case KEY_PPAGE:
+		s->sel = s->sel > (size_t)page ? s->sel - (size_t)page : 0;
+		dir = -1;
+		break;
+	case KEY_NPAGE:
+		s->sel += (size_t)page;
+		break;
+	case KEY_HOME:
+	case 'g':
+		s->sel = 0;
+		break;
+	case KEY_END:
+	case 'G':
+		s->sel = n ? n - 1 : 0;
+		dir = -1;
+		break;
+	case 12: /* Ctrl-L */
+		clearok(curscr, TRUE);
+		return 0;
+	default:
+		if (ch >= 32 && ch < 127)
+			ui_set_status(ui, UA_DIM, "'%c' does nothing here: Enter attaches, / filters, q quits", ch);
+		return 0;
+	}
+	if (s->sel >= n && n)
+		s->sel = n - 1;
+	pick_fix(pk, s, dir);
+	/* Back on the first process: following the top again. */
+	s->moved = s->sel != (picker_selectable(pk, 0) ? 0u : 1u);
+	return 0;
+}
+
+int tui_pick(struct ui *ui, struct picker *pk, pid_t *pid)
+{
+	struct pick_state s = { 0 };
+	struct pollfd pfd[2];
+	uint64_t next;
+	int rc, done = 0;
+
+	*pid = 0;
+	if ((rc = screen_start(ui)))
+		return rc;
+	picker_scan(pk);
+	pick_fix(pk, &s, 1);
+	/* The first CPU shares need a second scan: soon after the first. */
+	next = util_now_ns() + PICK_SCAN_NS / 3;
+	pfd[0].fd = STDIN_FILENO;
+	pfd[0].events = POLLIN;
+	pfd[1].fd = sig_pipe[0];
+	pfd[1].events = POLLIN;
+	while (!done && !cli_stop_signal) {
+		uint64_t now = util_now_ns();
+		int ch, pr;
+
+		if (now >= next) {
+			picker_scan(pk);
+			pick_follow(pk, &s);
+			next = now + PICK_SCAN_NS;
+		}
+		if (ui->status[0] && now - ui->status_ns > STATUS_NS)
+			ui->status[0] = 0;
+		pick_draw(ui, pk, &s);
+		pr = poll(pfd, 2, (int)((next - GP_MIN(next, util_now_ns())) / 1000000) + 1);
+		if (pr < 0 && errno != EINTR)
+			break;
+		if (pr > 0 && (pfd[1].revents & POLLIN))
+			break;
+		while (!done && (ch = getch()) != ERR) {
+			if (ch == KEY_RESIZE)
+				continue;
+			if (s.filtering)
+				pick_filter_key(pk, &s, ch);
+			else
+				done = pick_key(ui, pk, &s, ch, pid);
+		}
+	}
+	screen_stop();
+	if (cli_stop_signal)
+		*pid = 0;
+	return EXIT_OK;
 }

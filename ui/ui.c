@@ -6,6 +6,7 @@
 #include "config.h"
 #include "ui.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,21 +65,85 @@ const char *ui_esc(struct ui *ui, char *buf, size_t bufsz, const char *s, size_t
 	return buf;
 }
 
-const char *ui_fn_name(struct ui *ui, const struct model_fn *f, char *buf, size_t bufsz)
+const char *ui_name(struct ui *ui, const char *name, size_t len, char *buf, size_t bufsz)
 {
-	int shrt = ui->names == UI_NAMES_SHORT || (ui->names == UI_NAMES_AUTO && !ui->batch);
-	char *dm = fname_demangle(f->name, f->name_len);
-	const char *s = dm ? dm : f->name;
-	size_t n = dm ? strlen(dm) : f->name_len;
+	char *dm = fname_demangle(name, len);
+	const char *s = dm ? dm : name;
+	size_t n = dm ? strlen(dm) : len;
 	char tmp[1024];
 
-	if (shrt) {
+	if (ui_short_names(ui)) {
 		n = GP_MIN(fname_short(s, n, tmp, sizeof(tmp)), sizeof(tmp) - 1);
 		s = tmp;
 	}
 	ui_escape(buf, bufsz, s, n);
 	free(dm);
 	return buf;
+}
+
+const char *ui_fn_name(struct ui *ui, const struct model_fn *f, char *buf, size_t bufsz)
+{
+	return ui_name(ui, f->name, f->name_len, buf, bufsz);
+}
+
+int ui_short_names(const struct ui *ui)
+{
+	return ui->names == UI_NAMES_SHORT || (ui->names == UI_NAMES_AUTO && !ui->batch);
+}
+
+int ui_table_width(const struct ui *ui)
+{
+	return ui->batch && !ui->batch_width ? INT_MAX / 4 : ui->width;
+}
+
+void ui_cell_pre(struct ui *ui, struct tline *l, const struct tl_col *cols, int n, int k,
+		 const char *pre, int pre_attr, int attr, const char *s, int flags)
+{
+	int w = cols[k].w, j, pw;
+
+	if (!w)
+		return;
+	for (j = k + 1; j < n && !cols[j].w; j++)
+		;
+	if (k || l->cols)
+		tl_put(l, UA_NORMAL, "  ");
+	if (j == n && (!ui->batch || ui->batch_width))
+		w = GP_MAX(w, ui->width - l->cols);
+	pw = pre ? tl_width(pre) : 0;
+	if (pw) {
+		tl_put(l, pre_attr, pre);
+		w = GP_MAX(w - pw, 0);
+	}
+	tl_field(l, attr, s, w, flags);
+}
+
+void ui_cell(struct ui *ui, struct tline *l, const struct tl_col *cols, int n, int k, int attr,
+	     const char *s, int flags)
+{
+	ui_cell_pre(ui, l, cols, n, k, NULL, 0, attr, s, flags);
+}
+
+void ui_where_init(struct ui_where *w)
+{
+	w->kind = -1;
+	w->best = w->last = -1;
+}
+
+void ui_where_add(struct ui_where *w, long idx, const char *name, size_t len)
+{
+	int k = (int)fname_go_kind(name, len);
+
+	if (k >= FNAME_GO_STD && k > w->kind) {
+		w->kind = k;
+		w->best = idx;
+	}
+	if (len != 14 || memcmp(name, "runtime.goexit", 14) != 0)
+		w->last = idx;
+}
+
+long ui_where_pick(const struct ui_where *w)
+{
+	return w->best >= 0 ? w->best : w->last;
 }
 
 void ui_pct(char *buf, size_t n, int64_t part, int64_t total)

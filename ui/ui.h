@@ -31,7 +31,10 @@ struct tline {
 	struct { uint16_t start; uint8_t attr; } seg[TL_SEGS];
 };
 
-enum { TL_RIGHT = 1, TL_CUT_LEFT = 2, TL_NOCUT = 4 };
+/* TL_CUT_NAME: a function name too wide loses its left end (package, receiver) first, cut
+ * where a package path element or a name part starts when the rest still fits, so that
+ * what stays is whole: "…(*Manager).Run", never "…ometheus/dis". */
+enum { TL_RIGHT = 1, TL_CUT_LEFT = 2, TL_NOCUT = 4, TL_CUT_NAME = 8 };
 
 void tl_reset(struct tline *l);
 /* Appends text that is already safe to print (escaped or our own). */
@@ -52,6 +55,19 @@ void tl_pad(struct tline *l, int cols);
 size_t tl_fit(const char *s, size_t n, int maxcols, int *cols);
 /* Display columns of a safe string. */
 int tl_width(const char *s);
+/* A column of a table laid out to the screen's width, as htop and perf top lay theirs out:
+ * numbers keep their width, the names share the rest. */
+struct tl_col {
+	int min;  /* never narrower (0 with want 0: the column is left out) */
+	int want; /* its widest cell or header: never wider */
+	int prio; /* columns of a lower prio are narrowed first (labels before names) */
+	int w;    /* its width, laid out */
+};
+/* Lays out n columns, gap columns apart, in width columns: each as wide as it wants when
+ * all fit, else those of the lowest prio that can give narrowed first, the widest of them
+ * first, one column at a time, never below their min. Returns the columns the table
+ * takes. */
+int tl_cols(struct tl_col *c, int n, int gap, int width);
 extern int tl_utf8;      /* the terminal takes UTF-8 (set once at start) */
 
 /* --- the views: one table (htop's screens, tmux's modes) --- */
@@ -139,6 +155,7 @@ enum ui_action {
 	ACT_NAMES,
 	ACT_FRAME_PREV, ACT_FRAME_NEXT, ACT_FRAME_UP, ACT_FRAME_DOWN, ACT_ZOOM, ACT_ZOOM_OUT,
 	ACT_BASELINE,
+	ACT_SHOW_IDLE, ACT_GROUP_BY, ACT_FOCUS_LABELS,
 	ACT_COUNT,
 };
 /* Shows view id (its key, or a key of the table bound to it). */
@@ -187,6 +204,10 @@ struct view_ops {
 	 * key); NULL: one section named after the view. */
 	void (*batch)(struct ui *ui, struct view *v, ui_section_fn *section);
 	void (*free)(struct view *v);
+	/* What the view says of its data beyond its rows (a reader's counts, the split of
+	 * wall time by state), or NULL: at the end of the info line on the screen, after
+	 * the column names of its title line in --batch. */
+	void (*info)(struct ui *ui, struct view *v, struct tline *l);
 	int cell_select;         /* the selection is a cell of a row (Flame): rows are not
 				  * highlighted whole */
 };
@@ -265,6 +286,8 @@ struct ui {
 	int kernel;
 	const char *save_dir;
 	int names;               /* UI_NAMES_*: short or full function names */
+	int batch_width;         /* --batch --width: lines at most ui->width columns where a
+				  * view lays its columns out (ui_table_width) */
 	const char *files;       /* `view`: the pprof files shown (no live session), else NULL */
 
 	/* The baseline (B, --base): a profile the views compare with, its model under the
@@ -281,6 +304,9 @@ struct ui {
 	/* The session's wall-clock sampler of a Go target runs (0: off, wall_why says why). */
 	int wall;
 	char wall_why[256];
+	/* The Wall mode's choices, kept across modes: the goroutines idle all along shown
+	 * too (a, --wall-idle), grouped by start function first (b, --wall-by start). */
+	int wall_idle, wall_by_start;
 };
 
 /* Function names: short (fname.h) on the screen, whose columns are narrow, full in
@@ -302,8 +328,38 @@ const char *ui_viewed_event(const struct ui *ui);
  * the status line. */
 void ui_request(struct ui *ui, enum live_req_kind kind, const struct event_spec *ev, uint64_t value);
 /* A function's name as the views show it: demangled, short or full (ui->names), escaped.
- * Returns buf. */
+ * Returns buf. ui_name: the same from a name's raw bytes (a goroutine reader's frame, a
+ * start function label); every view names a function through one of the two. */
 const char *ui_fn_name(struct ui *ui, const struct model_fn *f, char *buf, size_t bufsz);
+const char *ui_name(struct ui *ui, const char *name, size_t len, char *buf, size_t bufsz);
+/* Whether function names are short now: the screen's default, --batch's full (x, --names). */
+int ui_short_names(const struct ui *ui);
+/* The width a view lays its columns out in (tl_cols): the screen's, --width's in --batch,
+ * else unbounded (--batch prints every cell whole). */
+int ui_table_width(const struct ui *ui);
+/* A cell of a table laid out by tl_cols (cols[0..n), UI_GAP apart): s (safe text) in
+ * column k after the gap (none at the start of a line), cut to its width (flags as tl_field's;
+ * TL_CUT_NAME for a function), the table's last column on the screen (and in --batch
+ * --width) as wide as the line allows. Nothing for a column left out. ui_cell_pre: the
+ * cell starts with pre in pre_attr (a tree's "+ " or "- "), which is never cut. */
+#define UI_GAP 2
+void ui_cell(struct ui *ui, struct tline *l, const struct tl_col *cols, int n, int k, int attr,
+	     const char *s, int flags);
+void ui_cell_pre(struct ui *ui, struct tline *l, const struct tl_col *cols, int n, int k,
+		 const char *pre, int pre_attr, int attr, const char *s, int flags);
+/* Where a goroutine waits, shown as WHERE by the Goroutines views: from its stack's
+ * functions given innermost first (inlined ones too), the first of the program
+ * (fname_go_kind), else the first of the standard library outside the machinery that
+ * parks goroutines, else, for the runtime's own goroutines, the outermost frame but
+ * runtime.goexit (its start function). Frames are named by an index of the caller's. */
+struct ui_where {
+	int kind;        /* the kind of best, -1: none yet */
+	long best, last; /* -1: none */
+};
+void ui_where_init(struct ui_where *w);
+void ui_where_add(struct ui_where *w, long idx, const char *name, size_t len);
+/* The index of the frame to show, or -1 (no frame). */
+long ui_where_pick(const struct ui_where *w);
 /* Fills buf with a safe, escaped copy of target bytes. */
 const char *ui_esc(struct ui *ui, char *buf, size_t bufsz, const char *s, size_t len);
 /* Formats a percentage of total in 6 columns ("100.0%", " 12.5%", "  0.0%"). */
@@ -451,6 +507,8 @@ struct ui_wall_iter {
 	uint32_t skey;           /* the state label's key (string id; 0: none) */
 	const char *skip;
 	size_t skip_len;
+	int64_t full;            /* what a goroutine parked at every snapshot of the window
+				  * counts (session_wall.wall_ns, less the base's) */
 };
 void ui_wall_iter_init(struct ui_wall_iter *it, const struct session_wall *d,
 		       const struct session_wall *base, const char *skip, size_t skip_len);
@@ -458,6 +516,11 @@ void ui_wall_iter_init(struct ui_wall_iter *it, const struct session_wall *d,
  * string id of its state label's value); 1, or 0 at the end. */
 int ui_wall_next(const struct ui *ui, struct ui_wall_iter *it, size_t *idx, struct prof_sample *s,
 		 int64_t *ns, uint32_t *state);
+/* How many goroutines a sample of the window stands for when each of them waited, in
+ * state class cls, at every snapshot of the window (its wall time a whole multiple of
+ * it.full): idle all along, the background loops that wait the whole time. 0 when any
+ * ran, was runnable, or came or went within the window. */
+int64_t ui_wall_idle(const struct ui_wall_iter *it, int64_t ns, int cls);
 /* Adds ns of wall time in state (string id in p) to a split. */
 void ui_wall_split_add(struct ui_wall_split *sp, const struct prof *p, uint32_t state, int64_t ns);
 /* Splits the wall time of the latest data (within the live window when one is on) by the
@@ -503,6 +566,32 @@ void batch_print_iteration(struct ui *ui, const char *views, uint64_t iter);
 int batch_check_views(const char *list);
 /* Runs the curses UI until q or a signal; returns an exit code. */
 int tui_run(struct ui *ui);
+
+/* picker.c: the list of processes `gotop-perf` opens in a terminal without arguments:
+ * scanned again each refresh (procs.h), filtered, its rows as text lines for tui_pick. */
+struct picker;
+struct picker *picker_new(void);
+void picker_free(struct picker *pk);
+/* Reads the processes again; 0 or -errno (/proc unreadable). */
+int picker_scan(struct picker *pk);
+/* Keeps the rows whose name, command, pid or Go version holds f (raw bytes). */
+void picker_set_filter(struct picker *pk, const char *f);
+const char *picker_filter(const struct picker *pk);
+size_t picker_nrows(const struct picker *pk);
+/* Whether row i is a process (not the line before the other programs); its pid (0: none);
+ * whether it is a Go program. */
+int picker_selectable(const struct picker *pk, size_t i);
+pid_t picker_pid(const struct picker *pk, size_t i);
+int picker_is_go(const struct picker *pk, size_t i);
+/* The columns laid out in width (tl_cols), once per scan or filter; then the lines. */
+void picker_layout(struct picker *pk, int width);
+void picker_header(struct picker *pk, int width, struct tline *l1, struct tline *l2);
+void picker_info(struct picker *pk, struct tline *l);
+void picker_title(struct picker *pk, int width, struct tline *l);
+void picker_row(struct picker *pk, size_t i, int width, struct tline *l);
+/* The picker in the terminal until Enter (*pid the process chosen), q or a signal (*pid
+ * 0); the terminal restored. An exit code. */
+int tui_pick(struct ui *ui, struct picker *pk, pid_t *pid);
 
 /* ui/group-columns.c: the columns of a group's members (an event "{a,b,c}"). Rebuilds the
  * member models with the main model's filters (ui_rebuild); frees them (ui_fini). */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gotop/fname.h"
 #include "gotop/gosnap.h"
 #include "gotop/hashmap.h"
 #include "gotop/symtab.h"
@@ -22,6 +23,10 @@
 #define IDS_SHOWN 64
 
 enum { ROW_GROUP, ROW_FRAME, ROW_IDS };
+
+/* The columns, laid out to the width (tl_cols). WHERE starts with the group's + or -. */
+enum { AC_COUNT, AC_STATE, AC_LONGEST, AC_WHERE, AC_LABELS, AC_N };
+static const char *const ac_head[AC_N] = { "COUNT", "STATE", "LONGEST", "WHERE", "LABELS" };
 
 struct grow {
 	uint8_t kind;
@@ -48,6 +53,9 @@ struct gall {
 	struct hashmap by_pc;      /* pc -> index + 1 into names */
 	struct named *names;
 	size_t nnames, namescap;
+	struct tl_col col[AC_N];   /* laid out for the rows of generation laid_gen */
+	uint64_t gen, laid_gen;
+	int laid_names, laid_width;
 };
 
 static struct gall *gall_of(struct view *v)
@@ -120,6 +128,7 @@ static void gall_update(struct ui *ui, struct view *v)
 
 	a->nrows = 0;
 	a->why[0] = 0;
+	a->gen++;
 	rc = ui_goroutines_now(ui, &a->res, a->why, sizeof(a->why));
 	a->reader = rc != -ENODEV;
 	if (!a->reader)
@@ -173,21 +182,6 @@ static uint64_t gall_row_id(struct ui *ui, struct view *v, size_t i)
 			  ((uint64_t)r->frame << 8) ^ (uint64_t)r->inl);
 }
 
-static void gall_title(struct ui *ui, struct view *v, struct tline *l)
-{
-	struct gall *a = gall_of(v);
-
-	tl_reset(l);
-	tl_field(l, UA_HEAD, "COUNT", 7, TL_RIGHT);
-	tl_put(l, UA_HEAD, "  ");
-	tl_field(l, UA_HEAD, "STATE", 22, ui->batch ? TL_NOCUT : 0);
-	tl_field(l, UA_HEAD, "LONGEST", 9, TL_RIGHT);
-	tl_put(l, UA_HEAD, "  WHERE (all goroutines now; m: wall time)");
-	if (a->reader)
-		tl_printf(l, UA_DIM, "  %zu goroutines, %" PRIu64 " changed while read, %.1f ms",
-			  a->res.n, a->res.st.torn, (double)a->res.st.ns / 1e6);
-}
-
 static void wait_text(char *buf, size_t n, int64_t ns)
 {
 	double s = (double)ns / 1e9;
@@ -202,25 +196,149 @@ static void wait_text(char *buf, size_t n, int64_t ns)
 		snprintf(buf, n, "%.1fh", s / 3600);
 }
 
-/* The innermost frame outside the runtime: where the goroutine's own code waits; for the
- * runtime's own goroutines, their start function (the frame below runtime.goexit). */
+/* Where the goroutine waits (ui_where): the first frame of the program, else of the
+ * standard library outside the parking machinery, else its start function. */
 static const struct sym_frame *where(struct ui *ui, struct gall *a, const struct gosnap_g *g)
 {
-	const struct sym_frame *last = NULL;
+	const struct sym_frame *f[GOSNAP_MAX_FRAMES * NAME_FRAMES];
+	struct ui_where w;
+	long n = 0;
 
-	for (uint32_t f = 0; f < g->nframes; f++) {
-		const struct named *nm = name_pc(ui, a, a->kept.pcs[g->frame0 + f]);
-		uint32_t hide = hidden(a, nm, g->frame0 + f);
+	ui_where_init(&w);
+	for (uint32_t i = 0; i < g->nframes; i++) {
+		const struct named *nm = name_pc(ui, a, a->kept.pcs[g->frame0 + i]);
+		uint32_t hide = hidden(a, nm, g->frame0 + i);
 
-		for (int k = 0; k < nm->n; k++) {
+		for (int k = 0; k < nm->n && n < (long)GP_ARRAY_SIZE(f); k++) {
 			if (hide >> k & 1)
 				continue;
-			if (strncmp(nm->f[k].func, "runtime.", 8) != 0)
-				return &nm->f[k];
-			last = &nm->f[k];
+			f[n] = &nm->f[k];
+			ui_where_add(&w, n++, nm->f[k].func, strlen(nm->f[k].func));
 		}
+		if (w.kind == FNAME_GO_PROGRAM)
+			break;
 	}
-	return last;
+	n = ui_where_pick(&w);
+	return n >= 0 ? f[n] : NULL;
+}
+
+/* A group's cells: its state, longest wait, + or - and where it waits, its labels. */
+struct acells {
+	char count[24], longest[16], where[1104], labels[1300];
+	const char *state;
+	int where_dim, open;
+};
+
+static void group_cells(struct ui *ui, struct gall *a, size_t gi, struct acells *c)
+{
+	const struct gosnap_group *gr = &a->groups[gi];
+	const struct gosnap_g *g = &a->kept.g[gr->first];
+	const struct sym_frame *w = g->flags & GOSNAP_NO_STACK ? NULL : where(ui, a, g);
+	char name[1100];
+	size_t k = 0;
+
+	snprintf(c->count, sizeof(c->count), "%zu", gr->count);
+	c->state = gosnap_state_text(g);
+	wait_text(c->longest, sizeof(c->longest), gr->max_wait);
+	c->where_dim = !w;
+	if (g->flags & GOSNAP_NO_STACK)
+		snprintf(name, sizeof(name), "(running on a thread: stack not read)");
+	else if (w)
+		ui_name(ui, w->func, strlen(w->func), name, sizeof(name));
+	else
+		snprintf(name, sizeof(name), "(no stack)");
+	snprintf(c->where, sizeof(c->where), "%s", name);
+	c->open = is_open(a, gi);
+	c->labels[0] = 0;
+	for (uint32_t j = 0; g->labels && j < g->labels->n && k + 1 < sizeof(c->labels); j++) {
+		const struct gort_label *p = &g->labels->pairs[j];
+		char kb[300], vb[600];
+
+		ui_esc(ui, kb, sizeof(kb), p->key, p->klen);
+		ui_esc(ui, vb, sizeof(vb), p->value, p->vlen);
+		k += (size_t)snprintf(c->labels + k, sizeof(c->labels) - k, "%s%s=%s", k ? " " : "",
+				      kb, vb);
+	}
+	if (k && gr->count > 1 && k + 1 < sizeof(c->labels))
+		snprintf(c->labels + k, sizeof(c->labels) - k, " (first's)");
+}
+
+/* The widths of the columns: each its widest cell and header, laid out to the width again
+ * when the rows, the names or the width change. */
+static void layout(struct ui *ui, struct gall *a)
+{
+	int want[AC_N] = { 0 }, k;
+	struct acells c;
+
+	if (a->laid_gen == a->gen && a->laid_names == ui_short_names(ui) &&
+	    a->laid_width == ui_table_width(ui))
+		return;
+	for (size_t i = 0; i < a->ngroups; i++) {
+		group_cells(ui, a, i, &c);
+		want[AC_STATE] = GP_MAX(want[AC_STATE], tl_width(c.state));
+		want[AC_LONGEST] = GP_MAX(want[AC_LONGEST], tl_width(c.longest));
+		want[AC_WHERE] = GP_MAX(want[AC_WHERE], tl_width(c.where) + 2);
+		want[AC_LABELS] = GP_MAX(want[AC_LABELS], tl_width(c.labels));
+	}
+	for (k = 0; k < AC_N; k++) {
+		int head = tl_width(ac_head[k]);
+
+		if (k == AC_LABELS && !want[k]) {
+			a->col[k] = (struct tl_col){ 0 };
+			continue;
+		}
+		a->col[k].want = GP_MAX(want[k], head);
+		/* Counts and times whole; a state keeps a word or two ("chan receive"); the
+		 * labels give first, down to a pair or so. */
+		a->col[k].min = k == AC_COUNT || k == AC_LONGEST ? a->col[k].want
+				: k == AC_STATE ? GP_MIN(a->col[k].want, 12)
+				: k == AC_LABELS ? GP_MIN(a->col[k].want, 16)
+						  : GP_MIN(a->col[k].want, head + 2);
+		a->col[k].prio = k != AC_LABELS;
+	}
+	a->col[AC_COUNT].want = a->col[AC_COUNT].min = 7;
+	tl_cols(a->col, AC_N, UI_GAP, ui_table_width(ui));
+	a->laid_gen = a->gen;
+	a->laid_names = ui_short_names(ui);
+	a->laid_width = ui_table_width(ui);
+}
+
+static void cell(struct ui *ui, struct gall *a, struct tline *l, int k, int attr, const char *s,
+		 int flags)
+{
+	ui_cell(ui, l, a->col, AC_N, k, attr, s, flags);
+}
+
+static void gall_title(struct ui *ui, struct view *v, struct tline *l)
+{
+	struct gall *a = gall_of(v);
+
+	layout(ui, a);
+	tl_reset(l);
+	for (int k = 0; k < AC_N; k++)
+		cell(ui, a, l, k, UA_HEAD, ac_head[k], k == AC_COUNT || k == AC_LONGEST ? TL_RIGHT : 0);
+	if (!ui->batch)
+		tl_pad(l, ui->width);
+}
+
+/* The reader's counts: after the info line (the screen), or the column names (--batch). */
+static void gall_info(struct ui *ui, struct view *v, struct tline *l)
+{
+	struct gall *a = gall_of(v);
+
+	if (a->reader)
+		tl_printf(l, UA_DIM, "%zu goroutines now, %" PRIu64 " changed while read, %.1f ms; m: wall time",
+			  a->res.n, a->res.st.torn, (double)a->res.st.ns / 1e6);
+}
+
+/* The column where the names of WHERE start (after its + or -). */
+static int where_col(const struct gall *a)
+{
+	int c = 0;
+
+	for (int k = 0; k < AC_WHERE; k++)
+		c += a->col[k].w + (k && a->col[k].w ? UI_GAP : 0);
+	return c + UI_GAP + 2;
 }
 
 static void gall_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
@@ -229,56 +347,42 @@ static void gall_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 	const struct grow *r = &a->rows[i];
 	const struct gosnap_group *gr = &a->groups[r->group];
 	const struct gosnap_g *g = &a->kept.g[gr->first];
-	char buf[512];
+	char buf[1100];
 
 	tl_reset(l);
+	layout(ui, a);
 	if (r->kind == ROW_GROUP) {
-		const struct sym_frame *w = where(ui, a, g);
-		int open = is_open(a, r->group);
+		struct acells c;
 
-		tl_printf(l, UA_NORMAL, "%7zu  ", gr->count);
-		tl_field(l, g->state == GOSNAP_RUNNING ? UA_HOT : UA_STATE, gosnap_state_text(g), 22,
-			 ui->batch ? TL_NOCUT : 0);
-		wait_text(buf, sizeof(buf), gr->max_wait);
-		tl_field(l, UA_DIM, buf, 9, TL_RIGHT);
-		tl_put(l, UA_TREE, open ? "  - " : "  + ");
-		if (g->flags & GOSNAP_NO_STACK)
-			tl_put(l, UA_DIM, "(running on a thread: stack not read)");
-		else if (w)
-			tl_untrusted(l, UA_NORMAL, w->func, strlen(w->func), 0, TL_NOCUT);
-		if (g->labels && g->labels->n) {
-			tl_put(l, UA_DIM, "  {");
-			for (uint32_t k = 0; k < g->labels->n; k++) {
-				const struct gort_label *p = &g->labels->pairs[k];
-
-				tl_put(l, UA_DIM, k ? ", " : "");
-				tl_untrusted(l, UA_DIM, p->key, p->klen, 0, TL_NOCUT);
-				tl_put(l, UA_DIM, "=");
-				tl_untrusted(l, UA_DIM, p->value, p->vlen, 0, TL_NOCUT);
-			}
-			tl_put(l, UA_DIM, gr->count > 1 ? "} (first's)" : "}");
-		}
+		group_cells(ui, a, r->group, &c);
+		cell(ui, a, l, AC_COUNT, UA_NORMAL, c.count, TL_RIGHT);
+		cell(ui, a, l, AC_STATE, g->state == GOSNAP_RUNNING ? UA_HOT : UA_STATE, c.state, 0);
+		cell(ui, a, l, AC_LONGEST, UA_DIM, c.longest, TL_RIGHT);
+		ui_cell_pre(ui, l, a->col, AC_N, AC_WHERE, c.open ? "- " : "+ ", UA_TREE,
+			    c.where_dim ? UA_DIM : UA_NORMAL, c.where, TL_CUT_NAME);
+		cell(ui, a, l, AC_LABELS, UA_DIM, c.labels, 0);
 	} else if (r->kind == ROW_FRAME) {
 		const struct named *nm = name_pc(ui, a, a->kept.pcs[g->frame0 + r->frame]);
 
-		tl_put(l, UA_NORMAL, "                                          ");
+		tl_pad(l, where_col(a));
 		if (!nm->n) {
 			tl_printf(l, UA_DIM, "%#" PRIx64, a->kept.pcs[g->frame0 + r->frame]);
 			return;
 		}
-		tl_untrusted(l, UA_NORMAL, nm->f[r->inl].func, strlen(nm->f[r->inl].func), 0,
-			     TL_NOCUT);
+		ui_name(ui, nm->f[r->inl].func, strlen(nm->f[r->inl].func), buf, sizeof(buf));
+		tl_put(l, UA_NORMAL, buf);
 		if (nm->f[r->inl].file) {
 			const char *f = strrchr(nm->f[r->inl].file, '/');
+			char loc[512];
 
 			f = f ? f + 1 : nm->f[r->inl].file;
-			snprintf(buf, sizeof(buf), "  %s:%d", f, nm->f[r->inl].line);
-			tl_untrusted(l, UA_DIM, buf, strlen(buf), 0, TL_NOCUT);
+			snprintf(loc, sizeof(loc), "  %s:%d", f, nm->f[r->inl].line);
+			tl_untrusted(l, UA_DIM, loc, strlen(loc), 0, TL_NOCUT);
 		}
 	} else {
 		size_t shown = 0, k;
 
-		tl_put(l, UA_NORMAL, "                                          ");
+		tl_pad(l, where_col(a));
 		tl_put(l, UA_DIM, "ids:");
 		/* Every goroutine of the group, in list order: those equal to its first. */
 		for (k = gr->first; k < a->kept.n && shown < IDS_SHOWN; k++) {
@@ -296,13 +400,49 @@ static void gall_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 	}
 }
 
+/* f: focus on the labels of the selected group's first goroutine, as Enter on each value
+ * in Labels would. */
+static int focus_labels(struct ui *ui, struct gall *a, size_t gi)
+{
+	const struct gosnap_g *g = &a->kept.g[a->groups[gi].first];
+	char shown[400];
+	size_t k = 0;
+
+	shown[0] = 0;
+	for (uint32_t j = 0; g->labels && j < g->labels->n; j++) {
+		const struct gort_label *p = &g->labels->pairs[j];
+		char kb[100], vb[100];
+
+		if (ui_has_label_filter(ui, p->key, p->klen, p->value, p->vlen, 0))
+			continue;
+		ui_remove_label_filter(ui, p->key, p->klen);
+		ui_add_filter(ui, MODEL_LABEL, 1, p->key, p->klen, p->value, p->vlen, 0);
+		ui_esc(ui, kb, sizeof(kb), p->key, p->klen);
+		ui_esc(ui, vb, sizeof(vb), p->value, p->vlen);
+		if (k < sizeof(shown))
+			k += (size_t)snprintf(shown + k, sizeof(shown) - k, "%s%s=%s", k ? " " : "",
+					      kb, vb);
+	}
+	if (!k) {
+		ui_set_status(ui, UA_ERR, "no pprof label on this row to focus on");
+		return R_REDRAW;
+	}
+	ui_set_status(ui, UA_OK, "focused on %s (u clears; Backspace removes the last focus)", shown);
+	return R_MODEL | R_UPDATE | R_REDRAW;
+}
+
 static int gall_action(struct ui *ui, struct view *v, enum ui_action act)
 {
 	struct gall *a = gall_of(v);
 	int created;
 	uint64_t *slot;
 
-	(void)ui;
+	if (act == ACT_SHOW_IDLE || act == ACT_GROUP_BY) {
+		ui_set_status(ui, UA_DIM, "a and b are the Wall mode's (m)");
+		return R_REDRAW;
+	}
+	if (act == ACT_FOCUS_LABELS && v->sel < a->nrows)
+		return focus_labels(ui, a, a->rows[v->sel].group);
 	if (v->sel >= a->nrows || (act != ACT_ENTER && act != ACT_TOGGLE && act != ACT_EXPAND &&
 				   act != ACT_COLLAPSE))
 		return R_NONE;
@@ -346,5 +486,5 @@ static void gall_free(struct view *v)
 const struct view_ops view_goroutines_all_ops = {
 	.update = gall_update,
 	.nrows = gall_nrows, .row_id = gall_row_id, .title = gall_title, .row = gall_row,
-	.action = gall_action, .empty = gall_empty, .free = gall_free,
+	.action = gall_action, .empty = gall_empty, .free = gall_free, .info = gall_info,
 };

@@ -36,16 +36,22 @@ struct grow {
 	long v;
 };
 
+/* The columns after the counts, laid out to the width (tl_cols). */
+enum { GC_COUNT, GC_START, GC_LABELS, GC_HOT, GC_N };
+static const char *const gc_head[GC_N] = { "GOROUTINES", "START FUNCTION", "LABELS",
+					   "HOT FUNCTION" };
+
 struct gview {
 	struct facet f;          /* the goroutine label's values */
+	struct tl_col col[GC_N];
+	uint64_t gen, laid_gen;  /* the rows' generation, and the one laid out */
+	int laid_names, laid_width;
 	struct ggroup *grp;
 	size_t ngrp;
 	struct grow *rows;
 	size_t nrows, caprows;
 	struct hashmap expanded; /* group key -> 1 */
 };
-
-#define GOROUTINES_W 10 /* the GOROUTINES column */
 
 static struct gview *gview_of(struct view *v)
 {
@@ -202,6 +208,7 @@ static void groups_build(struct ui *ui, struct gview *gv)
 	size_t i, j;
 
 	groups_free(gv);
+	gv->gen++;
 	groups_make(ui, gv);
 	for (i = 0; i < gv->ngrp; i++) {
 		const struct ggroup *g = &gv->grp[i];
@@ -246,72 +253,163 @@ static uint64_t gview_row_id(struct ui *ui, struct view *v, size_t i)
 	return facet_value_id(&gv->f, grow_val(gv, i));
 }
 
+/* A row's cells after the counts, as text (escaped): its goroutine count or id, start
+ * function, labels and hot function. */
+struct gcells {
+	char count[32], start[1100], labels[1300], hot[1100];
+	int start_dim;
+};
+
+static void group_cells(struct ui *ui, struct gview *gv, const struct ggroup *g, struct gcells *c)
+{
+	const uint64_t *e = hashmap_get(&gv->expanded, g->key);
+
+	snprintf(c->count, sizeof(c->count), "%c%zu", e && *e ? '-' : '+', g->nmem);
+	if (g->fn)
+		ui_name(ui, g->fn, g->fnlen, c->start, sizeof(c->start));
+	else
+		snprintf(c->start, sizeof(c->start), "(start unknown)");
+	c->start_dim = !g->fn;
+	labels_text(ui, g->rep, c->labels, sizeof(c->labels));
+	c->hot[0] = 0;
+	if (g->top_fn >= 0)
+		ui_fn_name(ui, model_fn(ui->model, (uint32_t)g->top_fn), c->hot, sizeof(c->hot));
+}
+
+static void id_cells(struct ui *ui, struct gview *gv, const struct model_value *val, struct gcells *c)
+{
+	const struct facet *f = &gv->f;
+	int marked = ui_has_label_filter(ui, f->key, f->key_len, val->str, val->len, val->num);
+
+	snprintf(c->count, sizeof(c->count), "  %s%lld", marked ? "*" : "", (long long)val->num);
+	c->start[0] = 0;
+	c->start_dim = 0;
+	labels_text(ui, val->rep, c->labels, sizeof(c->labels));
+	c->hot[0] = 0;
+	if (val->top_fn >= 0)
+		ui_fn_name(ui, model_fn(ui->model, (uint32_t)val->top_fn), c->hot, sizeof(c->hot));
+}
+
+/* The columns' widths: the widest cell of each (and its header), laid out in what the
+ * counts leave. Names are measured as shown, short or full: made again when that or the
+ * width changes, as when the rows do. */
+static void layout(struct ui *ui, struct gview *gv)
+{
+	struct gcells c;
+	struct tline l;
+	size_t i;
+	int k, want[GC_N] = { 0 };
+
+	if (gv->laid_gen == gv->gen && gv->laid_names == ui_short_names(ui) &&
+	    gv->laid_width == ui_table_width(ui))
+		return;
+	for (i = 0; i < gv->nrows; i++) {
+		const struct ggroup *g = grow_group(gv, i);
+		const struct model_value *val = grow_val(gv, i);
+
+		if (g)
+			group_cells(ui, gv, g, &c);
+		else if (val)
+			id_cells(ui, gv, val, &c);
+		else
+			continue; /* the rest row spans the names' columns */
+		want[GC_COUNT] = GP_MAX(want[GC_COUNT], tl_width(c.count));
+		want[GC_START] = GP_MAX(want[GC_START], tl_width(c.start));
+		want[GC_LABELS] = GP_MAX(want[GC_LABELS], tl_width(c.labels));
+		want[GC_HOT] = GP_MAX(want[GC_HOT], tl_width(c.hot));
+	}
+	facet_title_cells(ui, &l);
+	for (k = 0; k < GC_N; k++) {
+		int head = tl_width(gc_head[k]);
+
+		/* No labels anywhere: no LABELS column. */
+		if (k == GC_LABELS && !want[k]) {
+			gv->col[k] = (struct tl_col){ 0 };
+			continue;
+		}
+		gv->col[k].want = GP_MAX(want[k], head);
+		gv->col[k].min = k == GC_COUNT ? gv->col[k].want : GP_MIN(gv->col[k].want, head);
+		/* The labels give first, down to a pair or so, then the names share. */
+		if (k == GC_LABELS)
+			gv->col[k].min = GP_MIN(gv->col[k].want, 16);
+		gv->col[k].prio = k != GC_LABELS;
+	}
+	tl_cols(gv->col, GC_N, UI_GAP, ui_table_width(ui) - l.cols - UI_GAP);
+	gv->laid_gen = gv->gen;
+	gv->laid_names = ui_short_names(ui);
+	gv->laid_width = ui_table_width(ui);
+}
+
+static void cell(struct ui *ui, struct gview *gv, struct tline *l, int k, int attr, const char *s,
+		 int flags)
+{
+	ui_cell(ui, l, gv->col, GC_N, k, attr, s, flags);
+}
+
 static void gview_title(struct ui *ui, struct view *v, struct tline *l)
 {
+	struct gview *gv = gview_of(v);
+
+	layout(ui, gv);
 	facet_title_cells(ui, l);
-	tl_put(l, UA_HEAD, "  ");
-	tl_field(l, UA_HEAD, "GOROUTINES", GOROUTINES_W, ui->batch ? TL_NOCUT : 0);
-	tl_put(l, UA_HEAD, " START FUNCTION  LABELS  HOT FUNCTION");
+	for (int k = 0; k < GC_N; k++)
+		cell(ui, gv, l, k, UA_HEAD, gc_head[k], 0);
 	if (!ui->batch)
 		tl_pad(l, ui->width);
 }
 
-/* A row's last cells: the labels of sample rep, and the hot function. */
-static void labels_cells(struct ui *ui, size_t rep, long top_fn, struct tline *l)
+static void cells_row(struct ui *ui, struct gview *gv, const struct gcells *c, int count_attr,
+		      struct tline *l)
 {
-	char buf[1300];
-
-	labels_text(ui, rep, buf, sizeof(buf));
-	if (buf[0]) {
-		tl_put(l, UA_DIM, buf);
-		tl_put(l, UA_NORMAL, "  ");
-	}
-	facet_hot_fn(ui, top_fn, l);
+	cell(ui, gv, l, GC_COUNT, count_attr, c->count, 0);
+	cell(ui, gv, l, GC_START, c->start_dim ? UA_DIM : UA_NORMAL, c->start, TL_CUT_NAME);
+	cell(ui, gv, l, GC_LABELS, UA_DIM, c->labels, 0);
+	cell(ui, gv, l, GC_HOT, UA_NORMAL, c->hot, TL_CUT_NAME);
 }
 
 /* A group's row: share, samples, the members' columns, its goroutines, start function,
  * labels, hot function. */
 static void group_row(struct ui *ui, struct gview *gv, const struct ggroup *g, struct tline *l)
 {
-	const uint64_t *e = hashmap_get(&gv->expanded, g->key);
-	char buf[32], name[1100];
 	int64_t x[PROF_MAX_VALUES] = { 0 }; /* the members' totals: sums over its ids */
+	struct gcells c;
 	size_t k, j;
 
 	for (k = 0; k < ui->nxmodel && k < PROF_MAX_VALUES; k++)
 		for (j = 0; j < g->nmem; j++)
 			x[k] += gv->f.xv[g->mem[j] * ui->nxmodel + k];
 	facet_count_cells(ui, &gv->f, g->value, g->n, x, l);
-	tl_put(l, UA_NORMAL, "  ");
-	snprintf(buf, sizeof(buf), "%c%zu", e && *e ? '-' : '+', g->nmem);
-	tl_field(l, UA_NORMAL, buf, GOROUTINES_W, ui->batch ? TL_NOCUT : 0);
-	tl_put(l, UA_NORMAL, " ");
-	if (g->fn)
-		ui_esc(ui, name, sizeof(name), g->fn, g->fnlen);
-	else
-		snprintf(name, sizeof(name), "(start unknown)");
-	tl_put(l, g->fn ? UA_NORMAL : UA_DIM, name);
-	tl_put(l, UA_NORMAL, "  ");
-	labels_cells(ui, g->rep, g->top_fn, l);
+	group_cells(ui, gv, g, &c);
+	cells_row(ui, gv, &c, UA_NORMAL, l);
 }
 
 /* The row of the samples without a goroutine id: why they have none (agg.c, "Goroutine
- * ids and memory", "Threads and memory"). */
+ * ids and memory", "Threads and memory"), across the names' columns. */
 static void rest_row(struct ui *ui, struct gview *gv, struct tline *l)
 {
 	const struct facet *f = &gv->f;
 	const struct agg_stats *st = ui->snap ? &ui->snap->ast : NULL;
+	char k[300], buf[600];
 
 	facet_count_cells(ui, f, f->rest_value, f->rest_n, facet_member_values(ui, f, NULL), l);
+	cell(ui, gv, l, GC_COUNT, UA_DIM, "", 0);
+	ui_esc(ui, k, sizeof(k), f->key, f->key_len);
+	snprintf(buf, sizeof(buf), "(no %s)", k);
 	tl_put(l, UA_NORMAL, "  ");
-	facet_rest_cell(ui, f, GOROUTINES_W, l);
-	tl_put(l, UA_NORMAL, " ");
+	tl_put(l, UA_DIM, buf);
+	buf[0] = 0;
 	if (st && st->goid_young)
-		tl_printf(l, UA_DIM, "no goroutine, or one younger than %.0f s once over %d were seen%s",
-			  AGG_GOID_OLD_NS / 1e9, AGG_GOID_ALL_MAX, st->goid_dropped ? "; " : "");
+		snprintf(buf, sizeof(buf), "no goroutine, or one younger than %.0f s once over %d were seen%s",
+			 AGG_GOID_OLD_NS / 1e9, AGG_GOID_ALL_MAX, st->goid_dropped ? "; " : "");
 	if (st && st->goid_dropped)
-		tl_printf(l, UA_DIM, "%snew combinations once the profile held %d entries",
-			  !st->goid_young ? "no goroutine, or " : "", AGG_SAMPLES_FULL);
+		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf),
+			 "%snew combinations once the profile held %d entries",
+			 !st->goid_young ? "no goroutine, or " : "", AGG_SAMPLES_FULL);
+	if (buf[0]) {
+		tl_put(l, UA_NORMAL, "  ");
+		tl_field(l, UA_DIM, buf, ui->batch ? 0 : GP_MAX(ui->width - l->cols, 0),
+			 ui->batch ? TL_NOCUT : 0);
+	}
 }
 
 /* A goroutine id's row, under its group: its labels and hot function. */
@@ -319,14 +417,11 @@ static void id_row(struct ui *ui, struct gview *gv, const struct model_value *va
 {
 	const struct facet *f = &gv->f;
 	int marked = ui_has_label_filter(ui, f->key, f->key_len, val->str, val->len, val->num);
-	char buf[64];
+	struct gcells c;
 
 	facet_count_cells(ui, f, val->value, val->n, facet_member_values(ui, f, val), l);
-	tl_put(l, UA_NORMAL, "  ");
-	snprintf(buf, sizeof(buf), "  %s%lld", marked ? "*" : "", (long long)val->num);
-	tl_field(l, marked ? UA_MARK : UA_NORMAL, buf, GOROUTINES_W, ui->batch ? TL_NOCUT : 0);
-	tl_put(l, UA_NORMAL, " ");
-	labels_cells(ui, val->rep, val->top_fn, l);
+	id_cells(ui, gv, val, &c);
+	cells_row(ui, gv, &c, marked ? UA_MARK : UA_NORMAL, l);
 }
 
 static void gview_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
@@ -336,6 +431,7 @@ static void gview_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 	const struct model_value *val = grow_val(gv, i);
 
 	tl_reset(l);
+	layout(ui, gv);
 	if (g)
 		group_row(ui, gv, g, l);
 	else if (val)
@@ -356,8 +452,16 @@ static long gview_top_fn(struct view *v, size_t row)
 static int gview_action(struct ui *ui, struct view *v, enum ui_action a)
 {
 	struct gview *gv = gview_of(v);
-	int open = a == ACT_ENTER || a == ACT_TOGGLE || a == ACT_EXPAND || a == ACT_COLLAPSE;
+	int open;
 	size_t i;
+
+	if (a == ACT_SHOW_IDLE || a == ACT_GROUP_BY) {
+		ui_set_status(ui, UA_DIM, "a and b are the Wall mode's (m m)");
+		return R_REDRAW;
+	}
+	if (a == ACT_FOCUS_LABELS)
+		a = ACT_ENTER;
+	open = a == ACT_ENTER || a == ACT_TOGGLE || a == ACT_EXPAND || a == ACT_COLLAPSE;
 
 	if (open && grow_group(gv, v->sel)) {
 		/* Enter on a group lists its goroutine ids under it (or hides them). */

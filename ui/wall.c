@@ -103,6 +103,17 @@ void ui_wall_iter_init(struct ui_wall_iter *it, const struct session_wall *d,
 	it->skey = state_key(d->p);
 	it->skip = skip;
 	it->skip_len = skip_len;
+	it->full = (int64_t)d->wall_ns - (it->base ? (int64_t)base->wall_ns : 0);
+}
+
+int64_t ui_wall_idle(const struct ui_wall_iter *it, int64_t ns, int cls)
+{
+	/* A goroutine parked at every snapshot adds each snapshot's period to one sample,
+	 * so exactly it.full (gowall.c); one that ran, or was not there at some snapshot,
+	 * adds less, and goroutines of a sample add up. */
+	if (cls != UI_WALL_WAITING || it->full <= 0 || ns < it->full || ns % it->full)
+		return 0;
+	return ns / it->full;
 }
 
 int ui_wall_next(const struct ui *ui, struct ui_wall_iter *it, size_t *idx, struct prof_sample *s,

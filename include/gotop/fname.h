@@ -38,4 +38,29 @@ char *fname_demangle(const char *name, size_t len);
  * Never fails; out may be the empty buffer only when outsz is 0. */
 size_t fname_short(const char *name, size_t len, char *out, size_t outsz);
 
+/* What a Go function is to someone asking where a goroutine waits, from its name
+ * (package path, '.', the rest), the most telling kind first:
+ *   FNAME_GO_PROGRAM  the program: package main and every package outside the standard
+ *                     library (its module and its dependencies);
+ *   FNAME_GO_STD      the standard library, by the first element of its import path (the
+ *                     directories of $GOROOT/src of Go 1.19 to 1.27; cmd/go's
+ *                     search.IsStandardImportPath is the dot-less rule they follow), but
+ *                     not the machinery below;
+ *   FNAME_GO_WAIT     the machinery a goroutine parks through on the runtime's behalf:
+ *                     internal/poll (the network poller's descriptors), sync and
+ *                     internal/sync (mutexes, wait groups, conditions, semaphores),
+ *                     syscall and internal/syscall (the system calls a goroutine sits
+ *                     in, state syscall),
+ *                     reflect.Select and reflect.rselect (select), and the runtime's
+ *                     functions Go links under other packages' names (time.Sleep,
+ *                     os/signal.signal_recv: runtime/time.go, runtime/sigqueue.go);
+ *   FNAME_GO_RUNTIME  what Go's tracebacks hide as the runtime's (runtime/traceback.go
+ *                     showfuncinfo: a name without '.', or "runtime." and not exported:
+ *                     runtime.gopark, runtime.selectgo, runtime.goexit), and the
+ *                     runtime's own packages (runtime/internal/..., internal/runtime/...).
+ * Exported runtime functions (runtime.Gosched, runtime.GC) are what the program called:
+ * FNAME_GO_STD, as Go's tracebacks show them. */
+enum fname_go_kind { FNAME_GO_RUNTIME, FNAME_GO_WAIT, FNAME_GO_STD, FNAME_GO_PROGRAM };
+enum fname_go_kind fname_go_kind(const char *name, size_t len);
+
 #endif

@@ -42,6 +42,9 @@ struct prof *gowall_profile(struct gowall *w);
 
 struct gowall_stats {
 	uint64_t ticks, failed, samples, torn, snap_ns;
+	/* The wall time the ticks that read the goroutines counted, each its period: what a
+	 * goroutine alive and parked at every one of them adds to its sample (ns). */
+	uint64_t wall_ns;
 	/* Running goroutines' samples (gowall_set_oncpu): all of them, and those that got
 	 * the stack of an on-CPU sample rather than "[running]". */
 	uint64_t running, running_oncpu;

@@ -240,6 +240,10 @@ struct session_wall {
 	uint64_t failed;  /* of them, those that read nothing (runtime not up, torn list) */
 	uint64_t torn;    /* goroutines dropped because they ran while read */
 	uint64_t span_ns; /* wall time the ticks cover */
+	uint64_t wall_ns; /* what a goroutine parked at every snapshot counts over them
+			   * (gowall_stats.wall_ns): a sample whose wall time (within a
+			   * window: less the base's) is a whole multiple of it holds only
+			   * goroutines that waited there at every snapshot */
 	uint64_t at_ns;   /* when it was published (util_now_ns) */
 	int gone;         /* the target has exited: no more ticks */
 	int refs;         /* references (atomic): the sampler's own and each holder's */

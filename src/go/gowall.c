@@ -418,6 +418,7 @@ int gowall_tick(struct gowall *w)
 	}
 	w->st.torn += r.st.torn;
 	w->st.snap_ns += r.st.ns;
+	w->st.wall_ns += (uint64_t)w->period;
 	xgrow((void **)&w->sample_at, &w->sample_atcap, r.n, sizeof(*w->sample_at));
 	for (i = 0; i < r.n; i++) {
 		const struct gosnap_g *g = &r.g[i];

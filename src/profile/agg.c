@@ -1126,8 +1126,11 @@ int agg_compact(struct agg *a, const char *event_name, const uint8_t *keep, uint
 	if (e->smemo)
 		memset(e->smemo, 0, SMEMO_SLOTS * sizeof(*e->smemo));
 	evprof_free_maps(e);
+	/* The keys of the labels the aggregator adds, as ids of the new profile's strings:
+	 * an id kept from the old one names another string there. */
 	e->k_thread = prof_str(e->prof, "thread");
 	e->k_goroutine = prof_str(e->prof, "goroutine");
+	e->k_goroutine_fn = prof_str(e->prof, "goroutine_fn");
 	/* The main executable's mapping was kept as the first one (prof_compact); when it
 	 * was not known yet, the next sample adds it first. */
 	e->main_mapped = prof_main_mapping(e->prof) != 0;

@@ -145,6 +145,7 @@ static void publish(struct wallsrc *lw, int gone)
 	d->ticks = st.ticks - lw->base.ticks;
 	d->failed = st.failed - lw->base.failed;
 	d->torn = st.torn - lw->base.torn;
+	d->wall_ns = st.wall_ns - lw->base.wall_ns;
 	d->at_ns = util_now_ns();
 	d->span_ns = d->at_ns - lw->t0;
 	d->gone = gone;

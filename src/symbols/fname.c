@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gotop/util.h"
+
 /* The Itanium C++ ABI's demangler, as libstdc++ exports it (cxxabi.h, extern "C"). */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *n, int *status);
 
@@ -383,4 +385,87 @@ size_t fname_short(const char *name, size_t len, char *out, size_t outsz)
 	}
 	free(w.s);
 	return k;
+}
+
+/* The first elements of the standard library's import paths: the package directories of
+ * $GOROOT/src in Go 1.19 to 1.27 (cmd and testdata hold no package of a program). */
+static const char *const std_roots[] = {
+	"archive", "arena", "bufio", "bytes", "cmp", "compress", "container", "context", "crypto",
+	"database", "debug", "embed", "encoding", "errors", "expvar", "flag", "fmt", "go", "hash",
+	"html", "image", "index", "internal", "io", "iter", "log", "maps", "math", "mime", "net",
+	"os", "path", "plugin", "reflect", "regexp", "runtime", "simd", "slices", "sort",
+	"strconv", "strings", "structs", "sync", "syscall", "testing", "text", "time", "unicode",
+	"unique", "unsafe", "uuid", "vendor", "weak",
+};
+
+static int has_prefix(const char *s, size_t len, const char *p)
+{
+	size_t n = strlen(p);
+
+	return len >= n && !memcmp(s, p, n);
+}
+
+static int is_name(const char *s, size_t len, const char *p)
+{
+	return len == strlen(p) && !memcmp(s, p, len);
+}
+
+/* runtime/traceback.go isExportedRuntime: "runtime." then an upper-case name, or a
+ * receiver type's exported method (runtime.(*Func).Entry): the part after the last '.'
+ * starts upper-case, and so does the receiver's type. */
+static int exported_runtime(const char *s, size_t len)
+{
+	size_t i = len, r;
+
+	if (!has_prefix(s, len, "runtime."))
+		return 0;
+	s += 8;
+	len -= 8;
+	for (i = len; i > 0 && s[i - 1] != '.'; i--)
+		;
+	if (i == len || !is_upper(s[i]))
+		return 0;
+	if (i == 0)
+		return 1;
+	/* A receiver: "(*T)." or "T." before the name. */
+	r = 0;
+	if (s[0] == '(' && len > 2 && s[1] == '*')
+		r = 2;
+	return is_upper(s[r]);
+}
+
+enum fname_go_kind fname_go_kind(const char *s, size_t len)
+{
+	static const char *const wait_pkgs[] = { "internal/poll.", "internal/sync.", "sync.",
+						 "syscall.", "internal/syscall/" };
+	static const char *const wait_fns[] = { "time.Sleep", "os/signal.signal_recv",
+						"reflect.Select", "reflect.rselect" };
+	size_t first, i;
+
+	if (!memchr(s, '.', len) || has_prefix(s, len, "type:") || has_prefix(s, len, "go:"))
+		return FNAME_GO_RUNTIME; /* C, the linker's own (type:.eq.T, go:buildid) */
+	if (has_prefix(s, len, "runtime/internal/") || has_prefix(s, len, "internal/runtime/"))
+		return FNAME_GO_RUNTIME;
+	if (has_prefix(s, len, "runtime.") && !exported_runtime(s, len) &&
+	    !is_name(s, len, "runtime.gopanic"))
+		return FNAME_GO_RUNTIME;
+	for (i = 0; i < GP_ARRAY_SIZE(wait_pkgs); i++)
+		if (has_prefix(s, len, wait_pkgs[i]))
+			return FNAME_GO_WAIT;
+	for (i = 0; i < GP_ARRAY_SIZE(wait_fns); i++)
+		if (is_name(s, len, wait_fns[i]))
+			return FNAME_GO_WAIT;
+	/* The import path's first element: up to its first '/' or '.'. */
+	for (first = 0; first < len && s[first] != '/' && s[first] != '.'; first++)
+		;
+	if (is_name(s, first, "main") && s[first] == '.')
+		return FNAME_GO_PROGRAM;
+	/* A first element with a dot is a domain (github.com/...): never the standard
+	 * library, whose paths are dot-less. */
+	if (s[first] == '.' && memchr(s + first, '/', len - first))
+		return FNAME_GO_PROGRAM;
+	for (i = 0; i < GP_ARRAY_SIZE(std_roots); i++)
+		if (is_name(s, first, std_roots[i]))
+			return FNAME_GO_STD;
+	return FNAME_GO_PROGRAM;
 }
