@@ -49,6 +49,11 @@ void gopcln_free(struct gopcln *t);
 /* Text of a GOPCLN_E_* code; static, never NULL. */
 const char *gopcln_strerror(int err);
 
+/* The Go version of an ELF file from its build info alone (.go.buildinfo, or the blob in
+ * its writable data), without locating the pclntab: cheap enough to ask of every program
+ * of a machine (a list of the Go processes). NULL with errno ENOENT (not Go, or no build
+ * info) or EINVAL (no ELF); else the caller frees. elf is borrowed. */
+char *gopcln_elf_go_version(Elf *elf);
 /* Go version from .go.buildinfo, e.g. "go1.24.4"; NULL if unknown. Borrowed until free. */
 const char *gopcln_go_version(const struct gopcln *t);
 /* Go build id from .note.go.buildid; NULL if none. Borrowed until free. */

@@ -1755,3 +1755,33 @@ fail:
 	set_err(err, rc);
 	return NULL;
 }
+
+char *gopcln_elf_go_version(Elf *elf)
+{
+	struct elfctx c = {.elf = elf};
+	char *v;
+
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &c.eh)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	c.ptrsize = gelf_getclass(elf) == ELFCLASS64 ? 8 : 4;
+	{
+		const uint16_t one = 1;
+		uint8_t host_le;
+		memcpy(&host_le, &one, 1);
+		c.swap = (c.eh.e_ident[EI_DATA] == ELFDATA2LSB) != (host_le == 1);
+	}
+	/* Not Go by its section headers: nothing to scan for (a C program, a library). */
+	if (!maybe_go(elf)) {
+		errno = ENOENT;
+		return NULL;
+	}
+	load_regions(&c);
+	v = read_buildinfo(&c);
+	free(c.regions);
+	free(c.rel);
+	if (!v)
+		errno = ENOENT;
+	return v;
+}
