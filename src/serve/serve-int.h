@@ -16,6 +16,7 @@
 struct MHD_Daemon;
 struct cpu_shares;
 struct gp_pool;
+struct procs;
 
 struct serve {
 	struct serve_opts o;        /* its strings are the server's copies */
@@ -29,6 +30,8 @@ struct serve {
 	uint64_t requests;          /* answered, for the metrics */
 	struct gp_pool *pool;       /* goprof readers kept between requests (mem.c) */
 	struct cpu_shares *cpu;     /* sessions (cpu.c) */
+	pthread_mutex_t procs_lock; /* procs: a scan and the copy of its entries */
+	struct procs *procs;        /* the local processes (procs.h), for /targets */
 };
 
 /* The log callback with a formatted line (control characters escaped). */
@@ -106,8 +109,8 @@ struct serve_target {
 	char exe[512];              /* escaped */
 	char go_version[64];
 };
-/* The Go processes this server may trace (only o.pid when given). Caller frees *out.
- * How many. */
+/* The Go processes this server may trace (only o.pid when given), from a scan of the
+ * shared list of local processes (procs.h). Caller frees *out. How many. */
 size_t serve_targets_list(struct serve *s, struct serve_target **out);
 void serve_targets(const struct sreq *r, struct sanswer *a);
 void serve_root(const struct sreq *r, struct sanswer *a);

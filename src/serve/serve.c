@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "gotop/procinfo.h"
+#include "gotop/procs.h"
 #include "gotop/target.h"
 #include "gotop/util.h"
 
@@ -859,6 +860,8 @@ struct serve *serve_start(const struct serve_opts *o, enum serve_fail *fail, cha
 	s->o.listen = NULL;
 	s->wildcard = wildcard((struct sockaddr *)&ss);
 	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutex_init(&s->procs_lock, NULL);
+	s->procs = procs_new(NULL, 0);
 	s->pool = gp_pool_new();
 	s->cpu = cpu_shares_new(s);
 	/* A thread per connection: a handler waits out a profile's seconds on its own
@@ -882,6 +885,8 @@ struct serve *serve_start(const struct serve_opts *o, enum serve_fail *fail, cha
 		*fail = SERVE_FAIL_LISTEN;
 		cpu_shares_free(s->cpu);
 		gp_pool_free(s->pool);
+		procs_free(s->procs);
+		pthread_mutex_destroy(&s->procs_lock);
 		pthread_mutex_destroy(&s->lock);
 		free(s->token);
 		free(s->advertise);
@@ -906,6 +911,8 @@ void serve_stop(struct serve *s)
 	MHD_stop_daemon(s->d);
 	cpu_shares_free(s->cpu);
 	gp_pool_free(s->pool);
+	procs_free(s->procs);
+	pthread_mutex_destroy(&s->procs_lock);
 	pthread_mutex_destroy(&s->lock);
 	if (s->token) {
 		/* Not left in freed memory. */

@@ -4,87 +4,47 @@
  * profiles and metrics are (__profile_path_prefix__ as Alloy's pyroscope.scrape reads it,
  * __metrics_path__ as Prometheus reads it), and the root page, the same list for a person.
  *
- * The list is made here from /proc by the server's own rule (a Go program whose memory this
- * server may open); the shared list of local processes (procs.h, the process picker's) is to
- * replace serve_targets_list once it is in: one piece of code for both. */
+ * The processes are the shared list of local processes (procs.h), the one the live UI's
+ * process picker shows: those that are Go programs and whose memory this server may open
+ * (PROCS_MEM, the check every read of a request makes, check_target in serve.c). */
 #include "config.h"
 #include "serve-int.h"
 
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "gotop/procinfo.h"
-#include "gotop/target.h"
+#include "gotop/procs.h"
 #include "gotop/util.h"
-
-#define PF_KTHREAD 0x00200000 /* linux include/linux/sched.h */
-
-/* One process, when the server would serve it. */
-static int target_of(struct serve *s, pid_t pid, struct serve_target *t)
-{
-	struct proc_stat st;
-	char path[64], link[1024];
-	ssize_t n;
-	int fd;
-
-	if (pid == getpid() || procinfo_stat(pid, 0, &st) || (st.flags & PF_KTHREAD) ||
-	    st.state == 'Z' || st.state == 'X')
-		return -1;
-	/* PTRACE_MODE_ATTACH, as check_target in serve.c. */
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	close(fd);
-	memset(t, 0, sizeof(*t));
-	if (!target_is_go(NULL, pid, t->go_version, sizeof(t->go_version)))
-		return -1;
-	t->pid = pid;
-	snprintf(t->comm, sizeof(t->comm), "%s", st.comm);
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-	n = readlink(path, link, sizeof(link) - 1);
-	if (n < 0)
-		n = 0;
-	util_escape(t->exe, sizeof(t->exe), link, (size_t)n, 1);
-	(void)s;
-	return 0;
-}
 
 size_t serve_targets_list(struct serve *s, struct serve_target **out)
 {
-	struct serve_target *v = NULL, t;
-	size_t n = 0, cap = 0;
-	struct dirent *de;
-	DIR *d;
+	const struct procs_entry *e;
+	struct serve_target *v = NULL;
+	size_t n = 0, cap = 0, ne, i;
 
 	*out = NULL;
-	if (s->o.pid) {
-		if (target_of(s, s->o.pid, &t))
-			return 0;
-		*out = xmalloc(sizeof(**out));
-		**out = t;
-		return 1;
-	}
-	d = opendir("/proc");
-	if (!d)
+	pthread_mutex_lock(&s->procs_lock);
+	if (procs_scan(s->procs)) {
+		pthread_mutex_unlock(&s->procs_lock);
 		return 0;
-	while ((de = readdir(d))) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
+	}
+	ne = procs_list(s->procs, &e);
+	for (i = 0; i < ne; i++) {
+		struct serve_target *t;
 
-		if (*end || pid <= 0 || end == de->d_name)
-			continue;
-		if (target_of(s, (pid_t)pid, &t))
+		if (!e[i].go_version[0] || !(e[i].access & PROCS_MEM) ||
+		    (s->o.pid && e[i].pid != s->o.pid))
 			continue;
 		xgrow((void **)&v, &cap, n + 1, sizeof(*v));
-		v[n++] = t;
+		t = &v[n++];
+		memset(t, 0, sizeof(*t));
+		t->pid = e[i].pid;
+		snprintf(t->comm, sizeof(t->comm), "%s", e[i].comm);
+		util_escape(t->exe, sizeof(t->exe), e[i].exe, strlen(e[i].exe), 1);
+		snprintf(t->go_version, sizeof(t->go_version), "%s", e[i].go_version);
 	}
-	closedir(d);
+	pthread_mutex_unlock(&s->procs_lock);
 	*out = v;
 	return n;
 }
