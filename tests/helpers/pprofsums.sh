@@ -4,9 +4,11 @@
 
 # sums FILE COLUMN: "T total V", "F func V" (flat), "C func V" (cum) of a value column,
 # from go tool pprof -raw; zero values left out (Go writes its empty buckets as zero
-# samples, gotop-perf's writer leaves them out).
+# samples, gotop-perf's writer leaves them out). With sums_exclude set (an awk regex), the
+# samples with a function that matches it are left out (the goroutine of a request that
+# a service's own net/http/pprof answers, which the other side never sees).
 sums() {
-	pprof -raw "$1" 2>/dev/null | awk -v col="$2" '
+	pprof -raw "$1" 2>/dev/null | awk -v col="$2" -v ex="${sums_exclude:-}" '
 		/^Samples:/ { s = 1; getline; next }
 		/^Locations/ { s = 0; l = 1; next }
 		/^Mappings/ { l = 0; next }
@@ -23,8 +25,15 @@ sums() {
 		l && /^ +[^ ]/ { fn[id, ++nf[id]] = $1; next }
 		END {
 			for (i = 1; i <= ns; i++) {
-				t += val[i]
 				n = split(stk[i], L, " ")
+				if (ex != "") {
+					drop = 0
+					for (j = 1; j <= n; j++)
+						for (k = 1; k <= nf[L[j]]; k++)
+							if (fn[L[j], k] ~ ex) drop = 1
+					if (drop) continue
+				}
+				t += val[i]
 				split("", seen)
 				for (j = 1; j <= n; j++)
 					for (k = 1; k <= nf[L[j]]; k++) {
