@@ -64,6 +64,9 @@ cat >"$T/cases" <<EOF
 404 $b/nosuch
 404 $b/threadcreate
 404 $b/../../../../etc/passwd
+404 $b/%2e%2e/%2e%2e/%2e%2e/etc/passwd
+404 $b/..%2f..%2f..%2fetc%2fpasswd
+404 /pid/$mp/debug/pprof/./heap/..
 404 /pid/$mp/debug/pprof
 404 /pid/$mp/metricsx
 404 /etc/passwd

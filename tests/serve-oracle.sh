@@ -43,7 +43,7 @@ oracle() {
 			diag "$o_name $o_p: HTTP $c1 (own) $c2 (server) $c3 (own)"
 			[ "$c2" = 200 ] || diag_file "$d.srv"
 		elif compare "$o_name $o_p" $cols "$d.srv" "$d.own1" "$d.own2" >"$d.cmp"; then
-			o_res="$(tail -1 "$d.cmp" | sed 's/^# //'), try $o_i"
+			o_res="within its own two answers; $(tail -1 "$d.cmp" | sed "s/^# largest difference from Go/from the first/"); try $o_i"
 			sums_exclude=
 			return 0
 		fi
