@@ -30,8 +30,19 @@ struct serve {
 	uint64_t requests;          /* answered, for the metrics */
 	struct gp_pool *pool;       /* goprof readers kept between requests (mem.c) */
 	struct cpu_shares *cpu;     /* sessions (cpu.c) */
-	pthread_mutex_t procs_lock; /* procs: a scan and the copy of its entries */
+	pthread_mutex_t procs_lock; /* procs: a scan and the copy of its entries; gover */
 	struct procs *procs;        /* the local processes (procs.h), for /targets */
+	struct serve_gover *gover;  /* Go versions of executables checked (GOVER_MAX) */
+	size_t ngover, gover_next;
+};
+
+/* An executable a request's process ran, by identity, and its Go version ("" not Go):
+ * the ELF's build info is read once per executable, not per request. */
+#define GOVER_MAX 64
+struct serve_gover {
+	uint64_t dev, ino, size;
+	int64_t mtime_ns;
+	char ver[64];
 };
 
 /* The log callback with a formatted line (control characters escaped). */

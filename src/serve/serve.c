@@ -30,11 +30,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <gelf.h>
+
+#include "gotop/gopclntab.h"
 #include "gotop/procinfo.h"
 #include "gotop/procs.h"
-#include "gotop/target.h"
 #include "gotop/util.h"
 
 /* Linux's PID_MAX_LIMIT on 64-bit (include/linux/threads.h): no pid is above it. */
@@ -385,6 +388,63 @@ static int read_params(struct MHD_Connection *c, struct params *p, const char *a
  * answer needs (process_vm_readv checks the same mode); perf_event_open's check
  * (PTRACE_MODE_READ) is weaker. Only /proc/PID is looked at, for a pid already checked as a
  * number: no request names a file. */
+/* The Go version of the executable process pid runs into ver ("" not Go), from its build
+ * info as the list of processes reads it (gopcln_elf_go_version), once per executable
+ * (device, inode, size and time). */
+static void go_version(struct serve *s, pid_t pid, char *ver, size_t verlen)
+{
+	struct serve_gover *g = NULL;
+	char path[64], *v;
+	struct stat sb;
+	size_t i;
+	Elf *elf;
+	int fd;
+
+	ver[0] = 0;
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &sb)) {
+		close(fd);
+		return;
+	}
+	pthread_mutex_lock(&s->procs_lock);
+	for (i = 0; i < s->ngover; i++) {
+		g = &s->gover[i];
+		if (g->dev == (uint64_t)sb.st_dev && g->ino == (uint64_t)sb.st_ino &&
+		    g->size == (uint64_t)sb.st_size &&
+		    g->mtime_ns == (int64_t)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec) {
+			snprintf(ver, verlen, "%s", g->ver);
+			pthread_mutex_unlock(&s->procs_lock);
+			close(fd);
+			return;
+		}
+	}
+	pthread_mutex_unlock(&s->procs_lock);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && (v = gopcln_elf_go_version(elf))) {
+		snprintf(ver, verlen, "%s", v);
+		free(v);
+	}
+	elf_end(elf);
+	close(fd);
+	pthread_mutex_lock(&s->procs_lock);
+	if (!s->gover)
+		s->gover = xcalloc(GOVER_MAX, sizeof(*s->gover));
+	if (s->ngover < GOVER_MAX)
+		g = &s->gover[s->ngover++];
+	else
+		g = &s->gover[s->gover_next++ % GOVER_MAX];
+	g->dev = (uint64_t)sb.st_dev;
+	g->ino = (uint64_t)sb.st_ino;
+	g->size = (uint64_t)sb.st_size;
+	g->mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec;
+	snprintf(g->ver, sizeof(g->ver), "%s", ver);
+	pthread_mutex_unlock(&s->procs_lock);
+}
+
 static int check_target(struct serve *s, pid_t pid, struct sreq *r, struct sanswer *a)
 {
 	struct proc_stat st;
@@ -415,7 +475,8 @@ static int check_target(struct serve *s, pid_t pid, struct sreq *r, struct sansw
 		return -1;
 	}
 	close(fd);
-	if (!target_is_go(NULL, pid, r->go_version, sizeof(r->go_version))) {
+	go_version(s, pid, r->go_version, sizeof(r->go_version));
+	if (!r->go_version[0]) {
 		answer_error(a, 404, "process %d is not a Go program", (int)pid);
 		return -1;
 	}
@@ -912,6 +973,7 @@ void serve_stop(struct serve *s)
 	cpu_shares_free(s->cpu);
 	gp_pool_free(s->pool);
 	procs_free(s->procs);
+	free(s->gover);
 	pthread_mutex_destroy(&s->procs_lock);
 	pthread_mutex_destroy(&s->lock);
 	if (s->token) {
