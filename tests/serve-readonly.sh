@@ -9,6 +9,7 @@
 . "$TOP_SRCDIR/tests/helpers/serve.sh"
 
 [ -n "${GOTOP_WRAP:-}" ] && skip_all "strace and valgrind do not nest"
+[ -n "${GOTOP_UNDER_SANITIZER:-}" ] && skip_all "LeakSanitizer does not work under strace (ptrace)"
 need_perf
 command -v strace >/dev/null || skip_all "strace not found"
 command -v curl >/dev/null || skip_all "curl not found (setup.sh installs it)"
