@@ -26,7 +26,7 @@
 # over the same seconds.
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 . "$TOP_SRCDIR/tests/helpers/serve.sh"
-. "$TOP_SRCDIR/tests/helpers/godump.sh"
+. "$TOP_SRCDIR/tests/helpers/go-dump.sh"
 
 need_perf
 need_pprof
