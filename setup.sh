@@ -18,7 +18,7 @@ mode=${1:-demo}
 PACKAGES="build-essential autoconf automake pkg-config libelf-dev libdw-dev libunwind-dev
 libncurses-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler libcmocka-dev
 golang-github-google-pprof-dev elfutils tmux gdb strace jq curl valgrind cppcheck util-linux ca-certificates
-libbpf-dev clang libclang-rt-14-dev libcapstone-dev libpfm4-dev"
+libbpf-dev clang libclang-rt-14-dev libcapstone-dev libpfm4-dev libmicrohttpd-dev"
 
 say() { echo "setup: $*" >&2; }
 

@@ -7,6 +7,7 @@
 # tool pprof -raw` decoding both, every sample type's total and every function's flat and
 # cum value must be within 0.5% of Prometheus's own; allocs likewise.
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
+. "$TOP_SRCDIR/tests/helpers/pprofsums.sh"
 
 [ -n "${GOTOP_WRAP:-}" ] && skip_all "under valgrind, symbolizing a 100 MB binary takes minutes"
 command -v curl >/dev/null 2>&1 || skip_all "curl not found (setup.sh installs it)"
@@ -38,42 +39,6 @@ sleep 2
 
 # cycle FILE: the profile cycle gotop-perf -v reported.
 cycle() { sed -n 's/.*profile cycle \([0-9]*\).*/\1/p' "$1"; }
-
-# sums FILE COLUMN: total and per-function flat and cum of a value column (as
-# go-memprof.sh), zeros left out.
-sums() {
-	pprof -raw "$1" 2>/dev/null | awk -v col="$2" '
-		/^Samples:/ { s = 1; getline; next }
-		/^Locations/ { s = 0; l = 1; next }
-		/^Mappings/ { l = 0; next }
-		s && /^ *-?[0-9]+( +-?[0-9]+)*:/ {
-			split($0, a, ":"); split(a[1], v, " "); ns++; val[ns] = v[col]; stk[ns] = a[2]
-			next
-		}
-		l && /^ +[0-9]+: / {
-			id = $1; sub(":", "", id); nf[id] = 0
-			f = $3 ~ /^M=/ ? $4 : $3
-			if (f != "") fn[id, ++nf[id]] = f
-			next
-		}
-		l && /^ +[^ ]/ { fn[id, ++nf[id]] = $1; next }
-		END {
-			for (i = 1; i <= ns; i++) {
-				t += val[i]
-				n = split(stk[i], L, " ")
-				split("", seen)
-				for (j = 1; j <= n; j++)
-					for (k = 1; k <= nf[L[j]]; k++) {
-						name = fn[L[j], k]
-						if (j == 1 && k == 1) flat[name] += val[i]
-						if (!(name in seen)) { seen[name] = 1; cum[name] += val[i] }
-					}
-			}
-			printf "T total %.0f\n", t
-			for (f in flat) if (flat[f] != 0) printf "F %s %.0f\n", f, flat[f]
-			for (f in cum) if (cum[f] != 0) printf "C %s %.0f\n", f, cum[f]
-		}'
-}
 
 # same OURS GO: every value within 0.5% both ways; prints the largest difference.
 same() {

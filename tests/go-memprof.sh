@@ -14,6 +14,7 @@
 # made after that appear.
 
 . "$(dirname "$0")/helpers/lib.sh"
+. "$TOP_SRCDIR/tests/helpers/pprofsums.sh"
 
 need_pprof
 VARIANTS="plain pie stripped"
@@ -23,54 +24,6 @@ perf_ok=1
 # per release: 1 symtab check, 8 per variant (and record --heap on the plain build), 3 for
 # the program without runtime/pprof
 plan_per_version $((1 + 8 * 3 + 1 + 3))
-
-# within OURS GO1 [GO2]: every value of OURS within 0.5% of GO1's (or between GO1 and GO2),
-# and every value of GO1 in OURS; prints the failures and the largest difference from GO1.
-within() {
-	awk -v tol=0.005 '
-		FILENAME == ARGV[1] { o[$1 " " $2] = $3; next }
-		FILENAME == ARGV[2] { g1[$1 " " $2] = $3; next }
-		{ g2[$1 " " $2] = $3 }
-		END {
-			for (k in g1) if (!(k in o)) o[k] = 0
-			for (k in o) {
-				a = (k in g1) ? g1[k] : 0; b = (k in g2) ? g2[k] : a
-				lo = a < b ? a : b; hi = a < b ? b : a
-				d = a != 0 ? (o[k] - a) / a : (o[k] != 0)
-				if (d < 0) d = -d
-				if (d > worst) worst = d
-				if (o[k] < lo - tol * (lo < 0 ? -lo : lo) || o[k] > hi + tol * (hi < 0 ? -hi : hi)) {
-					bad++
-					if (bad <= 5) printf "# %s: gotop-perf %s, Go %s%s\n", k, o[k], a, (k in g2) ? " .. " b : ""
-				}
-			}
-			printf "# largest difference from Go: %.4f%%\n", worst * 100
-			exit bad > 0
-		}' "$1" "$2" "${3:-/dev/null}"
-}
-
-# compare NAME NCOLS OURS GO1 [GO2]: within, for every value column.
-compare() {
-	cmp_ok=0
-	c=1
-	while [ $c -le "$2" ]; do
-		sums "$3" $c >"$T/o.sums"
-		sums "$4" $c >"$T/g1.sums"
-		if [ -n "${5:-}" ]; then sums "$5" $c >"$T/g2.sums"; else : >"$T/g2.sums"; fi
-		if ! [ -s "$T/o.sums" ] || ! grep -q . "$T/g1.sums"; then
-			diag "$1 column $c: nothing decoded"
-			cmp_ok=1
-		elif ! within "$T/o.sums" "$T/g1.sums" "$T/g2.sums" >"$T/within.out"; then
-			diag "$1 column $c:"
-			cat "$T/within.out"
-			cmp_ok=1
-		else
-			[ $c -eq 1 ] && sed -n '$p' "$T/within.out"
-		fi
-		c=$((c + 1))
-	done
-	return $cmp_ok
-}
 
 run_variant() { # VERSION VARIANT
 	v=$1 var=$2 bin=$T/memprof-$1-$2 d=$T/out-$1-$2

@@ -22,6 +22,7 @@ enum {
 	EXIT_PERM = 4,       /* not permitted (perf_event_paranoid, capabilities, ptrace) */
 	EXIT_EVENT = 5,      /* the event is unknown or this machine cannot count it */
 	EXIT_NOPROF = 6,     /* pprof: the program keeps no such profile (MemProfileRate 0) */
+	EXIT_LISTEN = 7,     /* serve: the address cannot be listened on */
 };
 
 /* Prints "gotop-perf: <message>" on stderr. */
@@ -148,6 +149,7 @@ int cmd_record(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_goroutines(int argc, char **argv);
 int cmd_pprof(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_view(int argc, char **argv);
 /* The live UI (and --batch). */

@@ -45,6 +45,12 @@ static const struct command commands[] = {
 	  "block, mutex, goroutine), read from its memory; cpu and wall are gotop-perf's\n"
 	  "(gotop-perf pprof --help). --enable-memprofile writes Go's default MemProfileRate\n"
 	  "into a program that keeps no heap profile: the one write into a target.\n" },
+	{ "serve", cmd_serve,
+	  "serve [--listen ADDR:PORT] [-p PID] [--token-file FILE] [--allow-remote]\n",
+	  "serve answers over HTTP, for every local Go process, what its own net/http/pprof\n"
+	  "would (/pid/PID/debug/pprof/...), its metrics and a /targets list for Prometheus\n"
+	  "service discovery: Parca, Pyroscope/Alloy and Prometheus scrape it (gotop-perf\n"
+	  "serve --help).\n" },
 	{ "list", cmd_list, "list [--pmu | --tracepoints [FILTER] | --attr EVENT]\n",
 	  "list prints every event gotop-perf knows and whether this machine can count it;\n"
 	  "--pmu the vendor events of this machine's PMU (libpfm4), --tracepoints those of\n"
@@ -67,7 +73,7 @@ static void usage(FILE *f)
 	fputs("\n"
 	      "Exit codes: 0 success (also when the target exits during the run), 1 failure,\n"
 	      "2 usage error, 3 no such target, 4 permission denied, 5 event not available,\n"
-	      "6 (pprof) the program keeps no such profile.\n"
+	      "6 (pprof) the program keeps no such profile, 7 (serve) cannot listen.\n"
 	      "See gotop-perf(1).\n", f);
 }
 

@@ -46,6 +46,17 @@ void goprof_close(struct goprof *p); /* accepts NULL */
 /* The bucket reader (borrowed, valid until goprof_close), for a data source that reads
  * snapshots itself (a live view). */
 struct gomem *goprof_gomem(struct goprof *p);
+/* Bounds what one answer reads, and so its memory: at most max goroutines per snapshot and
+ * max buckets per read (0, the default: GOSNAP_MAX_G and GOMEM_MAX_BUCKETS). A profile cut
+ * there holds the first ones read and says so (goprof_out.st.truncated). For a server,
+ * whose requests must each stay within a bound. */
+void goprof_set_max_records(struct goprof *p, size_t max);
+/* Every goroutine now (gosnap_take, bounded as above), through the process's goroutine
+ * reader (made at the first call): r's arrays are the reader's, valid until the next call
+ * or goprof_close. 0, or -1 with *err and a one-line reason in why. */
+struct gosnap_result;
+int goprof_goroutines(struct goprof *p, struct gosnap_result *r, int *err, char *why,
+		      size_t whylen);
 
 /* A request, as net/http/pprof's query parameters. */
 struct goprof_req {
@@ -63,7 +74,8 @@ struct goprof_out {
 	size_t len;
 	const char *content_type;  /* "application/octet-stream" or "text/plain; charset=utf-8" */
 	char filename[64];         /* what net/http/pprof's Content-Disposition names it */
-	struct gomem_stats st;     /* of the (last) read of buckets; zero for goroutine */
+	struct gomem_stats st;     /* of the (last) read of buckets; for goroutine only
+				    * truncated is set (goprof_set_max_records) */
 	int64_t rate;              /* the rate the profile was read with (see gomem_snap) */
 };
 

@@ -300,6 +300,7 @@ struct goprof {
 	int gm_err;
 	char gm_why[256];
 	struct gosnap *snap;
+	size_t max_records;      /* goprof_set_max_records; 0: the readers' own limits */
 };
 
 struct goprof *goprof_open(pid_t pid, int *err, char *why, size_t whylen)
@@ -375,6 +376,11 @@ static struct gomem *need_gomem(struct goprof *p, int *err, char *why, size_t wh
 		snprintf(why, whylen, "process %d: %s", (int)p->pid, p->gm_why);
 	}
 	return p->gm;
+}
+
+void goprof_set_max_records(struct goprof *p, size_t max)
+{
+	p->max_records = max;
 }
 
 struct gomem *goprof_gomem(struct goprof *p)
@@ -1233,7 +1239,7 @@ static int read_snap(struct goprof *p, int which, struct gomem_snap *s, int *err
 
 	if (!gm)
 		return -1;
-	rc = gomem_read(gm, kind_of(which), 0, s);
+	rc = gomem_read(gm, kind_of(which), p->max_records, s);
 	if (rc == -ENOENT && which != P_HEAP) {
 		/* No list: the program has no such events (blockevent or mutexevent not
 		 * linked): an empty profile, as Go's. */
@@ -1268,8 +1274,8 @@ static int read_snap(struct goprof *p, int which, struct gomem_snap *s, int *err
 	return 0;
 }
 
-static int take_goroutines(struct goprof *p, struct gosnap_result *r, int *err, char *why,
-			   size_t whylen)
+int goprof_goroutines(struct goprof *p, struct gosnap_result *r, int *err, char *why,
+		      size_t whylen)
 {
 	int rc;
 
@@ -1283,7 +1289,7 @@ static int take_goroutines(struct goprof *p, struct gosnap_result *r, int *err, 
 			return -1;
 		}
 	}
-	rc = gosnap_take(p->snap, 0, r);
+	rc = gosnap_take(p->snap, p->max_records, r);
 	if (rc) {
 		*err = errno_kind(-rc);
 		snprintf(why, whylen, "process %d: cannot read its goroutines: %s", (int)p->pid,
@@ -1314,8 +1320,10 @@ struct prof *goprof_profile(struct goprof *p, const char *name, struct gomem_sta
 		struct gprofile gp;
 		struct gpb *b;
 
-		if (take_goroutines(p, &r, err, why, whylen))
+		if (goprof_goroutines(p, &r, err, why, whylen))
 			return NULL;
+		if (st)
+			st->truncated = r.st.truncated;
 		b = builder(p, &p->gs);
 		group_goroutines(b, &p->gs, &r, &gp);
 		out = goroutine_profile(b, &r, &gp);
@@ -1464,8 +1472,9 @@ int goprof_fetch(struct goprof *p, const struct goprof_req *r, struct goprof_out
 			struct gosnap_result gr;
 			struct gpb *b;
 
-			if (take_goroutines(p, &gr, &err, why, whylen))
+			if (goprof_goroutines(p, &gr, &err, why, whylen))
 				return err;
+			out->st.truncated = gr.st.truncated;
 			b = builder(p, &p->gs);
 			if (r->debug >= 2) {
 				goroutine_text2(b, &p->gs, &gr, &text);
