@@ -18,21 +18,7 @@ check "the target is a stripped binary of at least 100 MB ($size bytes)" \
 	sh -c "[ $size -ge 100000000 ] && ! readelf -S '$bin' | grep -q ' .symtab '"
 
 # Prometheus on a port of its own choosing, scraping nothing: the load is ours.
-mkdir -p "$T/prom"
-printf 'global:\n  scrape_interval: 15s\n' >"$T/prom/prom.yml"
-"$bin" --config.file="$T/prom/prom.yml" --web.listen-address=127.0.0.1:0 \
-	--storage.tsdb.path="$T/prom/data" >"$T/prom/log" 2>&1 &
-prom=$!
-track $prom
-port=
-i=0
-while [ $i -lt 100 ] && [ -z "$port" ]; do
-	port=$(sed -n 's/.*msg="Listening on".*address=127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$T/prom/log")
-	[ -n "$port" ] || sleep 0.2
-	i=$((i + 1))
-done
-if [ -z "$port" ]; then
-	diag_file "$T/prom/log"
+if ! prometheus_start "$bin"; then
 	skip_n 6 "Prometheus did not start"
 	finish
 fi

@@ -17,6 +17,7 @@
 
 need_perf
 need_pprof
+. "$TOP_SRCDIR/tests/helpers/pprofsums.sh"
 tmux_ok=1
 command -v tmux >/dev/null 2>&1 || tmux_ok=0
 [ -e /lib/terminfo/s/screen ] || [ -e /usr/share/terminfo/s/screen ] || tmux_ok=0

@@ -83,21 +83,7 @@ if [ -n "${GOTOP_WRAP:-}" ]; then
 elif ! prom_bin=$("$TOP_SRCDIR/tests/helpers/debian-service.sh" prometheus 2>"$T/fetch.err"); then
 	skip_n 5 "no Prometheus from Debian: $(head -1 "$T/fetch.err")"
 else
-	mkdir -p "$T/prom"
-	printf 'global:\n  scrape_interval: 15s\n' >"$T/prom/prom.yml"
-	"$prom_bin" --config.file="$T/prom/prom.yml" --web.listen-address=127.0.0.1:0 \
-		--storage.tsdb.path="$T/prom/data" >"$T/prom/log" 2>&1 &
-	prom=$!
-	track $prom
-	port=
-	i=0
-	while [ $i -lt $((150 * gp_slow)) ] && [ -z "$port" ]; do
-		port=$(sed -n 's/.*msg="Listening on".*address=127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$T/prom/log")
-		[ -n "$port" ] || sleep 0.2
-		i=$((i + 1))
-	done
-	if [ -z "$port" ]; then
-		diag_file "$T/prom/log"
+	if ! prometheus_start "$prom_bin"; then
 		skip_n 5 "Prometheus did not start"
 	else
 		sleep 2

@@ -240,39 +240,24 @@ parent_share() {
 		END { if (tot == 0) print "0 0"; else printf "%.2f %d\n", 100 * good / tot, tot }' "$1"
 }
 
-# sums FILE COLUMN: "T total V", "F func V" (flat), "C func V" (cum) of a value column,
-# from go tool pprof -raw; zero values left out (Go writes its empty buckets as zero
-# samples, gotop-perf's writer leaves them out).
-sums() {
-	pprof -raw "$1" 2>/dev/null | awk -v col="$2" '
-		/^Samples:/ { s = 1; getline; next }
-		/^Locations/ { s = 0; l = 1; next }
-		/^Mappings/ { l = 0; next }
-		s && /^ *-?[0-9]+( +-?[0-9]+)*:/ {
-			split($0, a, ":"); split(a[1], v, " "); ns++; val[ns] = v[col]; stk[ns] = a[2]
-			next
-		}
-		l && /^ +[0-9]+: / {
-			id = $1; sub(":", "", id); nf[id] = 0
-			f = $3 ~ /^M=/ ? $4 : $3
-			if (f != "") fn[id, ++nf[id]] = f
-			next
-		}
-		l && /^ +[^ ]/ { fn[id, ++nf[id]] = $1; next }
-		END {
-			for (i = 1; i <= ns; i++) {
-				t += val[i]
-				n = split(stk[i], L, " ")
-				split("", seen)
-				for (j = 1; j <= n; j++)
-					for (k = 1; k <= nf[L[j]]; k++) {
-						name = fn[L[j], k]
-						if (j == 1 && k == 1) flat[name] += val[i]
-						if (!(name in seen)) { seen[name] = 1; cum[name] += val[i] }
-					}
-			}
-			printf "T total %.0f\n", t
-			for (f in flat) if (flat[f] != 0) printf "F %s %.0f\n", f, flat[f]
-			for (f in cum) if (cum[f] != 0) printf "C %s %.0f\n", f, cum[f]
-		}'
+# prometheus_start BIN: Debian's Prometheus (tests/helpers/debian-service.sh) on a port of
+# its own choosing, scraping nothing, its files under $T/prom; sets prom (its PID, tracked)
+# and port. Returns 1, its log in the diagnostics, when it did not listen in time.
+prometheus_start() {
+	mkdir -p "$T/prom"
+	printf 'global:\n  scrape_interval: 15s\n' >"$T/prom/prom.yml"
+	"$1" --config.file="$T/prom/prom.yml" --web.listen-address=127.0.0.1:0 \
+		--storage.tsdb.path="$T/prom/data" >"$T/prom/log" 2>&1 &
+	prom=$!
+	track $prom
+	port=
+	ps_i=0
+	while [ $ps_i -lt $((150 * gp_slow)) ] && [ -z "$port" ]; do
+		port=$(sed -n 's/.*msg="Listening on".*address=127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$T/prom/log")
+		[ -n "$port" ] || sleep 0.2
+		ps_i=$((ps_i + 1))
+	done
+	[ -n "$port" ] && return 0
+	diag_file "$T/prom/log"
+	return 1
 }
