@@ -210,7 +210,7 @@ for v in $GO_VERSIONS; do
 
 		# The live view: the receivers as one group of 3, where they wait, their labels.
 		check "$tag: live Goroutines view (all): one row of 3 receivers in main.recvForever" \
-			grep -Eq '^ +3  chan receive .* main\.recvForever  \{kind=chanrecv\}' "$rd/view.txt"
+			grep -Eq '^ +3  chan receive .* main\.recvForever  +kind=chanrecv( |$)' "$rd/view.txt"
 
 		# Groups: the three receivers under one label set are one group.
 		check "$tag: text output groups the 3 identical receivers" \

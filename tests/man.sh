@@ -5,7 +5,7 @@
 # keys, and groff renders it without a warning.
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
-plan 16
+plan 17
 page=$TOP_BUILDDIR/doc/gotop-perf.1
 out=$T/out
 
@@ -65,13 +65,14 @@ help_check() {
 	check "every option of \`gotop-perf $*\` ($n) is an item of its section$([ -n "$m" ] && echo " (missing:$m)")" \
 		[ "$n" -gt 0 -a -z "$m" ]
 }
-help_check top "top sampling live batch record verify view goroutines pprof list" -- --help
+help_check top "top sampling live batch record verify view goroutines pprof serve list" -- --help
 help_check live "sampling live batch" -- --batch --help
 help_check record "sampling record" -- record --help
 help_check verify "verify" -- verify --help
 help_check view "view" -- view --help
 help_check goroutines "goroutines" -- goroutines --help
 help_check pprof "pprof" -- pprof --help
+help_check serve "serve" -- serve --help
 # -d is --refresh in the live profiler, --duration in record and verify.
 check "-d is --refresh under the live profiler, --duration under record and verify" \
 	sh -c "grep -qx 'live -d,--refresh' '$T/tags' && grep -qx 'record -d,--duration' '$T/tags' &&
