@@ -200,26 +200,33 @@ static void wait_text(char *buf, size_t n, int64_t ns)
  * standard library outside the parking machinery, else its start function. */
 static const struct sym_frame *where(struct ui *ui, struct gall *a, const struct gosnap_g *g)
 {
-	const struct sym_frame *f[GOSNAP_MAX_FRAMES * NAME_FRAMES];
 	struct ui_where w;
-	long n = 0;
+	long n = 0, pick;
 
 	ui_where_init(&w);
 	for (uint32_t i = 0; i < g->nframes; i++) {
 		const struct named *nm = name_pc(ui, a, a->kept.pcs[g->frame0 + i]);
 		uint32_t hide = hidden(a, nm, g->frame0 + i);
 
-		for (int k = 0; k < nm->n && n < (long)GP_ARRAY_SIZE(f); k++) {
-			if (hide >> k & 1)
-				continue;
-			f[n] = &nm->f[k];
-			ui_where_add(&w, n++, nm->f[k].func, strlen(nm->f[k].func));
-		}
+		for (int k = 0; k < nm->n; k++)
+			if (!(hide >> k & 1))
+				ui_where_add(&w, n++, nm->f[k].func, strlen(nm->f[k].func));
 		if (w.kind == FNAME_GO_PROGRAM)
 			break;
 	}
-	n = ui_where_pick(&w);
-	return n >= 0 ? f[n] : NULL;
+	pick = ui_where_pick(&w);
+	/* The frame picked, found again now that every pc is named: naming one may have
+	 * moved a->names, so no pointer into it is kept across name_pc. */
+	n = 0;
+	for (uint32_t i = 0; pick >= 0 && i < g->nframes; i++) {
+		const struct named *nm = name_pc(ui, a, a->kept.pcs[g->frame0 + i]);
+		uint32_t hide = hidden(a, nm, g->frame0 + i);
+
+		for (int k = 0; k < nm->n; k++)
+			if (!(hide >> k & 1) && n++ == pick)
+				return &nm->f[k];
+	}
+	return NULL;
 }
 
 /* A group's cells: its state, longest wait, + or - and where it waits, its labels. */
@@ -237,6 +244,7 @@ static void group_cells(struct ui *ui, struct gall *a, size_t gi, struct acells 
 	char name[1100];
 	size_t k = 0;
 
+	memset(c, 0, sizeof(*c));
 	snprintf(c->count, sizeof(c->count), "%zu", gr->count);
 	c->state = gosnap_state_text(g);
 	wait_text(c->longest, sizeof(c->longest), gr->max_wait);

@@ -182,8 +182,8 @@ static const char *start_fn(const struct prof *p, const struct prof_sample *s, s
 static const char *where(const struct prof *p, const struct prof_sample *s, size_t *len)
 {
 	struct ui_where w;
-	const char *names[WHERE_FRAMES];
-	size_t lens[WHERE_FRAMES];
+	const char *names[WHERE_FRAMES] = { 0 };
+	size_t lens[WHERE_FRAMES] = { 0 };
 	long n = 0, at;
 
 	ui_where_init(&w);
@@ -418,6 +418,7 @@ static void group_cells(struct ui *ui, struct wview *w, const struct wgroup *g, 
 	const char *st = prof_string(p, g->state, &sl), *name = NULL;
 	char nb[1100];
 
+	memset(c, 0, sizeof(*c));
 	snprintf(c->wall, sizeof(c->wall), "%.2f", (double)g->ns / 1e9);
 	ui_pct(c->share, sizeof(c->share), g->ns, w->total);
 	c->share_attr = ui_pct_attr(g->ns, w->total);
@@ -453,6 +454,7 @@ static void start_cells(struct ui *ui, struct wview *w, const struct wstart *st,
 	int best_cls = 0;
 	char nb[1100], pct[16];
 
+	memset(c, 0, sizeof(*c));
 	snprintf(c->wall, sizeof(c->wall), "%.2f", (double)st->ns / 1e9);
 	ui_pct(c->share, sizeof(c->share), st->ns, w->total);
 	c->share_attr = ui_pct_attr(st->ns, w->total);

@@ -264,6 +264,7 @@ static void group_cells(struct ui *ui, struct gview *gv, const struct ggroup *g,
 {
 	const uint64_t *e = hashmap_get(&gv->expanded, g->key);
 
+	memset(c, 0, sizeof(*c));
 	snprintf(c->count, sizeof(c->count), "%c%zu", e && *e ? '-' : '+', g->nmem);
 	if (g->fn)
 		ui_name(ui, g->fn, g->fnlen, c->start, sizeof(c->start));
@@ -281,6 +282,7 @@ static void id_cells(struct ui *ui, struct gview *gv, const struct model_value *
 	const struct facet *f = &gv->f;
 	int marked = ui_has_label_filter(ui, f->key, f->key_len, val->str, val->len, val->num);
 
+	memset(c, 0, sizeof(*c));
 	snprintf(c->count, sizeof(c->count), "  %s%lld", marked ? "*" : "", (long long)val->num);
 	c->start[0] = 0;
 	c->start_dim = 0;
