@@ -11,6 +11,9 @@
 // CPU time, CLOCK_THREAD_CPUTIME_ID) and exits.
 // GOMANY_GC_MS=M runs a garbage collection every M ms: every label set a reader cached may
 // then have been freed, so each snapshot after one proves the sets again (bench/gosnap.sh).
+// GOMANY_BUCKETS=K records every allocation (MemProfileRate 1) and first allocates through
+// K distinct stacks: a heap profile of K buckets for a reader of it to read
+// (bench/goroutines-slowdown.sh's heap reader).
 package main
 
 import (
@@ -81,7 +84,60 @@ func deep(n int, ch chan int, wg *sync.WaitGroup) {
 	deep(n-1, ch, wg)
 }
 
+// The allocation stacks of GOMANY_BUCKETS: at each of five levels one of ten functions,
+// chosen by a digit of i, calls the next level (distinct return addresses); the last
+// allocates.
+var bsink []byte
+var bsites [10]func(level, i int)
+
+//go:noinline
+func bstep(level, i int) {
+	if level == 0 {
+		bsink = make([]byte, 16)
+		return
+	}
+	bsites[i%10](level-1, i/10)
+}
+
+//go:noinline
+func b0(l, i int) { bstep(l, i) }
+
+//go:noinline
+func b1(l, i int) { bstep(l, i) }
+
+//go:noinline
+func b2(l, i int) { bstep(l, i) }
+
+//go:noinline
+func b3(l, i int) { bstep(l, i) }
+
+//go:noinline
+func b4(l, i int) { bstep(l, i) }
+
+//go:noinline
+func b5(l, i int) { bstep(l, i) }
+
+//go:noinline
+func b6(l, i int) { bstep(l, i) }
+
+//go:noinline
+func b7(l, i int) { bstep(l, i) }
+
+//go:noinline
+func b8(l, i int) { bstep(l, i) }
+
+//go:noinline
+func b9(l, i int) { bstep(l, i) }
+
 func main() {
+	if k, _ := strconv.Atoi(os.Getenv("GOMANY_BUCKETS")); k > 0 {
+		runtime.MemProfileRate = 1
+		bsites = [10]func(int, int){b0, b1, b2, b3, b4, b5, b6, b7, b8, b9}
+		for i := 0; i < k && i < 100000; i++ {
+			bstep(5, i)
+		}
+		runtime.GC() // publishes the profile
+	}
 	n, _ := strconv.Atoi(os.Args[1])
 	ch := make(chan int)
 	var wg sync.WaitGroup

@@ -15,6 +15,10 @@
 #          as the Goroutines view and record --wall make it);
 #   wall   gotop-perf record --wall --wall-hz 10 -F 1 (the wall-clock profiler, with CPU
 #          sampling at 1 Hz so that it does not count).
+#   heap   bench/gomem.c: the heap profile's buckets read every 100 ms (the live memory
+#          views read them once per GC cycle, paced to 0.5% of a core: this is far more),
+#          with HEAP_BUCKETS buckets in the target (GOMANY_BUCKETS, default 50000).
+# Readers: READERS (default "none snap wall").
 # The first snapshot (every label set decoded) is taken 2 s before the work starts.
 #
 # Why windows and not whole runs: on a shared machine the same work's CPU time drifts by
@@ -45,6 +49,9 @@ libs=$(awk '/^(LIBDW|LIBELF|LIBUNWIND|ZLIB|PROTOBUF_C|LIBBPF|CAPSTONE|LIBPFM)_LI
 # shellcheck disable=SC2086 # a list of linker flags
 ${CC:-cc} -O2 -g -fno-omit-frame-pointer -I"$builddir" -I"$srcdir/include" -o "$work/gosnap" \
 	"$here/gosnap.c" "$builddir/libgotop.a" $libs -lpthread || exit 1
+# shellcheck disable=SC2086
+${CC:-cc} -O2 -g -fno-omit-frame-pointer -I"$builddir" -I"$srcdir/include" -o "$work/gomem" \
+	"$here/gomem.c" "$builddir/libgotop.a" $libs -lpthread -lm || exit 1
 "$srcdir/tests/helpers/go-build.sh" "$ver" plain "$here/gomany.go" "$work/gomany" || exit 1
 
 # ticks PID: the process's user + system CPU in clock ticks (proc(5) stat fields 14, 15).
@@ -54,7 +61,11 @@ hz=$(getconf CLK_TCK)
 # run READER: one run; prints the ratios.
 run() {
 	secs=$((3 * pairs + 30)) # a bound: the script ends the work after the last window
-	"$work/gomany" "$n" chunks "$secs" >"$work/t.out" &
+	if [ "$1" = heap ]; then
+		GOMANY_BUCKETS=${HEAP_BUCKETS:-50000} "$work/gomany" "$n" chunks "$secs" >"$work/t.out" &
+	else
+		"$work/gomany" "$n" chunks "$secs" >"$work/t.out" &
+	fi
 	tp=$!
 	while ! grep -q ready "$work/t.out"; do sleep 0.1; done
 	case $1 in
@@ -62,6 +73,7 @@ run() {
 	snap) "$work/gosnap" "$tp" 1000000 >/dev/null 2>&1 & rp=$! ;;
 	wall) "$builddir/gotop-perf" record -q -p "$tp" --wall --wall-hz 10 -F 1 \
 		-o "$work/rec.pb.gz" >/dev/null 2>"$work/rec.err" & rp=$! ;;
+	heap) "$work/gomem" "$tp" 1000000 >/dev/null 2>&1 & rp=$! ;;
 	esac
 	sleep 2
 	kill -STOP "$rp"
@@ -136,7 +148,7 @@ run() {
 }
 
 echo "$n goroutines, Go $ver, $pairs windows of 1 s with each reader; load average $(cut -d' ' -f1-3 /proc/loadavg)"
-run none
-run snap
-run wall
+for r in ${READERS:-none snap wall}; do
+	run "$r"
+done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

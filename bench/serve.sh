@@ -8,13 +8,14 @@
 # (tests/workloads/go/labels.go, 2 workers): a 14 s CPU profile (a session at 1 kHz)
 # against `gotop-perf record -d 14` on the same process (the sampling itself), in turn,
 # ROUNDS times: both in ms of CPU per second of profile and the server's extra; then 1 and
-# 10 scrapers at once of a 5 s profile. Beyond idle, CPU is /proc/PID/stat's utime + stime
-# (10 ms ticks; exited threads included: each connection's thread ends with it).
+# 10 scrapers at once of a SCRAPE_S s profile (default 14, a scraper's window every 15 s).
+# Beyond idle, CPU is /proc/PID/stat's utime + stime (10 ms ticks; exited threads
+# included: each connection's thread ends with it).
 # Usage (from a build directory): bench/serve.sh [ROUNDS] [IDLE] [GO_VERSION]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 srcdir=$(cd "$here/.." && pwd)
-rounds=${1:-5} idle=${2:-30} ver=${3:-1.23}
+rounds=${1:-5} idle=${2:-30} ver=${3:-1.23} scrape=${SCRAPE_S:-14}
 gp=$(pwd)/gotop-perf
 [ -x "$gp" ] || { echo "run from a build directory" >&2; exit 1; }
 work=$(mktemp -d /tmp/gotop-serve-bench.XXXXXX)
@@ -128,11 +129,11 @@ for k in 1 10; do
 	for r in $(seq "$rounds"); do
 		c0=$(proc_ns $s)
 		for _ in $(seq $k); do
-			curl -s -o /dev/null "$srv/pid/$w/debug/pprof/profile?seconds=5" &
+			curl -s -o /dev/null "$srv/pid/$w/debug/pprof/profile?seconds=$scrape" &
 		done
 		wait
 		c1=$(proc_ns $s)
 		echo "$((c1 - c0))"
 		sleep 4
-	done | sort -g | awk -v k=$k '{ v[NR] = $1 } END { printf "%2d scrapers at once, 5 s: %.1f ms server CPU (median of %d)\n", k, v[int((NR + 1) / 2)] / 1e6, NR }'
+	done | sort -g | awk -v k=$k -v w="$scrape" '{ v[NR] = $1 } END { printf "%2d scrapers at once, %s s: %.1f ms server CPU (median of %d)\n", k, w, v[int((NR + 1) / 2)] / 1e6, NR }'
 done
