@@ -82,6 +82,7 @@ struct repair_frame {
 	int fake;          /* runtime.systemstack_switch: the pc a switch saves, no frame */
 	int cgocb;         /* runtime.cgocallback: a cgo callback's Go frames end here */
 	int cgocall;       /* runtime.cgocall: the first frame below a callback's C code */
+	int schedule;      /* runtime.schedule: below it m.curg is the goroutine it picks */
 };
 
 

@@ -833,7 +833,7 @@ static void read_calls(struct gosnap *s, struct gosnap_stats *st)
 	}
 }
 
-/* Whether goroutine g's stack pcs[0..g->nframes) can be one moment's: each frame's return
+/* Whether goroutine g's stack (s->pcs from g->frame0, g->nframes long) can be one moment's: each frame's return
  * address follows a call to the frame below (a direct call to its function's entry, to a
  * function that may jump on, or an indirect call), and the innermost one a call to where
  * the runtime parks a goroutine. A goroutine that ran while its stack was read and parked
@@ -843,13 +843,15 @@ static void read_calls(struct gosnap *s, struct gosnap_stats *st)
  * function (runtime/proc.go newproc1, gostartcallfn), and a goroutine not run yet has its
  * start function's entry as its saved pc. Without .gopclntab or Capstone nothing is
  * checked. */
-static bool linked(struct gosnap *s, const struct gosnap_g *g, const uint64_t *pcs, bool entry0)
+static bool linked(struct gosnap *s, const struct gosnap_g *g, bool entry0)
 {
 	const struct rainfo *ri, *callee = NULL;
+	const uint64_t *pcs;
 	uint32_t k;
 
-	if (!s->pcln || !s->dis)
+	if (!s->pcln || !s->dis || g->nframes == 0)
 		return true;
+	pcs = s->pcs + g->frame0; /* s->pcs is NULL while no stack was kept */
 	for (k = 0; k < g->nframes; k++, callee = ri) {
 		uint64_t *slot = hashmap_get(&s->ra_idx, pcs[k]);
 
@@ -1276,7 +1278,7 @@ static void round_check(struct gosnap *s, struct round *r, size_t first, struct 
 		if (s->grc[i] == 0) {
 			fields(o, s->g2 + i * s->gsz, &f2);
 			if (same_moment(&r->f1[i], &f2)) {
-				if (!linked(s, g, s->pcs + g->frame0, r->entry0[i])) {
+				if (!linked(s, g, r->entry0[i])) {
 					st->torn++;
 					st->unlinked++;
 					continue;

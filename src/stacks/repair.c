@@ -408,6 +408,7 @@ static void live_frame(void *ctx, uint64_t pc, int innermost, struct repair_fram
 				out->fake = !strcmp(fn.name, "runtime.systemstack_switch");
 				out->cgocb = !strcmp(fn.name, "runtime.cgocallback");
 				out->cgocall = !strcmp(fn.name, "runtime.cgocall");
+				out->schedule = !strcmp(fn.name, "runtime.schedule");
 			}
 		}
 		if (!out->known) {
@@ -579,13 +580,22 @@ int repair_cross(struct repair *r, const struct repair_switch *sw, uint64_t *cha
 	struct repair_frame f, leaf;
 	uint64_t cont[128];
 	size_t i, nc, keep;
+	int picked = 0;
 
 	for (i = 0; i < *n; i++) {
 		live_frame(r, chain[i], i == 0, &f);
 		if (sw->cb ? f.cgocb : f.sw)
 			break;
+		picked |= f.schedule;
 	}
 	if (i >= *n || i + 1 >= max)
+		return 0;
+	/* Below the door the scheduler ran (park_m, goschedImpl, goexit0 and newstack's
+	 * preemption call schedule): it dropped the goroutine that came through the door, and
+	 * m.curg, once execute sets it, is the goroutine picked next, whose saved state is
+	 * where that one will resume, not the door's caller (go1.19 to go1.27
+	 * runtime/proc.go: dropg, schedule, execute). The stack ends at the door, as Go's. */
+	if (picked && !sw->cb)
 		return 0;
 	nc = repair_cross_core(sw, live_frame, r, cont, GP_MIN(max - i - 1, GP_ARRAY_SIZE(cont)));
 	if (nc == 0)
