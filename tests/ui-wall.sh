@@ -148,13 +148,23 @@ check "5 m m: the Wall mode, checkout's sleeping handler first" wait_cmd sleep_f
 keys Enter
 check "... Enter expands it: the handler's closure main.main.func1 at its line of wall.go" \
 	wait_for 'main\.main\.func1 +wall\.go:[0-9]+'
-# z zeroes: the handler sleeps 80% of the time, so its sleep row holds about 0.8 s a second;
-# once past 3 s, z brings it back under 1.5 s (counted again from the zero).
-sleep_s() { awk -v op="$1" -v x="$2" '$3 == "sleep" && $4 == "-" { s = $1 + 0 }
-	END { exit !(op == "ge" ? s >= x : s > 0 && s < x) }' "$T/pane.txt"; }
-wait_cmd sleep_s ge 3 >/dev/null
+# z zeroes: the handler sleeps 80% of the time, so its sleep row holds about 0.8 s a second.
+# Once past 3 s, z counts it again from the zero: the first figure below the one before
+# holds no more than the seconds since the key (one goroutine, counted from the zero on,
+# not from the snapshot before it), whenever the UI gets to show it.
+sleep_row() { awk '$3 == "sleep" && $4 == "-" { s = $1 + 0 } END { print s + 0 }' "$T/pane.txt"; }
+sleep_ge() { awk -v s="$(sleep_row)" -v x="$1" 'BEGIN { exit !(s >= x) }'; }
+zeroed() {
+	zs=$(sleep_row) zd=$(awk -v t0="$2" -v t="$(date +%s.%N)" 'BEGIN { printf "%.2f", t - t0 }')
+	awk -v s="$zs" -v b="$1" -v d="$zd" 'BEGIN { exit !(s > 0 && s < b && s <= d + 0.1) }'
+}
+wait_cmd sleep_ge 3 >/dev/null
+zb=$(sleep_row) zt=$(date +%s.%N)
 keys z
-check "... z zeroes its wall time: the sleep row back under 1.5 s from over 3" wait_cmd sleep_s lt 1.5
+wait_cmd zeroed "$zb" "$zt"
+zok=$?
+check "... z zeroes its wall time: the sleep row back from $zb s to at most the time since ($zs s at $zd s)" \
+	[ $zok -eq 0 ]
 keys m
 check "... m again: back to the on-CPU shares (GOROUTINES column)" wait_for 'GOROUTINES +START FUNCTION'
 keys q

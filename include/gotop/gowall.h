@@ -37,6 +37,10 @@ static inline uint64_t gowall_interval(uint64_t step, uint64_t *x)
 	return step / 2 + *x % step;
 }
 
+/* Zeroes the profile's counts; the next tick counts the time since since_ns (util_now_ns
+ * of the user's zero), not since the tick before it. */
+void gowall_zero(struct gowall *w, uint64_t since_ns);
+
 /* The profile (borrowed until gowall_free): sample type and period wall/nanoseconds. */
 struct prof *gowall_profile(struct gowall *w);
 

@@ -392,6 +392,13 @@ void gowall_flush(struct gowall *w)
 		resolve(w, 1);
 }
 
+void gowall_zero(struct gowall *w, uint64_t since_ns)
+{
+	prof_reset_samples(w->p);
+	if (w->last_tick && since_ns > w->last_tick)
+		w->last_tick = since_ns;
+}
+
 int gowall_tick(struct gowall *w)
 {
 	struct gosnap_result r;

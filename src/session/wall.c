@@ -29,6 +29,7 @@ struct wallsrc {
 	pthread_cond_t wake;       /* signalled to stop the thread's wait between ticks */
 	pthread_cond_t set_up;     /* signalled once the thread is set up, or failed to be */
 	int stop, zero;            /* under lock */
+	uint64_t zero_ns;          /* when zero was asked for (under lock) */
 	int ready, ok;             /* under lock: the thread is set up (ok), or failed (why) */
 	char why[256];
 	pid_t pid;
@@ -129,6 +130,7 @@ void wallsrc_zero(struct wallsrc *lw)
 		return;
 	pthread_mutex_lock(&lw->lock);
 	lw->zero = 1;
+	lw->zero_ns = util_now_ns();
 	pthread_mutex_unlock(&lw->lock);
 }
 
@@ -206,10 +208,12 @@ static void *wall_main(void *arg)
 	for (;;) {
 		struct timespec ts;
 		uint64_t c0;
+		uint64_t zero_ns;
 		int stop, zero, rc;
 
 		pthread_mutex_lock(&lw->lock);
 		zero = lw->zero;
+		zero_ns = lw->zero_ns;
 		lw->zero = 0;
 		stop = lw->stop; /* also while the thread set itself up: no tick after a stop */
 		pthread_mutex_unlock(&lw->lock);
@@ -228,9 +232,12 @@ static void *wall_main(void *arg)
 			lw->hist_cut = 0;
 			pthread_mutex_unlock(&lw->lock);
 			hist_put(v, n);
-			prof_reset_samples(gowall_profile(lw->w));
+			/* Counted from the user's zero on: the tick below counts the time since
+			 * then, not since the tick before (a rate the cost lowered ticks seconds
+			 * apart). */
+			gowall_zero(lw->w, zero_ns);
 			gowall_get_stats(lw->w, &lw->base);
-			lw->t0 = util_now_ns();
+			lw->t0 = zero_ns;
 		}
 		/* Each tick counts the time since the one before (gowall_tick), also after the
 		 * rate was lowered. */
