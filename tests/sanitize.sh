@@ -52,20 +52,36 @@ configure_build() {
 }
 
 UNITS=$(cd "$SRC" && ls tests/test-*.c | sed 's/\.c$//' | tr '\n' ' ')
-# The whole suite: every integration test and the fuzz corpora; one Go version keeps the time
-# down (the plain suite covers the others). The list is Makefile.am's INTEGRATION_TESTS:
+# The integration tests are Makefile.am's INTEGRATION_TESTS (every `=` and `+=` of it):
 # helper scripts live in tests/helpers, and no script in tests/ is run unless listed there.
-INTEG=$(sed -n '/^INTEGRATION_TESTS =/,/[^\\]$/p' "$SRC/Makefile.am" | sed 's/^INTEGRATION_TESTS =//; s/\\$//' | tr '\n\t' '  ')
+# One Go version keeps the time down (the plain suite covers the others).
+INTEG=$(awk '{ if (c) l = l " " $0; else l = $0; c = sub(/\\$/, "", l)
+	if (!c) { if (l ~ /^INTEGRATION_TESTS \+?=/) { sub(/^INTEGRATION_TESTS \+?=/, "", l); printf "%s ", l }; l = "" } }' \
+	"$SRC/Makefile.am" | tr -s ' \t' '  ')
+# without LIST NAMES...: the words of LIST not among NAMES.
+without() {
+	local list=$1 t
+	shift
+	for t in $list; do
+		case " $* " in *" $t "*) ;; *) printf '%s ' "$t" ;; esac
+	done
+}
 FUZZ=$(cd "$SRC" && ls fuzz/fuzz-*.c | grep -v fuzz-main | sed 's/\.c$//' | tr '\n' ' ')
 
 # --- ASan + UBSan ---
+# Every unit test, the fuzz corpora and every integration test but those whose code the
+# others run under ASan already, left out for CI's 40 minutes: the goroutine snapshots and
+# the wall sampler (ui-wall, ui-tmux, test-gosnap, fuzz-gosnap), the Events view
+# (ui-tmux's e), Go's tables of every release (test-gopclntab).
+ASAN_INTEG=$(without "$INTEG" tests/go-goroutines.sh tests/go-goroutines-churn.sh tests/go-wall.sh \
+	tests/go-cgo-goroutines.sh tests/ui-events.sh tests/gopclntab-go.sh)
 B=$WORK/asan
 if configure_build "$B" --enable-asan; then
 	# Reports go to files (tests send gotop-perf's stderr to temporary files): one per process.
 	rm -rf "$B/reports" && mkdir -p "$B/reports"
 	GOTOP_UNDER_SANITIZER=1 ASAN_OPTIONS=detect_leaks=1:exitcode=86:log_path=$B/reports/asan \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$B/reports/ubsan \
-		GOTOP_GO_VERSIONS=1.23 make -C "$B" -s -j"$jobs" check TESTS="$UNITS $FUZZ $INTEG" >"$B/check.out" 2>&1
+		GOTOP_GO_VERSIONS=1.23 make -C "$B" -s -j"$jobs" check TESTS="$UNITS $FUZZ $ASAN_INTEG" >"$B/check.out" 2>&1
 	add_log "$B/test-suite.log" ASan+UBSan
 	# LeakSanitizer cannot run in a process that is being traced (verify.sh attaches strace
 	# to a workload on purpose): that note is not a finding.
@@ -177,11 +193,16 @@ if command -v valgrind >/dev/null && configure_build "$P"; then
 	# Left out here, run under ASan above: the tests whose every check is a share of samples
 	# taken at the sample (stacks past Go's stack switches, goroutine start functions, the
 	# verifier's crossings), which gotop-perf at a twentieth of its speed cannot take.
-	VG_INTEG=$(for t in $INTEG; do
-		case $t in tests/go-switches.sh | tests/verify-switches.sh | tests/go-start.sh) ;;
-		*) printf '%s ' "$t" ;;
-		esac
-	done)
+	# Left out too, for CI's 40 minutes, what ASan runs above: the live sessions of a
+	# minute or more under valgrind (ui-tmux, faults, hostile-live, annotate, view,
+	# verify-truth's ptrace rounds) and the event, memory, picker and server tests, whose
+	# parsers and readers the unit tests here and ASan's runs cover.
+	VG_INTEG=$(without "$ASAN_INTEG" tests/go-switches.sh tests/verify-switches.sh tests/go-start.sh \
+		tests/ui-tmux.sh tests/faults.sh tests/hostile-live.sh tests/annotate.sh tests/view.sh \
+		tests/verify-truth.sh tests/events.sh tests/groups.sh tests/go-memprof.sh \
+		tests/go-memprof-service.sh tests/go-memlive.sh tests/ui-service.sh tests/picker.sh \
+		tests/serve.sh tests/serve-bad.sh tests/serve-prometheus.sh tests/serve-oracle.sh \
+		tests/serve-readonly.sh)
 	R=$P/reports
 	rm -rf "$R" && mkdir -p "$R" && chmod 1777 "$R"
 	GOTOP_WRAP="valgrind $VG_OPTS --child-silent-after-fork=yes --log-file=$R/vg.%p" GOTOP_UNDER_SANITIZER=1 \

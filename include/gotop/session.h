@@ -89,6 +89,7 @@ struct session_opts {
 	int mem_publish;
 	double mem_max_cpu;
 	unsigned mem_rate_s;
+	size_t mem_max_records; /* records read per profile at most (0: goprof's default) */
 /* The live UI's mem_max_cpu: the thread's share; the worker's views of each copy and the
  * UI's model of the one shown take about as much again. */
 #define SESSION_MEM_LIVE_MAX_CPU 0.005
@@ -344,6 +345,12 @@ double session_mem_gc_rate(struct session *s);
  * GOPROF_E_OK, or an error kind with why. GOPROF_E_TARGET without SESSION_MEM. */
 int session_mem_fetch(struct session *s, const struct goprof_req *r, struct goprof_out *out,
 		      char *why, size_t whylen);
+/* Calls fn with the source's reader (goprof.h), on the calling thread and under the lock
+ * every read of it takes, for what no /debug/pprof answer holds (the server's metrics:
+ * goprof_goroutines, the heap profile's sums). GOPROF_E_OK once fn ran; else why the
+ * reader cannot be made, and fn is not called. GOPROF_E_TARGET without SESSION_MEM. */
+int session_mem_borrow(struct session *s, void (*fn)(struct goprof *gp, void *arg), void *arg,
+		       char *why, size_t whylen);
 /* --enable-memprofile: gomem_enable through the source's reader (the one write into a
  * target, only when the user asks). 0, -EEXIST (*old the rate found, nothing written),
  * -ENOENT (no reader: why says so) or -errno. */

@@ -23,6 +23,7 @@
 
 #include "gotop/gomem.h"
 #include "gotop/goprof.h"
+#include "gotop/session.h"
 #include "gotop/gosnap.h"
 #include "gotop/procinfo.h"
 #include "gotop/util.h"
@@ -137,34 +138,58 @@ static int heap(struct sbuf *b, struct gomem *gm, size_t max)
 	return 0;
 }
 
+/* What the process's reader gives the metrics (session_mem_borrow): its goroutines and
+ * the heap profile's sums, written while the reader is held. */
+struct metrics_read {
+	struct sbuf *b;
+	size_t max_records;
+	struct sanswer *a;
+	int ok;
+};
+
+static void read_process(struct goprof *gp, void *arg)
+{
+	struct metrics_read *m = arg;
+	struct gosnap_result gr;
+	char why[256];
+	int err;
+
+	m->ok = goprof_goroutines(gp, &gr, &err, why, sizeof(why)) == 0;
+	if (m->ok)
+		goroutines(m->b, &gr);
+	else
+		snprintf(m->a->note, sizeof(m->a->note), "no goroutines: %.150s", why);
+	if (heap(m->b, goprof_gomem(gp), m->max_records) == 0)
+		m->ok = 1;
+}
+
 void serve_metrics(const struct sreq *r, struct sanswer *a)
 {
 	struct serve *s = r->s;
 	struct cpu_pid_stats cs;
-	struct gosnap_result gr;
 	struct sbuf b = { 0 };
-	struct goprof *gp;
+	struct metrics_read m = { &b, s->o.max_records, a, 0 };
+	struct session *ses;
 	uint64_t t0 = util_now_ns(), reqs;
-	char why[256];
-	int err, ok;
+	char why[512];
+	int status, err;
 
-	gp = gp_pool_get(s, r, &err, why, sizeof(why));
-	if (!gp) {
-		answer_error(a, goprof_http_status(err), "%s", why);
+	ses = mem_pool_get(s, r, &status, why, sizeof(why));
+	if (!ses) {
+		answer_error(a, status, "%s", why);
 		return;
 	}
 	head(&b, "gotop_go_info", "gauge", "The Go process: its Go version.");
 	sbuf_add(&b, "gotop_go_info{version=\"", 23);
 	label_value(&b, r->go_version);
 	sbuf_add(&b, "\"} 1\n", 5);
-	ok = goprof_goroutines(gp, &gr, &err, why, sizeof(why)) == 0;
-	if (ok)
-		goroutines(&b, &gr);
-	else
-		snprintf(a->note, sizeof(a->note), "no goroutines: %.150s", why);
-	if (heap(&b, goprof_gomem(gp), s->o.max_records) == 0)
-		ok = 1;
-	gp_pool_put(s, r, gp, ok);
+	err = session_mem_borrow(ses, read_process, &m, why, sizeof(why));
+	mem_pool_put(s, r, ses, err == GOPROF_E_OK && m.ok);
+	if (err != GOPROF_E_OK) {
+		free(b.buf);
+		answer_error(a, goprof_http_status(err), "%s", why);
+		return;
+	}
 
 	cpu_pid_stats(s->cpu, r->pid, r->start, &cs);
 	head(&b, "gotop_perf_samples_total", "counter",

@@ -15,7 +15,7 @@
 
 struct MHD_Daemon;
 struct cpu_shares;
-struct gp_pool;
+struct mem_pool;
 struct procs;
 
 struct serve {
@@ -28,7 +28,7 @@ struct serve {
 	pthread_mutex_t lock;       /* profiles, the log */
 	unsigned profiles;          /* requests making a profile now */
 	uint64_t requests;          /* answered, for the metrics */
-	struct gp_pool *pool;       /* goprof readers kept between requests (mem.c) */
+	struct mem_pool *pool;      /* memory sessions kept between requests (mem.c) */
 	struct cpu_shares *cpu;     /* sessions (cpu.c) */
 	pthread_mutex_t procs_lock; /* procs: a scan and the copy of its entries; gover */
 	struct procs *procs;        /* the local processes (procs.h), for /targets */
@@ -87,17 +87,17 @@ void serve_profile_end(struct serve *s);
  * socket hung up). */
 int serve_request_over(const struct sreq *r);
 
-/* mem.c: heap, allocs, block, mutex, goroutine through goprof_fetch, readers kept between
- * requests of the same process. */
-struct gp_pool *gp_pool_new(void);
-void gp_pool_free(struct gp_pool *p);
-struct goprof;
-/* A reader of the process (one kept idle, or a new one) for this thread alone until
- * gp_pool_put. NULL with *err (goprof_err) and why. */
-struct goprof *gp_pool_get(struct serve *s, const struct sreq *r, int *err, char *why,
-			   size_t whylen);
-/* Gives it back; with keep 0 it is closed (the process went or misbehaved). */
-void gp_pool_put(struct serve *s, const struct sreq *r, struct goprof *gp, int keep);
+/* mem.c: heap, allocs, block, mutex, goroutine through session_mem_fetch, on sessions
+ * (SESSION_MEM) kept between requests of the same process. */
+struct mem_pool *mem_pool_new(void);
+void mem_pool_free(struct mem_pool *p);
+struct session;
+/* A session of the process (one kept idle, or a new one) for this thread alone until
+ * mem_pool_put. NULL with *status (HTTP) and why. */
+struct session *mem_pool_get(struct serve *s, const struct sreq *r, int *status, char *why,
+			     size_t whylen);
+/* Gives it back; with keep 0 it is freed (the process went or misbehaved). */
+void mem_pool_put(struct serve *s, const struct sreq *r, struct session *ses, int keep);
 void serve_goprof(const struct sreq *r, struct sanswer *a);
 
 /* cpu.c: CPU (profile) and wall-clock (wall) profiles over r->seconds from one session

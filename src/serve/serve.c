@@ -923,7 +923,7 @@ struct serve *serve_start(const struct serve_opts *o, enum serve_fail *fail, cha
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->procs_lock, NULL);
 	s->procs = procs_new(NULL, 0);
-	s->pool = gp_pool_new();
+	s->pool = mem_pool_new();
 	s->cpu = cpu_shares_new(s);
 	/* A thread per connection: a handler waits out a profile's seconds on its own
 	 * thread, and an idle server is one thread asleep in poll(2), with no timer. */
@@ -945,7 +945,7 @@ struct serve *serve_start(const struct serve_opts *o, enum serve_fail *fail, cha
 			 errno ? strerror(errno) : "libmicrohttpd refused it");
 		*fail = SERVE_FAIL_LISTEN;
 		cpu_shares_free(s->cpu);
-		gp_pool_free(s->pool);
+		mem_pool_free(s->pool);
 		procs_free(s->procs);
 		pthread_mutex_destroy(&s->procs_lock);
 		pthread_mutex_destroy(&s->lock);
@@ -971,7 +971,7 @@ void serve_stop(struct serve *s)
 	/* Joins the connections' threads, whose handlers see stopping and end. */
 	MHD_stop_daemon(s->d);
 	cpu_shares_free(s->cpu);
-	gp_pool_free(s->pool);
+	mem_pool_free(s->pool);
 	procs_free(s->procs);
 	free(s->gover);
 	pthread_mutex_destroy(&s->procs_lock);

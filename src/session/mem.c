@@ -34,6 +34,7 @@ struct memsrc {
 	int publish;
 	double max_cpu;
 	uint64_t rate_ns;
+	size_t max_records;       /* goprof_set_max_records (0: its default) */
 	/* The reader, made at the first read. */
 	pthread_mutex_t rd;
 	struct goprof *gp;
@@ -43,7 +44,7 @@ struct memsrc {
 	unsigned opens;           /* tries; a target not Go after REOPEN_MAX is left alone */
 	/* The thread and what it publishes. */
 	pthread_t th;
-	int started;
+	int started, tried;        /* under lock (the thread is made at the first copy asked) */
 	pthread_mutex_t lock;
 	pthread_cond_t wake, done;
 	uint64_t asked, taken;    /* under lock */
@@ -89,6 +90,8 @@ static struct goprof *reader(struct memsrc *m, int *err, char *why, size_t whyle
 		m->open_ns = now;
 		m->opens++;
 		m->gp = goprof_open(m->pid, &m->open_err, m->open_why, sizeof(m->open_why));
+		if (m->gp && m->max_records)
+			goprof_set_max_records(m->gp, m->max_records);
 	}
 	if (!m->gp) {
 		*err = m->open_err;
@@ -365,12 +368,14 @@ static void *memsrc_main(void *arg)
 	return NULL;
 }
 
-struct memsrc *memsrc_new(pid_t pid, int publish, double max_cpu, unsigned rate_s)
+struct memsrc *memsrc_new(pid_t pid, int publish, double max_cpu, unsigned rate_s,
+			  size_t max_records)
 {
 	struct memsrc *m = xcalloc(1, sizeof(*m));
 	pthread_condattr_t ca;
 
 	m->pid = pid;
+	m->max_records = max_records;
 	m->publish = publish;
 	m->max_cpu = max_cpu;
 	m->rate_ns = (uint64_t)rate_s * 1000000000ULL;
@@ -382,10 +387,25 @@ struct memsrc *memsrc_new(pid_t pid, int publish, double max_cpu, unsigned rate_
 	pthread_cond_init(&m->wake, &ca);
 	pthread_cond_init(&m->done, &ca);
 	pthread_condattr_destroy(&ca);
-	m->started = pthread_create(&m->th, NULL, memsrc_main, m) == 0;
-	if (m->started)
-		pthread_setname_np(m->th, "gotop-gomem");
 	return m;
+}
+
+/* The thread, made at the first copy asked for: what only fetches (`pprof`, the server's
+ * sessions kept between requests) reads on its own thread and keeps none. */
+static int thread_up(struct memsrc *m)
+{
+	int up;
+
+	pthread_mutex_lock(&m->lock);
+	if (!m->tried) {
+		m->tried = 1;
+		m->started = pthread_create(&m->th, NULL, memsrc_main, m) == 0;
+		if (m->started)
+			pthread_setname_np(m->th, "gotop-gomem");
+	}
+	up = m->started;
+	pthread_mutex_unlock(&m->lock);
+	return up;
 }
 
 const struct session_mem *memsrc_get(struct memsrc *m, int wait_ms)
@@ -393,7 +413,7 @@ const struct session_mem *memsrc_get(struct memsrc *m, int wait_ms)
 	struct session_mem *d;
 	uint64_t want;
 
-	if (!m->started) {
+	if (!thread_up(m)) {
 		/* No thread: read on the caller's. */
 		d = take(m);
 		return d;
@@ -446,6 +466,18 @@ int memsrc_fetch(struct memsrc *m, const struct goprof_req *r, struct goprof_out
 	return err;
 }
 
+int memsrc_borrow(struct memsrc *m, void (*fn)(struct goprof *gp, void *arg), void *arg, char *why,
+		  size_t whylen)
+{
+	int err = GOPROF_E_OK;
+
+	pthread_mutex_lock(&m->rd);
+	if (reader(m, &err, why, whylen))
+		fn(m->gp, arg);
+	pthread_mutex_unlock(&m->rd);
+	return err;
+}
+
 int memsrc_enable(struct memsrc *m, int64_t *old, char *why, size_t whylen)
 {
 	struct gomem *g = NULL;
@@ -468,15 +500,17 @@ int memsrc_enable(struct memsrc *m, int64_t *old, char *why, size_t whylen)
 
 void memsrc_free(struct memsrc *m)
 {
+	int started;
+
 	if (!m)
 		return;
-	if (m->started) {
-		pthread_mutex_lock(&m->lock);
-		m->stop = 1;
-		pthread_cond_signal(&m->wake);
-		pthread_mutex_unlock(&m->lock);
+	pthread_mutex_lock(&m->lock);
+	started = m->started;
+	m->stop = 1;
+	pthread_cond_signal(&m->wake);
+	pthread_mutex_unlock(&m->lock);
+	if (started)
 		pthread_join(m->th, NULL);
-	}
 	session_mem_put(m->cur);
 	for (size_t i = 0; i < m->nhist; i++)
 		session_mem_put(m->hist[i]);

@@ -98,12 +98,15 @@ const struct session_goroutines *gsrc_get(struct gsrc *g, int wait_ms);
 void gsrc_free(struct gsrc *g); /* joins the thread; accepts NULL */
 
 /* mem.c: the memory profiles' reader and, when publishing, its polling thread. */
-struct memsrc *memsrc_new(pid_t pid, int publish, double max_cpu, unsigned rate_s);
+struct memsrc *memsrc_new(pid_t pid, int publish, double max_cpu, unsigned rate_s,
+			  size_t max_records);
 const struct session_mem *memsrc_get(struct memsrc *m, int wait_ms);
 int memsrc_fetch(struct memsrc *m, const struct goprof_req *r, struct goprof_out *out,
 		 char *why, size_t whylen);
 double memsrc_gc_rate(struct memsrc *m);
 int memsrc_enable(struct memsrc *m, int64_t *old, char *why, size_t whylen);
+int memsrc_borrow(struct memsrc *m, void (*fn)(struct goprof *gp, void *arg), void *arg, char *why,
+		  size_t whylen);
 void memsrc_free(struct memsrc *m); /* joins the thread; accepts NULL */
 
 #endif

@@ -667,7 +667,8 @@ static struct memsrc *mem_of(struct session *s)
 	pthread_mutex_lock(&s->src_lock);
 	if (!s->mem)
 		s->mem = memsrc_new(s->target.pid, s->o.mem_publish, s->o.mem_max_cpu,
-				    s->o.mem_rate_s ? s->o.mem_rate_s : SESSION_MEM_RATE_S);
+				    s->o.mem_rate_s ? s->o.mem_rate_s : SESSION_MEM_RATE_S,
+				    s->o.mem_max_records);
 	m = s->mem;
 	pthread_mutex_unlock(&s->src_lock);
 	return m;
@@ -696,6 +697,18 @@ int session_mem_fetch(struct session *s, const struct goprof_req *r, struct gopr
 		return GOPROF_E_TARGET;
 	}
 	return memsrc_fetch(m, r, out, why, whylen);
+}
+
+int session_mem_borrow(struct session *s, void (*fn)(struct goprof *gp, void *arg), void *arg,
+		       char *why, size_t whylen)
+{
+	struct memsrc *m = mem_of(s);
+
+	if (!m) {
+		snprintf(why, whylen, "the memory profiles were not asked for");
+		return GOPROF_E_TARGET;
+	}
+	return memsrc_borrow(m, fn, arg, why, whylen);
 }
 
 int session_mem_enable(struct session *s, int64_t *old, char *why, size_t whylen)
