@@ -72,9 +72,10 @@ FUZZ=$(cd "$SRC" && ls fuzz/fuzz-*.c | grep -v fuzz-main | sed 's/\.c$//' | tr '
 # Every unit test, the fuzz corpora and every integration test but those whose code the
 # others run under ASan already, left out for CI's 40 minutes: the goroutine snapshots and
 # the wall sampler (ui-wall, ui-tmux, test-gosnap, fuzz-gosnap), the Events view
-# (ui-tmux's e), Go's tables of every release (test-gopclntab).
+# (ui-tmux's e), Go's tables of every release (test-gopclntab), and the --batch views,
+# which valgrind and TSan run below.
 ASAN_INTEG=$(without "$INTEG" tests/go-goroutines.sh tests/go-goroutines-churn.sh tests/go-wall.sh \
-	tests/go-cgo-goroutines.sh tests/ui-events.sh tests/gopclntab-go.sh)
+	tests/go-cgo-goroutines.sh tests/ui-events.sh tests/gopclntab-go.sh tests/ui-batch.sh)
 B=$WORK/asan
 if configure_build "$B" --enable-asan; then
 	# Reports go to files (tests send gotop-perf's stderr to temporary files): one per process.
@@ -196,13 +197,15 @@ if command -v valgrind >/dev/null && configure_build "$P"; then
 	# Left out too, for CI's 40 minutes, what ASan runs above: the live sessions of a
 	# minute or more under valgrind (ui-tmux, faults, hostile-live, annotate, view,
 	# verify-truth's ptrace rounds) and the event, memory, picker and server tests, whose
-	# parsers and readers the unit tests here and ASan's runs cover.
-	VG_INTEG=$(without "$ASAN_INTEG" tests/go-switches.sh tests/verify-switches.sh tests/go-start.sh \
-		tests/ui-tmux.sh tests/faults.sh tests/hostile-live.sh tests/annotate.sh tests/view.sh \
+	# parsers and readers the unit tests here and ASan's runs cover (the server's bad
+	# input, serve-bad, stays), and the six ASan leaves out.
+	VG_INTEG=$(without "$INTEG" tests/go-goroutines.sh tests/go-goroutines-churn.sh tests/go-wall.sh \
+		tests/go-cgo-goroutines.sh tests/ui-events.sh tests/gopclntab-go.sh tests/go-switches.sh \
+		tests/verify-switches.sh tests/go-start.sh tests/ui-tmux.sh tests/faults.sh \
+		tests/hostile-live.sh tests/annotate.sh tests/view.sh \
 		tests/verify-truth.sh tests/events.sh tests/groups.sh tests/go-memprof.sh \
 		tests/go-memprof-service.sh tests/go-memlive.sh tests/ui-service.sh tests/picker.sh \
-		tests/serve.sh tests/serve-bad.sh tests/serve-prometheus.sh tests/serve-oracle.sh \
-		tests/serve-readonly.sh)
+		tests/serve.sh tests/serve-prometheus.sh tests/serve-oracle.sh tests/serve-readonly.sh)
 	R=$P/reports
 	rm -rf "$R" && mkdir -p "$R" && chmod 1777 "$R"
 	GOTOP_WRAP="valgrind $VG_OPTS --child-silent-after-fork=yes --log-file=$R/vg.%p" GOTOP_UNDER_SANITIZER=1 \
