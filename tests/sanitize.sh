@@ -195,14 +195,14 @@ if command -v valgrind >/dev/null && configure_build "$P"; then
 	# taken at the sample (stacks past Go's stack switches, goroutine start functions, the
 	# verifier's crossings), which gotop-perf at a twentieth of its speed cannot take.
 	# Left out too, for CI's 40 minutes, what ASan runs above: the live sessions of a
-	# minute or more under valgrind (ui-tmux, faults, hostile-live, annotate, view,
-	# verify-truth's ptrace rounds) and the event, memory, picker and server tests, whose
+	# minute or more under valgrind (ui-tmux, faults, hostile-live, annotate, view, verify
+	# and verify-truth's ptrace rounds, man's hundred short runs) and the event, memory, picker and server tests, whose
 	# parsers and readers the unit tests here and ASan's runs cover (the server's bad
 	# input, serve-bad, stays), and the six ASan leaves out.
 	VG_INTEG=$(without "$INTEG" tests/go-goroutines.sh tests/go-goroutines-churn.sh tests/go-wall.sh \
 		tests/go-cgo-goroutines.sh tests/ui-events.sh tests/gopclntab-go.sh tests/go-switches.sh \
 		tests/verify-switches.sh tests/go-start.sh tests/ui-tmux.sh tests/faults.sh \
-		tests/hostile-live.sh tests/annotate.sh tests/view.sh \
+		tests/hostile-live.sh tests/annotate.sh tests/view.sh tests/verify.sh tests/man.sh \
 		tests/verify-truth.sh tests/events.sh tests/groups.sh tests/go-memprof.sh \
 		tests/go-memprof-service.sh tests/go-memlive.sh tests/ui-service.sh tests/picker.sh \
 		tests/serve.sh tests/serve-prometheus.sh tests/serve-oracle.sh tests/serve-readonly.sh)
