@@ -21,8 +21,8 @@
 #include <string.h>
 
 #include "gotop/goprof.h"
-#include "gotop/session.h"
 #include "gotop/procinfo.h"
+#include "gotop/session.h"
 #include "gotop/util.h"
 
 #define POOL_IDLE_MAX 8

@@ -23,9 +23,9 @@
 
 #include "gotop/gomem.h"
 #include "gotop/goprof.h"
-#include "gotop/session.h"
 #include "gotop/gosnap.h"
 #include "gotop/procinfo.h"
+#include "gotop/session.h"
 #include "gotop/util.h"
 
 /* One series of goroutines. */
