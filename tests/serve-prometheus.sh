@@ -62,19 +62,7 @@ scrape_configs:
 EOF
 }
 write_config "none"
-"$prom_bin" --config.file="$T/prom/prom.yml" --web.listen-address=127.0.0.1:0 \
-	--storage.tsdb.path="$T/prom/data" >"$T/prom/log" 2>&1 &
-prom=$!
-track $prom
-port=
-i=0
-while [ $i -lt $((150 * gp_slow)) ] && [ -z "$port" ]; do
-	port=$(sed -n 's/.*msg="Listening on".*address=127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$T/prom/log")
-	[ -n "$port" ] || sleep 0.2
-	i=$((i + 1))
-done
-if [ -z "$port" ]; then
-	diag_file "$T/prom/log"
+if ! prometheus_start "$prom_bin"; then
 	skip_n 6 "Prometheus did not start"
 	serve_stop
 	finish

@@ -200,33 +200,31 @@ static void wait_text(char *buf, size_t n, int64_t ns)
  * standard library outside the parking machinery, else its start function. */
 static const struct sym_frame *where(struct ui *ui, struct gall *a, const struct gosnap_g *g)
 {
+	/* Each candidate by its pc and inlined frame, not by pointer: naming a pc may move
+	 * a->names, so no pointer into it is kept across name_pc. */
+	struct { uint32_t i; int k; } at[GOSNAP_MAX_FRAMES * NAME_FRAMES];
 	struct ui_where w;
-	long n = 0, pick;
+	long n = 0;
 
 	ui_where_init(&w);
 	for (uint32_t i = 0; i < g->nframes; i++) {
 		const struct named *nm = name_pc(ui, a, a->kept.pcs[g->frame0 + i]);
 		uint32_t hide = hidden(a, nm, g->frame0 + i);
 
-		for (int k = 0; k < nm->n; k++)
-			if (!(hide >> k & 1))
-				ui_where_add(&w, n++, nm->f[k].func, strlen(nm->f[k].func));
+		for (int k = 0; k < nm->n && n < (long)GP_ARRAY_SIZE(at); k++) {
+			if (hide >> k & 1)
+				continue;
+			at[n].i = i;
+			at[n].k = k;
+			ui_where_add(&w, n++, nm->f[k].func, strlen(nm->f[k].func));
+		}
 		if (w.kind == FNAME_GO_PROGRAM)
 			break;
 	}
-	pick = ui_where_pick(&w);
-	/* The frame picked, found again now that every pc is named: naming one may have
-	 * moved a->names, so no pointer into it is kept across name_pc. */
-	n = 0;
-	for (uint32_t i = 0; pick >= 0 && i < g->nframes; i++) {
-		const struct named *nm = name_pc(ui, a, a->kept.pcs[g->frame0 + i]);
-		uint32_t hide = hidden(a, nm, g->frame0 + i);
-
-		for (int k = 0; k < nm->n; k++)
-			if (!(hide >> k & 1) && n++ == pick)
-				return &nm->f[k];
-	}
-	return NULL;
+	n = ui_where_pick(&w);
+	if (n < 0)
+		return NULL;
+	return &name_pc(ui, a, a->kept.pcs[g->frame0 + at[n].i])->f[at[n].k];
 }
 
 /* A group's cells: its state, longest wait, + or - and where it waits, its labels. */

@@ -241,11 +241,12 @@ parent_share() {
 }
 
 # prometheus_start BIN: Debian's Prometheus (tests/helpers/debian-service.sh) on a port of
-# its own choosing, scraping nothing, its files under $T/prom; sets prom (its PID, tracked)
-# and port. Returns 1, its log in the diagnostics, when it did not listen in time.
+# its own choosing, its files under $T/prom: with the configuration a test wrote to
+# $T/prom/prom.yml, else one scraping nothing. Sets prom (its PID, tracked) and port.
+# Returns 1, its log in the diagnostics, when it did not listen in time.
 prometheus_start() {
 	mkdir -p "$T/prom"
-	printf 'global:\n  scrape_interval: 15s\n' >"$T/prom/prom.yml"
+	[ -f "$T/prom/prom.yml" ] || printf 'global:\n  scrape_interval: 15s\n' >"$T/prom/prom.yml"
 	"$1" --config.file="$T/prom/prom.yml" --web.listen-address=127.0.0.1:0 \
 		--storage.tsdb.path="$T/prom/data" >"$T/prom/log" 2>&1 &
 	prom=$!
