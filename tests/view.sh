@@ -9,7 +9,7 @@
 # -traces; corrupt and hostile files get one line.
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
-plan 36
+plan 38
 : "${PROTOC_C:=protoc-c}"
 : "${PPROF_PROTO:=/usr/share/gocode/src/github.com/google/pprof/proto/profile.proto}"
 
@@ -275,27 +275,62 @@ check "... the known change: main.keepB up by more than 20 points in Top and Tre
 
 # Labels with a baseline: two runs of the labels workload, Go's own CPU profiles with pprof
 # labels. THEN% of each handler is its share in the base (go tool pprof -tagfocus's "% of
-# total"), DELTA the change.
+# total"; none when the focus matches no sample), DELTA the change. A handler seen in one
+# profile only (a short run may give gamma's tenth none) is "new", or gone: 0% now.
 lbin=$T/labels
 if go_build "$v" plain "$TOP_SRCDIR/tests/workloads/go/labels.go" "$lbin" >"$T/lbuild.err" 2>&1 &&
 	"$lbin" -d 1s -cpuprofile "$T/la.pprof" && "$lbin" -d 1s -cpuprofile "$T/lb.pprof"; then
-	tagpct() { pprof -top -tagfocus="handler=$2" "$1" 2>/dev/null |
-		sed -n 's/^Showing nodes accounting for [^,]*, \([0-9.]*\)% of .*/\1/p'; }
+	tagpct() { pprof -top -tagfocus="handler=$2" "$1" 2>&1 | sed -n \
+		-e 's/^Showing nodes accounting for [^,]*, \([0-9.]*\)% of .*/\1/p' \
+		-e 's/.*TagFocus expression matched no samples.*/0/p'; }
+	# The worst difference from pprof of the handler rows in the section on stdin (99: a
+	# handler or pprof's figure missing).
+	worst_of() {
+		w=0
+		for h in alpha beta gamma; do
+			a=$(tagpct "$1" $h)
+			b=$(tagpct "$2" $h)
+			w=$(awk -v h=$h -v a="${a:-x}" -v b="${b:-x}" -v w="$w" '
+				{ s = $1; sub("%", "", s) }
+				$3 == "new" && $4 == h { t = 0; d = s; f = 1 }
+				$3 != "new" && $5 == h { t = $3; sub("%", "", t); d = $4; f = 1 }
+				END { m = 99
+					if (f && a != "x" && b != "x") {
+						d1 = t - a; d2 = d - (b - a); if (d1 < 0) d1 = -d1; if (d2 < 0) d2 = -d2
+						m = d1 > d2 ? d1 : d2 }
+					print (m > w ? m : w) }' "$3")
+		done
+		echo "$w"
+	}
 	"$GOTOP_PERF" view --batch --view labels --base "$T/la.pprof" "$T/lb.pprof" >"$T/lbase.out" 2>&1
 	section "$T/lbase.out" "Labels: handler" >"$T/lbase.rows"
-	worst=0
-	for h in alpha beta gamma; do
-		a=$(tagpct "$T/la.pprof" $h)
-		b=$(tagpct "$T/lb.pprof" $h)
-		worst=$(awk -v h=$h -v a="${a:-x}" -v b="${b:-x}" -v w=$worst '$5 == h { t = $3; sub("%", "", t)
-			d1 = t - a; d2 = $4 - (b - a); if (d1 < 0) d1 = -d1; if (d2 < 0) d2 = -d2
-			m = d1 > d2 ? d1 : d2; f = 1 } END { if (!f || a == "x") m = 99; print (m > w ? m : w) }' "$T/lbase.rows")
-	done
+	worst=$(worst_of "$T/la.pprof" "$T/lb.pprof" "$T/lbase.rows")
 	check "Labels with --base: each handler's share then and its change equal go tool pprof -tagfocus's (worst $worst points)" \
 		awk -v w="$worst" 'BEGIN { exit !(w <= 0.2) }'
 	awk -v w="$worst" 'BEGIN { exit !(w <= 0.2) }' || diag_file "$T/lbase.out"
+	# gamma gone: the second profile is the first without it (pprof -tagignore writes it).
+	if pprof -proto -tagignore=handler=gamma "$T/la.pprof" >"$T/lnog.pprof" 2>/dev/null; then
+		"$GOTOP_PERF" view --batch --view labels --base "$T/la.pprof" "$T/lnog.pprof" >"$T/lgone.out" 2>&1
+		section "$T/lgone.out" "Labels: handler" >"$T/lgone.rows"
+		worst=$(worst_of "$T/la.pprof" "$T/lnog.pprof" "$T/lgone.rows")
+		gone_row() {
+			awk -v w="$worst" 'BEGIN { exit !(w <= 0.2) }' &&
+				awk '$1 == "0.0%" && $2 == 0 && $4 < 0 && $5 == "gamma" && $6 == "main.gammaWork" { f = 1 }
+					END { exit !f }' "$T/lgone.rows"
+		}
+		check "... a handler gone: its row, 0% now, its share then and its change as pprof's (worst $worst points)" \
+			gone_row
+		gone_row || diag_file "$T/lgone.out"
+		"$GOTOP_PERF" view --batch --view labels --base "$T/lnog.pprof" "$T/la.pprof" >"$T/lnew.out" 2>&1
+		section "$T/lnew.out" "Labels: handler" >"$T/lnew.rows"
+		worst=$(worst_of "$T/lnog.pprof" "$T/la.pprof" "$T/lnew.rows")
+		check "... and the other way, a new handler: \"new\", its share as pprof's (worst $worst points)" \
+			awk -v w="$worst" 'BEGIN { exit !(w <= 0.2) }'
+	else
+		skip_n 2 "go tool pprof -proto -tagignore failed"
+	fi
 else
-	skip "cannot build or run the labels workload"
+	skip_n 3 "cannot build or run the labels workload"
 fi
 
 # Folded stacks of the shown sample type: re-read, each stack's total equals the sum of

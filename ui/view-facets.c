@@ -155,14 +155,20 @@ void facet_rest_cell(struct ui *ui, const struct facet *f, int width, struct tli
 	tl_field(l, UA_DIM, buf, width, ui->batch ? TL_NOCUT : 0);
 }
 
-void facet_hot_fn(struct ui *ui, long fn, struct tline *l)
+/* A hot function cell: function fn of model m (the baseline's for a value gone). */
+static void hot_fn_cell(struct ui *ui, struct model *m, long fn, int attr, struct tline *l)
 {
 	char name[1100];
 
 	if (fn < 0)
 		return;
-	tl_field(l, UA_NORMAL, ui_fn_name(ui, model_fn(ui->model, (uint32_t)fn), name, sizeof(name)),
+	tl_field(l, attr, ui_fn_name(ui, model_fn(m, (uint32_t)fn), name, sizeof(name)),
 		 ui->batch ? 0 : GP_MAX(ui->width - l->cols, 0), ui->batch ? TL_NOCUT : 0);
+}
+
+void facet_hot_fn(struct ui *ui, long fn, struct tline *l)
+{
+	hot_fn_cell(ui, ui->model, fn, UA_NORMAL, l);
 }
 
 int facet_focus(struct ui *ui, struct view *v, const struct facet *f, const struct model_value *val)
@@ -226,6 +232,10 @@ struct fview {
 	struct model_totals btot;
 	int64_t brest;           /* the baseline's samples without the key */
 	struct hashmap bidx;     /* hash of a value (+ probe) -> index + 1 in bvals */
+	/* The baseline's values with no sample now (as pprof -diff_base lists a function
+	 * gone), after the rows of the values seen: indexes in bvals, by its value. */
+	size_t *gone;
+	size_t ngone;
 	/* Labels of a Go target with wall-clock data (wall.c): each value's wall time by
 	 * state, shown beside its on-CPU share. */
 	struct ui_wall_splits wall;
@@ -253,6 +263,16 @@ static const struct model_value *row_val(const struct facet *f, size_t i)
 	if (f->has_rest && i >= f->rest_at)
 		return i == f->rest_at ? NULL : i - 1 < f->n ? &f->vals[i - 1] : NULL;
 	return i < f->n ? &f->vals[i] : NULL;
+}
+
+/* Labels with a baseline: the value at row i, any row; *gone is set for the rows after
+ * those of the values seen, the baseline's values gone. */
+static const struct model_value *fview_val(const struct fview *fv, size_t i, int *gone)
+{
+	size_t seen = fv->f.n + (size_t)fv->f.has_rest;
+
+	*gone = i >= seen && i - seen < fv->ngone;
+	return *gone ? &fv->bvals[fv->gone[i - seen]] : row_val(&fv->f, i);
 }
 
 static int is_key(const struct facet *f, const struct model_key *k)
@@ -296,10 +316,44 @@ static uint64_t base_hash(const struct model_value *v)
 	return util_hash(v->str ? v->str : "", v->len, (uint64_t)v->num);
 }
 
-/* Labels with a baseline: the key's values in it, indexed by value. */
+/* The index in bvals of the baseline's entry for val, or -1 when it has none. */
+static long base_index(const struct fview *fv, const struct model_value *val)
+{
+	uint64_t h, *slot;
+
+	for (h = base_hash(val); (slot = hashmap_get(&fv->bidx, h)); h++) {
+		const struct model_value *b = &fv->bvals[*slot - 1];
+
+		if (!b->str == !val->str && b->len == val->len && b->num == val->num &&
+		    (!b->str || !memcmp(b->str, val->str, val->len)))
+			return (long)(*slot - 1);
+	}
+	return -1;
+}
+
+/* The baseline's value of val (NULL: the samples without the key); 0, or -1 when the
+ * baseline has none. */
+static int base_value(const struct fview *fv, const struct model_value *val, int64_t *out)
+{
+	long k;
+
+	*out = 0;
+	if (!val) {
+		*out = fv->brest;
+		return fv->brest > 0 ? 0 : -1;
+	}
+	k = base_index(fv, val);
+	if (k < 0)
+		return -1;
+	*out = fv->bvals[k].value;
+	return 0;
+}
+
+/* Labels with a baseline: the key's values in it, indexed by value, and those gone. */
 static void labels_base(struct ui *ui, struct fview *fv)
 {
 	int64_t bsum = 0;
+	char *seen;
 	size_t i;
 
 	fv->bn = model_label_values(ui->base_model, fv->f.key, fv->f.key_len, &fv->bvals, &fv->btot);
@@ -313,6 +367,18 @@ static void labels_base(struct ui *ui, struct fview *fv)
 		*slot = i + 1;
 	}
 	fv->brest = fv->btot.value - bsum;
+	seen = xcalloc(fv->bn + 1, 1);
+	for (i = 0; i < fv->f.n; i++) {
+		long k = base_index(fv, &fv->f.vals[i]);
+
+		if (k >= 0)
+			seen[k] = 1;
+	}
+	fv->gone = xcalloc(fv->bn + 1, sizeof(*fv->gone));
+	for (i = 0; i < fv->bn; i++)
+		if (!seen[i] && fv->bvals[i].value > 0)
+			fv->gone[fv->ngone++] = i;
+	free(seen);
 }
 
 static void fview_update(struct ui *ui, struct view *v)
@@ -321,10 +387,12 @@ static void fview_update(struct ui *ui, struct view *v)
 
 	free(fv->keys);
 	free(fv->bvals);
+	free(fv->gone);
 	hashmap_free(&fv->bidx);
 	fv->keys = NULL;
 	fv->bvals = NULL;
-	fv->nkeys = fv->bn = 0;
+	fv->gone = NULL;
+	fv->nkeys = fv->bn = fv->ngone = 0;
 	fv->has_wall = 0;
 	if (ui->model && !fv->threads && labels_keys(ui, fv)) {
 		facet_clear(&fv->f); /* no label key: nothing to show */
@@ -338,41 +406,19 @@ static void fview_update(struct ui *ui, struct view *v)
 	fv->has_wall = !ui_wall_splits_build(ui, &fv->wall, fv->f.key, fv->f.key_len);
 }
 
-/* The baseline's value of val (NULL: the samples without the key); 0, or -1 when the
- * baseline has none. */
-static int base_value(const struct fview *fv, const struct model_value *val, int64_t *out)
-{
-	uint64_t h, *slot;
-
-	*out = 0;
-	if (!val) {
-		*out = fv->brest;
-		return fv->brest > 0 ? 0 : -1;
-	}
-	for (h = base_hash(val); (slot = hashmap_get(&fv->bidx, h)); h++) {
-		const struct model_value *b = &fv->bvals[*slot - 1];
-
-		if (!b->str == !val->str && b->len == val->len && b->num == val->num &&
-		    (!b->str || !memcmp(b->str, val->str, val->len))) {
-			*out = b->value;
-			return 0;
-		}
-	}
-	return -1;
-}
-
 static size_t fview_nrows(struct ui *ui, struct view *v)
 {
-	struct facet *f = &fview_of(v)->f;
+	struct fview *fv = fview_of(v);
 
-	return f->n + (size_t)f->has_rest;
+	return fv->f.n + (size_t)fv->f.has_rest + fv->ngone;
 }
 
 static uint64_t fview_row_id(struct ui *ui, struct view *v, size_t i)
 {
-	struct facet *f = &fview_of(v)->f;
+	struct fview *fv = fview_of(v);
+	int gone;
 
-	return facet_value_id(f, row_val(f, i));
+	return facet_value_id(&fv->f, fview_val(fv, i, &gone));
 }
 
 static const struct live_thread *thread_name(struct ui *ui, int64_t tid)
@@ -499,11 +545,17 @@ static void fview_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 {
 	struct fview *fv = fview_of(v);
 	const struct facet *f = &fv->f;
-	const struct model_value *val = row_val(f, i);
-	int64_t value = val ? val->value : f->rest_value;
+	static const int64_t none[PROF_MAX_VALUES - 2];
+	int gone;
+	const struct model_value *val = fview_val(fv, i, &gone);
+	int64_t value = gone ? 0 : val ? val->value : f->rest_value;
 
 	tl_reset(l);
-	facet_count_cells(ui, f, value, val ? val->n : f->rest_n, facet_member_values(ui, f, val), l);
+	if (gone)
+		facet_count_cells(ui, f, 0, 0, ui->nxmodel ? none : NULL, l);
+	else
+		facet_count_cells(ui, f, value, val ? val->n : f->rest_n,
+				  facet_member_values(ui, f, val), l);
 	if (fv->bvals) {
 		int64_t bv;
 		int have = !base_value(fv, val, &bv);
@@ -531,15 +583,19 @@ static void fview_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 	if (!val && fv->threads && ui->snap && !ui->files)
 		tl_printf(l, UA_DIM, "new combinations once the profile held %d entries",
 			  AGG_SAMPLES_FULL);
-	if (val)
+	if (gone)
+		hot_fn_cell(ui, ui->base_model, val->top_fn, UA_DIM, l);
+	else if (val)
 		facet_hot_fn(ui, val->top_fn, l);
 }
 
+/* The hot function of a row in the model's numbering; none for a value gone. */
 static long fview_top_fn(struct view *v, size_t row)
 {
-	const struct model_value *val = row_val(&fview_of(v)->f, row);
+	int gone;
+	const struct model_value *val = fview_val(fview_of(v), row, &gone);
 
-	return val ? val->top_fn : -1;
+	return val && !gone ? val->top_fn : -1;
 }
 
 static int fview_action(struct ui *ui, struct view *v, enum ui_action a)
@@ -549,7 +605,12 @@ static int fview_action(struct ui *ui, struct view *v, enum ui_action a)
 
 	switch (a) {
 	case ACT_ENTER:
-		return facet_focus(ui, v, &fv->f, row_val(&fv->f, v->sel));
+	{
+		int gone;
+
+		/* A value gone is focused like any: the baseline then shows its part. */
+		return facet_focus(ui, v, &fv->f, fview_val(fv, v->sel, &gone));
+	}
 	case ACT_PREV_KEY:
 	case ACT_NEXT_KEY:
 		if (fv->threads || !fv->nkeys)
@@ -599,6 +660,7 @@ static void fview_free(struct view *v)
 		facet_fini(&fv->f);
 		free(fv->keys);
 		free(fv->bvals);
+		free(fv->gone);
 		hashmap_free(&fv->bidx);
 		ui_wall_splits_free(&fv->wall);
 	}
