@@ -376,7 +376,8 @@ static uint64_t map_binary(pid_t pid, const char *path, struct gort *g, const st
 	X(m_curg) X(m_alllink) X(mheap_sweepgen) X(labels_kind) X(hmap_count) X(hmap_flags) \
 	X(hmap_b) X(hmap_hash0) X(hmap_buckets) X(hmap_oldbuckets) X(bucket_keys) \
 	X(bucket_values) X(bucket_overflow) X(bucket_size) X(g_waitsince) X(g_waitreason) \
-	X(g_gopc) X(g_startpc) X(g_parent_goid) X(g_trackingseq)
+	X(g_gopc) X(g_startpc) X(g_parent_goid) X(g_trackingseq) \
+	X(g_lockedm)
 
 static void print_offsets(const struct gort_offsets *o, const char *src)
 {

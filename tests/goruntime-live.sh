@@ -223,7 +223,7 @@ for v in $versions; do
 					gdb_offsets "$bin" runtime.m m
 				} >"$T/gdb"
 				bad=0
-				for f in g_m g_syscallsp g_syscallpc g_goid g_labels g_atomicstatus m_g0 m_procid m_gsignal m_curg m_alllink; do
+				for f in g_m g_syscallsp g_syscallpc g_goid g_labels g_atomicstatus g_lockedm m_g0 m_procid m_gsignal m_curg m_alllink; do
 					ours=$(awk -v f="$f" '$1 == f { print $2 }' "$T/ours")
 					theirs=$(awk -v f="$f" '$1 == f { print $2 }' "$T/gdb")
 					if [ -z "$ours" ] || [ "$ours" != "$theirs" ]; then

@@ -46,6 +46,10 @@ struct gort_offsets {
 	 * registers did not change has not run since, short of those and of 256 stops.
 	 * 0: unknown. */
 	uint32_t g_trackingseq;
+	/* g.lockedm (muintptr), set while the goroutine is locked to its thread
+	 * (runtime.LockOSThread; go1.19-go1.27 runtime/proc.go dolockOSThread); Go's
+	 * traceback prints ", locked to thread" then. 0: unknown. */
+	uint32_t g_lockedm;
 };
 
 /* Where a cgo callback's goroutine left its frames below the C code (gobpf-abi.h,

@@ -1200,6 +1200,9 @@ static void goroutine_text2(struct gpb *b, const struct goprof_sym *sym,
 			minutes = g->wait_ns / 60000000000LL;
 		if (minutes >= 1)
 			sb_printf(out, ", %" PRId64 " minutes", minutes);
+		/* go1.19-go1.27 runtime/traceback.go goroutineheader */
+		if (g->flags & GOSNAP_LOCKED)
+			sb_add(out, ", locked to thread", 18);
 		sb_add(out, "]:\n", 3);
 		if (g->flags & GOSNAP_NO_STACK) {
 			sb_add(out, "\tgoroutine running on other thread; stack unavailable\n", 54);

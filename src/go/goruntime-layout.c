@@ -38,7 +38,8 @@ struct table_row {
  * (go1.19, go1.23 and go1.27 runtime/runtime2.go: "syscallbp = sched.bp to use in
  * fpTraceback"); 0 before 1.23. g.trackingSeq was read from the DWARF of binaries of
  * go1.19.8, 1.21.13, 1.22.12, 1.23.5, 1.24.4, 1.25.12, 1.26.10 and 1.27.3 (amd64); 0 for
- * 1.20, not read. */
+ * 1.20, not read. g.lockedm was read from gdb's ptype /o of runtime.g in binaries of go1.19,
+ * 1.21 to 1.27 (amd64); 1.20 as 1.19 (before labels). */
 static const struct table_row table[] = {
 	{ "table go1.19", { .go_minor = 19, .labels_kind = GORT_LABELS_MAP,
 		.g_stack_lo = 0, .g_stack_hi = 8, .g_m = 48, .g_sched_sp = 56, .g_sched_pc = 64,
@@ -46,42 +47,42 @@ static const struct table_row table[] = {
 		.m_g0 = 0, .m_procid = 72, .m_gsignal = 80, .m_curg = 192, .m_alllink = 336,
 		.g_waitsince = 168, .g_waitreason = 176, .g_gopc = 296, .g_startpc = 312,
 		.g_parent_goid = 0, .g_syscallsp = 112, .g_syscallpc = 120, .g_syscallbp = 0,
-		.g_trackingseq = 189, .mheap_sweepgen = 65848, MAP64 } },
+		.g_trackingseq = 189, .g_lockedm = 232, .mheap_sweepgen = 65848, MAP64 } },
 	{ "table go1.20", { .go_minor = 20, .labels_kind = GORT_LABELS_MAP,
 		.g_stack_lo = 0, .g_stack_hi = 8, .g_m = 48, .g_sched_sp = 56, .g_sched_pc = 64,
 		.g_sched_bp = 104, .g_atomicstatus = 144, .g_goid = 152, .g_labels = 360,
 		.m_g0 = 0, .m_procid = 72, .m_gsignal = 80, .m_curg = 192, .m_alllink = 0,
 		.g_waitsince = 168, .g_waitreason = 176, .g_gopc = 296, .g_startpc = 312,
 		.g_parent_goid = 0, .g_syscallsp = 112, .g_syscallpc = 120, .g_syscallbp = 0,
-		.g_trackingseq = 0, .mheap_sweepgen = 0, MAP64 } },
+		.g_trackingseq = 0, .g_lockedm = 232, .mheap_sweepgen = 0, MAP64 } },
 	{ "table go1.21", { .go_minor = 21, .labels_kind = GORT_LABELS_MAP,
 		.g_stack_lo = 0, .g_stack_hi = 8, .g_m = 48, .g_sched_sp = 56, .g_sched_pc = 64,
 		.g_sched_bp = 104, .g_atomicstatus = 144, .g_goid = 152, .g_labels = 344,
 		.m_g0 = 0, .m_procid = 72, .m_gsignal = 80, .m_curg = 192, .m_alllink = 336,
 		.g_waitsince = 168, .g_waitreason = 176, .g_gopc = 280, .g_startpc = 296,
 		.g_parent_goid = 272, .g_syscallsp = 112, .g_syscallpc = 120, .g_syscallbp = 0,
-		.g_trackingseq = 188, .mheap_sweepgen = 65856, MAP64 } },
+		.g_trackingseq = 188, .g_lockedm = 208, .mheap_sweepgen = 65856, MAP64 } },
 	{ "table go1.22", { .go_minor = 22, .labels_kind = GORT_LABELS_MAP,
 		.g_stack_lo = 0, .g_stack_hi = 8, .g_m = 48, .g_sched_sp = 56, .g_sched_pc = 64,
 		.g_sched_bp = 104, .g_atomicstatus = 144, .g_goid = 152, .g_labels = 344,
 		.m_g0 = 0, .m_procid = 72, .m_gsignal = 80, .m_curg = 192, .m_alllink = 328,
 		.g_waitsince = 168, .g_waitreason = 176, .g_gopc = 280, .g_startpc = 296,
 		.g_parent_goid = 272, .g_syscallsp = 112, .g_syscallpc = 120, .g_syscallbp = 0,
-		.g_trackingseq = 191, .mheap_sweepgen = 65856, MAP64 } },
+		.g_trackingseq = 191, .g_lockedm = 208, .mheap_sweepgen = 65856, MAP64 } },
 	{ "table go1.23", { .go_minor = 23, .labels_kind = GORT_LABELS_MAP,
 		.g_stack_lo = 0, .g_stack_hi = 8, .g_m = 48, .g_sched_sp = 56, .g_sched_pc = 64,
 		.g_sched_bp = 104, .g_atomicstatus = 152, .g_goid = 160, .g_labels = 352,
 		.m_g0 = 0, .m_procid = 72, .m_gsignal = 80, .m_curg = 192, .m_alllink = 328,
 		.g_waitsince = 176, .g_waitreason = 184, .g_gopc = 288, .g_startpc = 304,
 		.g_parent_goid = 280, .g_syscallsp = 112, .g_syscallpc = 120, .g_syscallbp = 128,
-		.g_trackingseq = 199, .mheap_sweepgen = 65856, MAP64 } },
+		.g_trackingseq = 199, .g_lockedm = 216, .mheap_sweepgen = 65856, MAP64 } },
 	{ "table go1.24", { .go_minor = 24, .labels_kind = GORT_LABELS_SLICE,
 		.g_stack_lo = 0, .g_stack_hi = 8, .g_m = 48, .g_sched_sp = 56, .g_sched_pc = 64,
 		.g_sched_bp = 104, .g_atomicstatus = 152, .g_goid = 160, .g_labels = 352,
 		.m_g0 = 0, .m_procid = 72, .m_gsignal = 80, .m_curg = 192, .m_alllink = 328,
 		.g_waitsince = 176, .g_waitreason = 184, .g_gopc = 288, .g_startpc = 304,
 		.g_parent_goid = 280, .g_syscallsp = 112, .g_syscallpc = 120, .g_syscallbp = 128,
-		.g_trackingseq = 199,
+		.g_trackingseq = 199, .g_lockedm = 216,
 		.mheap_sweepgen = 65856 } },
 	{ "table go1.25", { .go_minor = 25, .labels_kind = GORT_LABELS_SLICE,
 		.g_stack_lo = 0, .g_stack_hi = 8, .g_m = 48, .g_sched_sp = 56, .g_sched_pc = 64,
@@ -89,7 +90,7 @@ static const struct table_row table[] = {
 		.m_g0 = 0, .m_procid = 64, .m_gsignal = 72, .m_curg = 184, .m_alllink = 344,
 		.g_waitsince = 168, .g_waitreason = 176, .g_gopc = 280, .g_startpc = 296,
 		.g_parent_goid = 272, .g_syscallsp = 104, .g_syscallpc = 112, .g_syscallbp = 120,
-		.g_trackingseq = 191,
+		.g_trackingseq = 191, .g_lockedm = 208,
 		.mheap_sweepgen = 65856 } },
 	{ "table go1.26", { .go_minor = 26, .labels_kind = GORT_LABELS_SLICE,
 		.g_stack_lo = 0, .g_stack_hi = 8, .g_m = 48, .g_sched_sp = 56, .g_sched_pc = 64,
@@ -97,7 +98,7 @@ static const struct table_row table[] = {
 		.m_g0 = 0, .m_procid = 64, .m_gsignal = 72, .m_curg = 184, .m_alllink = 352,
 		.g_waitsince = 168, .g_waitreason = 176, .g_gopc = 288, .g_startpc = 304,
 		.g_parent_goid = 280, .g_syscallsp = 104, .g_syscallpc = 112, .g_syscallbp = 120,
-		.g_trackingseq = 191,
+		.g_trackingseq = 191, .g_lockedm = 208,
 		.mheap_sweepgen = 65856 } },
 	{ "table go1.27", { .go_minor = 27, .labels_kind = GORT_LABELS_SLICE,
 		.g_stack_lo = 0, .g_stack_hi = 8, .g_m = 48, .g_sched_sp = 56, .g_sched_pc = 64,
@@ -105,7 +106,7 @@ static const struct table_row table[] = {
 		.m_g0 = 0, .m_procid = 64, .m_gsignal = 72, .m_curg = 184, .m_alllink = 352,
 		.g_waitsince = 168, .g_waitreason = 176, .g_gopc = 288, .g_startpc = 304,
 		.g_parent_goid = 280, .g_syscallsp = 104, .g_syscallpc = 112, .g_syscallbp = 120,
-		.g_trackingseq = 191,
+		.g_trackingseq = 191, .g_lockedm = 208,
 		.mheap_sweepgen = 65856 } },
 };
 
@@ -353,6 +354,8 @@ static int dw_offsets(Dwarf *dw, struct gort_offsets *o)
 			o->g_parent_goid = v;
 		if (dw_field(g, "trackingSeq", &v, 1) == 0)
 			o->g_trackingseq = v;
+		if (dw_field(g, "lockedm", &v, 8) == 0)
+			o->g_lockedm = v;
 	}
 	if (have[DW_LABELMAP]) {
 		Dwarf_Attribute a;
@@ -403,7 +406,7 @@ static bool offsets_sane(const struct gort_offsets *o)
 			       o->m_procid, o->m_gsignal, o->m_curg, o->m_alllink,
 			       o->g_waitsince, o->g_waitreason, o->g_gopc, o->g_startpc,
 			       o->g_parent_goid, o->g_syscallsp, o->g_syscallpc, o->g_syscallbp,
-			       o->g_trackingseq };
+			       o->g_trackingseq, o->g_lockedm };
 
 	if (max_u32(f, GP_ARRAY_SIZE(f)) > 4096 || o->mheap_sweepgen > (1u << 20))
 		return false;

@@ -307,7 +307,7 @@ struct gosnap *gosnap_new_from(const struct gosnap_target *t)
 					o->g_sched_bp, o->g_atomicstatus, o->g_goid, o->g_labels,
 					o->g_waitsince, o->g_waitreason, o->g_gopc, o->g_startpc,
 					o->g_parent_goid, o->g_syscallsp, o->g_syscallpc,
-					o->g_syscallbp, o->g_trackingseq };
+					o->g_syscallbp, o->g_trackingseq, o->g_lockedm };
 
 		s->gsz = max_u32(fl, GP_ARRAY_SIZE(fl)) + 8;
 	}
@@ -465,7 +465,7 @@ static void read_wait_names(struct gosnap *s)
 struct gsnap_fields {
 	uint64_t lo, hi, sp, pc, bp, goid, labels, gopc, startpc, parent, waitsince;
 	uint32_t status;
-	uint8_t reason, tseq;
+	uint8_t reason, tseq, locked;
 };
 
 /* What decides a parked goroutine's stack: where it is suspended, its stack's bounds, and
@@ -506,6 +506,7 @@ static void fields(const struct gort_offsets *o, const uint8_t *b, struct gsnap_
 	f->waitsince = o->g_waitsince ? ld64(b, o->g_waitsince) : 0;
 	f->reason = o->g_waitreason ? b[o->g_waitreason] : 0;
 	f->tseq = o->g_trackingseq ? b[o->g_trackingseq] : 0;
+	f->locked = o->g_lockedm && ld64(b, o->g_lockedm) != 0;
 	if (f->status == GOSNAP_SYSCALL && o->g_syscallsp) {
 		f->sp = ld64(b, o->g_syscallsp);
 		f->pc = ld64(b, o->g_syscallpc);
@@ -1154,6 +1155,8 @@ static struct gosnap_g *round_result(struct gosnap *s, const struct round *r, si
 	g->parent_goid = f->parent;
 	if (creator_hidden(s, g->goid, g->gopc))
 		g->flags |= GOSNAP_CREATOR_HIDDEN;
+	if (f->locked)
+		g->flags |= GOSNAP_LOCKED;
 	g->wait_ns = f->waitsince > 0 && f->waitsince <= (uint64_t)now
 			     ? now - (int64_t)f->waitsince
 			     : -1;
@@ -1291,7 +1294,8 @@ static void round_check(struct gosnap *s, struct round *r, size_t first, struct 
 			}
 			if (ran_since(&r->f1[i], &f2)) {
 				g->state = GOSNAP_RUNNING;
-				g->flags = (g->flags & (GOSNAP_LABELS_BAD | GOSNAP_CREATOR_HIDDEN)) |
+				g->flags = (g->flags & (GOSNAP_LABELS_BAD | GOSNAP_CREATOR_HIDDEN |
+							GOSNAP_LOCKED)) |
 					   GOSNAP_NO_STACK;
 				g->nframes = 0;
 				g->wait = NULL;

@@ -9,7 +9,8 @@
 // allocates through a function the compiler inlines (main.newBuf). Two runtime.GC calls
 // publish the heap profile (MemProfileRate keeps Go's default 524288: sampled). Then
 // main.waitChan goroutines block on channels and main.contend goroutines contend on one
-// sync.Mutex, and 10 goroutines park for ever in main.park. DIR gets heap.pprof,
+// sync.Mutex, and 10 goroutines park for ever in main.park, the first locked to its
+// thread (runtime.LockOSThread: Go's dump says "locked to thread"). DIR gets heap.pprof,
 // allocs.pprof, block.pprof, mutex.pprof and goroutine.pprof (runtime/pprof WriteTo,
 // debug 0), heap.1.txt, block.1.txt, mutex.1.txt and goroutine.1.txt (debug 1), and
 // goroutine.txt (debug 2). It prints "ready PID" and then waits (no
@@ -105,7 +106,10 @@ func contend(mu *sync.Mutex, wg *sync.WaitGroup) {
 }
 
 //go:noinline
-func park(ch chan struct{}, wg *sync.WaitGroup) {
+func park(ch chan struct{}, wg *sync.WaitGroup, lock bool) {
+	if lock {
+		runtime.LockOSThread()
+	}
 	wg.Done()
 	<-ch
 }
@@ -158,7 +162,7 @@ func main() {
 	stop := make(chan struct{})
 	wg.Add(10)
 	for i := 0; i < 10; i++ {
-		go park(stop, &wg)
+		go park(stop, &wg, i == 0)
 	}
 	wg.Wait()
 
