@@ -9,7 +9,7 @@
 # -traces; corrupt and hostile files get one line.
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
-plan 38
+plan 39
 : "${PROTOC_C:=protoc-c}"
 : "${PPROF_PROTO:=/usr/share/gocode/src/github.com/google/pprof/proto/profile.proto}"
 
@@ -326,11 +326,26 @@ if go_build "$v" plain "$TOP_SRCDIR/tests/workloads/go/labels.go" "$lbin" >"$T/l
 		worst=$(worst_of "$T/lnog.pprof" "$T/la.pprof" "$T/lnew.rows")
 		check "... and the other way, a new handler: \"new\", its share as pprof's (worst $worst points)" \
 			awk -v w="$worst" 'BEGIN { exit !(w <= 0.2) }'
+		# The samples without a handler gone: a base with the profiles workload's (no
+		# labels at all) against the labelled samples alone (pprof -tagfocus writes both).
+		if pprof -proto "$T/la.pprof" "$T/a/cpu.pprof" >"$T/lrest.pprof" 2>/dev/null &&
+			pprof -proto -tagfocus='handler=.*' "$T/la.pprof" >"$T/lonly.pprof" 2>/dev/null; then
+			then=$(pprof -top -tagignore='handler=.*' "$T/lrest.pprof" 2>/dev/null |
+				sed -n 's/^Showing nodes accounting for [^,]*, \([0-9.]*\)% of .*/\1/p')
+			"$GOTOP_PERF" view --batch --view labels --base "$T/lrest.pprof" "$T/lonly.pprof" >"$T/lrest.out" 2>&1
+			got=$(section "$T/lrest.out" "Labels: handler" | awk '$5 == "(no" && $6 == "handler)" { print $1, $2, $3, $4 }')
+			check "... so are the samples without a handler: (no handler) 0% now, then and its change as pprof's ($got; pprof: ${then:-none})" \
+				awk -v g="$got" -v a="${then:-x}" 'BEGIN { split(g, x, " "); t = x[3]; sub("%", "", t)
+					d1 = t - a; d2 = x[4] + a; if (d1 < 0) d1 = -d1; if (d2 < 0) d2 = -d2
+					exit !(a != "x" && a > 1 && x[1] == "0.0%" && x[2] == 0 && d1 <= 0.1 && d2 <= 0.1) }'
+		else
+			skip "go tool pprof -proto could not merge the profiles"
+		fi
 	else
-		skip_n 2 "go tool pprof -proto -tagignore failed"
+		skip_n 3 "go tool pprof -proto -tagignore failed"
 	fi
 else
-	skip_n 3 "cannot build or run the labels workload"
+	skip_n 4 "cannot build or run the labels workload"
 fi
 
 # Folded stacks of the shown sample type: re-read, each stack's total equals the sum of

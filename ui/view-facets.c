@@ -233,7 +233,8 @@ struct fview {
 	int64_t brest;           /* the baseline's samples without the key */
 	struct hashmap bidx;     /* hash of a value (+ probe) -> index + 1 in bvals */
 	/* The baseline's values with no sample now (as pprof -diff_base lists a function
-	 * gone), after the rows of the values seen: indexes in bvals, by its value. */
+	 * gone), after the rows of the values seen: indexes in bvals, by its value, GONE_REST
+	 * for the baseline's samples without the key when none are left. */
 	size_t *gone;
 	size_t ngone;
 	/* Labels of a Go target with wall-clock data (wall.c): each value's wall time by
@@ -265,14 +266,19 @@ static const struct model_value *row_val(const struct facet *f, size_t i)
 	return i < f->n ? &f->vals[i] : NULL;
 }
 
-/* Labels with a baseline: the value at row i, any row; *gone is set for the rows after
- * those of the values seen, the baseline's values gone. */
+#define GONE_REST ((size_t)-1)
+
+/* Labels with a baseline: the value at row i, any row (NULL: the samples without the
+ * key); *gone is set for the rows after those of the values seen, the baseline's values
+ * gone. */
 static const struct model_value *fview_val(const struct fview *fv, size_t i, int *gone)
 {
 	size_t seen = fv->f.n + (size_t)fv->f.has_rest;
 
 	*gone = i >= seen && i - seen < fv->ngone;
-	return *gone ? &fv->bvals[fv->gone[i - seen]] : row_val(&fv->f, i);
+	if (!*gone)
+		return row_val(&fv->f, i);
+	return fv->gone[i - seen] == GONE_REST ? NULL : &fv->bvals[fv->gone[i - seen]];
 }
 
 static int is_key(const struct facet *f, const struct model_key *k)
@@ -354,6 +360,7 @@ static void labels_base(struct ui *ui, struct fview *fv)
 {
 	int64_t bsum = 0;
 	char *seen;
+	int rest_gone;
 	size_t i;
 
 	fv->bn = model_label_values(ui->base_model, fv->f.key, fv->f.key_len, &fv->bvals, &fv->btot);
@@ -375,9 +382,16 @@ static void labels_base(struct ui *ui, struct fview *fv)
 			seen[k] = 1;
 	}
 	fv->gone = xcalloc(fv->bn + 1, sizeof(*fv->gone));
-	for (i = 0; i < fv->bn; i++)
-		if (!seen[i] && fv->bvals[i].value > 0)
+	rest_gone = fv->brest > 0 && !fv->f.has_rest;
+	for (i = 0; i <= fv->bn; i++) {
+		/* The samples without the key in their place by value, as a value's. */
+		if (rest_gone && (i == fv->bn || fv->bvals[i].value < fv->brest)) {
+			fv->gone[fv->ngone++] = GONE_REST;
+			rest_gone = 0;
+		}
+		if (i < fv->bn && !seen[i] && fv->bvals[i].value > 0)
 			fv->gone[fv->ngone++] = i;
+	}
 	free(seen);
 }
 
@@ -583,7 +597,7 @@ static void fview_row(struct ui *ui, struct view *v, size_t i, struct tline *l)
 	if (!val && fv->threads && ui->snap && !ui->files)
 		tl_printf(l, UA_DIM, "new combinations once the profile held %d entries",
 			  AGG_SAMPLES_FULL);
-	if (gone)
+	if (gone && val)
 		hot_fn_cell(ui, ui->base_model, val->top_fn, UA_DIM, l);
 	else if (val)
 		facet_hot_fn(ui, val->top_fn, l);
