@@ -280,7 +280,7 @@ check "... the known change: main.keepB up by more than 20 points in Top and Tre
 lbin=$T/labels
 if go_build "$v" plain "$TOP_SRCDIR/tests/workloads/go/labels.go" "$lbin" >"$T/lbuild.err" 2>&1 &&
 	"$lbin" -d 1s -cpuprofile "$T/la.pprof" && "$lbin" -d 1s -cpuprofile "$T/lb.pprof"; then
-	tagpct() { pprof -top -tagfocus="handler=$2" "$1" 2>&1 | sed -n \
+	tagpct() { pprof -top -nodefraction=0 -nodecount=1000000 -tagfocus="handler=$2" "$1" 2>&1 | sed -n \
 		-e 's/^Showing nodes accounting for [^,]*, \([0-9.]*\)% of .*/\1/p' \
 		-e 's/.*TagFocus expression matched no samples.*/0/p'; }
 	# The worst difference from pprof of the handler rows in the section on stdin (99: a
@@ -330,7 +330,7 @@ if go_build "$v" plain "$TOP_SRCDIR/tests/workloads/go/labels.go" "$lbin" >"$T/l
 		# labels at all) against the labelled samples alone (pprof -tagfocus writes both).
 		if pprof -proto "$T/la.pprof" "$T/a/cpu.pprof" >"$T/lrest.pprof" 2>/dev/null &&
 			pprof -proto -tagfocus='handler=.*' "$T/la.pprof" >"$T/lonly.pprof" 2>/dev/null; then
-			then=$(pprof -top -tagignore='handler=.*' "$T/lrest.pprof" 2>/dev/null |
+			then=$(pprof -top -nodefraction=0 -nodecount=1000000 -tagignore='handler=.*' "$T/lrest.pprof" 2>/dev/null |
 				sed -n 's/^Showing nodes accounting for [^,]*, \([0-9.]*\)% of .*/\1/p')
 			"$GOTOP_PERF" view --batch --view labels --base "$T/lrest.pprof" "$T/lonly.pprof" >"$T/lrest.out" 2>&1
 			got=$(section "$T/lrest.out" "Labels: handler" | awk '$5 == "(no" && $6 == "handler)" { print $1, $2, $3, $4 }')
