@@ -621,9 +621,14 @@ static int fview_action(struct ui *ui, struct view *v, enum ui_action a)
 	case ACT_ENTER:
 	{
 		int gone;
+		const struct model_value *val = fview_val(fv, v->sel, &gone);
 
-		/* A value gone is focused like any: the baseline then shows its part. */
-		return facet_focus(ui, v, &fv->f, fview_val(fv, v->sel, &gone));
+		/* Focused, the other views would show nothing: they list what is sampled now. */
+		if (gone) {
+			ui_set_status(ui, UA_ERR, "no sample of this value now: nothing to focus on");
+			return R_REDRAW;
+		}
+		return facet_focus(ui, v, &fv->f, val);
 	}
 	case ACT_PREV_KEY:
 	case ACT_NEXT_KEY:
