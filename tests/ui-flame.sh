@@ -33,6 +33,8 @@ section "$T/out" 2 Tree | unbracket >"$T/tree.txt"
 check "the first row is one box 'all' 200 columns wide" \
 	awk 'NR == 1 { exit !(length($0) == 200 && $0 ~ /^\[all +\]$/) }' "$T/flame.txt"
 # Every box of the flame graph: "PATH<tab>WIDTH" (path of names from the root, without "all").
+# A box whose name or an ancestor's is cut ("~", or no room for it) has no known path: left
+# out (a busy machine's kernel frames, narrow boxes under "[asm~]").
 tab=$(printf '\t')
 awk '{
 	d = NR - 1; n = length($0)
@@ -43,10 +45,14 @@ awk '{
 			nm = substr($0, i + 1, j - 2); sub(/ +$/, "", nm); i += j - 1 }
 		else continue
 		nb[d]++; X0[d, nb[d]] = x0; X1[d, nb[d]] = x1; P[d, nb[d]] = nm
+		cut = nm == "" || nm ~ /~$/
 		if (d > 0) for (k = 1; k <= nb[d - 1]; k++)
-			if (X0[d - 1, k] <= x0 && x0 < X1[d - 1, k])
+			if (X0[d - 1, k] <= x0 && x0 < X1[d - 1, k]) {
 				P[d, nb[d]] = (d > 1 ? P[d - 1, k] ";" : "") nm
-		if (d > 0 && nm != "" && nm !~ /~$/) print P[d, nb[d]] "\t" x1 - x0
+				cut = cut || C[d - 1, k]
+			}
+		C[d, nb[d]] = cut
+		if (d > 0 && !cut) print P[d, nb[d]] "\t" x1 - x0
 	}
 }' "$T/flame.txt" | sort -t "$tab" -k1,1 >"$T/boxes"
 # Every node of the tree: "PATH<tab>TOTAL%". --ascii's lines: the columns, 2 spaces per
