@@ -66,6 +66,17 @@ without() {
 		case " $* " in *" $t "*) ;; *) printf '%s ' "$t" ;; esac
 	done
 }
+# first LIST NAMES...: LIST with NAMES (those in it) at its front, in that order: make -j
+# starts tests in list order, so the longest go first and none is left running alone at
+# the end.
+first() {
+	local list=$1 t
+	shift
+	for t in "$@"; do
+		case " $list " in *" $t "*) printf '%s ' "$t" ;; esac
+	done
+	without "$list" "$@"
+}
 FUZZ=$(cd "$SRC" && ls fuzz/fuzz-*.c | grep -v fuzz-main | sed 's/\.c$//' | tr '\n' ' ')
 
 # --- ASan + UBSan ---
@@ -74,15 +85,16 @@ FUZZ=$(cd "$SRC" && ls fuzz/fuzz-*.c | grep -v fuzz-main | sed 's/\.c$//' | tr '
 # the wall sampler (ui-wall, ui-tmux, test-gosnap, fuzz-gosnap), the Events view
 # (ui-tmux's e), Go's tables of every release (test-gopclntab), and the --batch views,
 # which valgrind and TSan run below.
-ASAN_INTEG=$(without "$INTEG" tests/go-goroutines.sh tests/go-goroutines-churn.sh tests/go-wall.sh \
-	tests/go-cgo-goroutines.sh tests/ui-events.sh tests/gopclntab-go.sh tests/ui-batch.sh)
+ASAN_INTEG=$(first "$(without "$INTEG" tests/go-goroutines.sh tests/go-goroutines-churn.sh tests/go-wall.sh \
+	tests/go-cgo-goroutines.sh tests/ui-events.sh tests/gopclntab-go.sh tests/ui-batch.sh)" \
+	tests/serve-bad.sh tests/verify.sh tests/verify-truth.sh tests/ui-wall.sh tests/groups.sh)
 B=$WORK/asan
 if configure_build "$B" --enable-asan; then
 	# Reports go to files (tests send gotop-perf's stderr to temporary files): one per process.
 	rm -rf "$B/reports" && mkdir -p "$B/reports"
 	GOTOP_UNDER_SANITIZER=1 ASAN_OPTIONS=detect_leaks=1:exitcode=86:log_path=$B/reports/asan \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$B/reports/ubsan \
-		GOTOP_GO_VERSIONS=1.23 make -C "$B" -s -j"$jobs" check TESTS="$UNITS $FUZZ $ASAN_INTEG" >"$B/check.out" 2>&1
+		GOTOP_GO_VERSIONS=1.23 make -C "$B" -s -j"$jobs" check TESTS="$ASAN_INTEG $UNITS $FUZZ" >"$B/check.out" 2>&1
 	add_log "$B/test-suite.log" ASan+UBSan
 	# LeakSanitizer cannot run in a process that is being traced (verify.sh attaches strace
 	# to a workload on purpose): that note is not a finding.
@@ -198,14 +210,18 @@ if command -v valgrind >/dev/null && configure_build "$P"; then
 	# minute or more under valgrind (ui-tmux, faults, hostile-live, annotate, view, verify
 	# and verify-truth's ptrace rounds, man's hundred short runs) and the event, memory, picker and server tests, whose
 	# parsers and readers the unit tests here and ASan's runs cover (the server's bad
-	# input, serve-bad, stays), and the six ASan leaves out.
-	VG_INTEG=$(without "$INTEG" tests/go-goroutines.sh tests/go-goroutines-churn.sh tests/go-wall.sh \
+	# input, serve-bad, stays), and the six ASan leaves out. Also left to ASan: go-bpf and
+	# go-repair, whose Go recording record-go, go-stripped and go-labels run here too (the
+	# repair itself: test-repair here, fuzz-repair above).
+	VG_INTEG=$(first "$(without "$INTEG" tests/go-goroutines.sh tests/go-goroutines-churn.sh tests/go-wall.sh \
 		tests/go-cgo-goroutines.sh tests/ui-events.sh tests/gopclntab-go.sh tests/go-switches.sh \
 		tests/verify-switches.sh tests/go-start.sh tests/ui-tmux.sh tests/faults.sh \
 		tests/hostile-live.sh tests/annotate.sh tests/view.sh tests/verify.sh tests/man.sh \
 		tests/verify-truth.sh tests/events.sh tests/groups.sh tests/go-memprof.sh \
 		tests/go-memprof-service.sh tests/go-memlive.sh tests/ui-service.sh tests/picker.sh \
-		tests/serve.sh tests/serve-prometheus.sh tests/serve-oracle.sh tests/serve-readonly.sh)
+		tests/serve.sh tests/serve-prometheus.sh tests/serve-oracle.sh tests/serve-readonly.sh \
+		tests/go-bpf.sh tests/go-repair.sh)" \
+		tests/hostile.sh tests/serve-bad.sh tests/bad-input.sh tests/ui-wall.sh tests/record-go.sh)
 	R=$P/reports
 	rm -rf "$R" && mkdir -p "$R" && chmod 1777 "$R"
 	GOTOP_WRAP="valgrind $VG_OPTS --child-silent-after-fork=yes --log-file=$R/vg.%p" GOTOP_UNDER_SANITIZER=1 \
