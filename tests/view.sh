@@ -10,8 +10,6 @@
 . "${TOP_SRCDIR:-$(dirname "$0")/..}/tests/helpers/lib.sh"
 
 plan 39
-: "${PROTOC_C:=protoc-c}"
-: "${PPROF_PROTO:=/usr/share/gocode/src/github.com/google/pprof/proto/profile.proto}"
 
 # section FILE VIEW: the rows of one view (after its title line).
 section() {
@@ -19,12 +17,6 @@ section() {
 		$0 == v { s = 1; getline; next }
 		s && (/^== / || /^$/) { s = 0 }
 		s { print }' "$1"
-}
-
-# encode TEXT OUT: a profile in protobuf text format to the binary format, by protoc-c.
-encode() {
-	grep -v '^#' "$1" | "$PROTOC_C" --proto_path="$(dirname "$PPROF_PROTO")" \
-		--encode=perftools.profiles.Profile "$(basename "$PPROF_PROTO")" >"$2" 2>"$T/encode.err"
 }
 
 # view NAME [OPTIONS]: the view NAME of the fixed profile, every row, as text in $T/NAME.out

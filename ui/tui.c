@@ -562,9 +562,14 @@ static int handle_key(struct ui *ui, int ch)
 	char *def;
 
 	if (ch == KEY_RESIZE) {
+		int i;
+
+		/* Rows laid out for the width (the Flame's boxes) are laid out again, at once:
+		 * `view` has no next refresh to do it. */
 		layout(ui);
-		ui_clamp(ui, &ui->views[ui->cur]);
-		return R_REDRAW;
+		for (i = 0; i < VIEW_COUNT; i++)
+			ui->views[i].stale = 1;
+		return R_UPDATE | R_REDRAW;
 	}
 	if (prompt.kind != PR_NONE)
 		return prompt_key(ui, ch);

@@ -157,7 +157,11 @@ static void flame_update(struct ui *ui, struct view *v)
 	if (f->nzoom)
 		f->root = (uint32_t)node_by_id(f->t, f->zoom[f->nzoom - 1]);
 	layout(ui, f);
+	/* A selected frame grown too narrow for a column hands the selection to its nearest
+	 * ancestor that has a box; one gone from the profile, to the zoomed frame. */
 	k = f->sel_id ? node_by_id(f->t, f->sel_id) : -1;
+	while (k > 0 && (uint32_t)k != f->root && box_of(f, (uint32_t)k, &lvl) < 0)
+		k = f->t->nodes[k].parent;
 	if (k < 0 || box_of(f, (uint32_t)k, &lvl) < 0) {
 		k = f->root;
 		lvl = 0;

@@ -66,6 +66,16 @@ check() {
 # diag_file FILE: show a file's first lines as TAP comments (on failure).
 diag_file() { sed -n '1,40p' "$1" | sed 's/^/#   /'; }
 
+# encode TEXT OUT: a profile in protobuf text format (lines starting with # left out) to
+# pprof's binary format, by protoc-c against pprof's own profile.proto; its errors in
+# $T/encode.err.
+: "${PROTOC_C:=protoc-c}"
+: "${PPROF_PROTO:=/usr/share/gocode/src/github.com/google/pprof/proto/profile.proto}"
+encode() {
+	grep -v '^#' "$1" | "$PROTOC_C" --proto_path="$(dirname "$PPROF_PROTO")" \
+		--encode=perftools.profiles.Profile "$(basename "$PPROF_PROTO")" >"$2" 2>"$T/encode.err"
+}
+
 # A background process we must not leave behind.
 track() { bg_pids="$bg_pids $1"; }
 
