@@ -28,7 +28,11 @@ add_log() {
 	[ -f "$log" ] || { say "FAILED - $name: no $log"; return; }
 	[ "${2:-1}" = 0 ] && return
 	grep -E '^(FAIL|ERROR|XPASS): ' "$log" | sort -u | sed "s/^/sanitize: $name: /"
-	grep -E -B2 -A8 '^(not ok|FAIL:|# FAIL)' "$log" | head -60 >&2
+	# Each failure with the comment lines before it (a test's diagnosis: the screen, the
+	# figures), at most 40 of them.
+	awk '/^#/ { if (n < 40) d[++n] = $0; next }
+		/^(not ok|FAIL:)/ { for (i = 1; i <= n; i++) print d[i]; print }
+		{ n = 0 }' "$log" | head -150 >&2
 }
 step() { # step NAME OK(0/1)
 	if [ "$2" -eq 0 ]; then pass=$((pass + 1)); say "ok - $1"; else fail=$((fail + 1)); say "FAILED - $1"; fi

@@ -158,7 +158,7 @@ zeroed() {
 	zs=$(sleep_row) zd=$(awk -v t0="$2" -v t="$(date +%s.%N)" 'BEGIN { printf "%.2f", t - t0 }')
 	awk -v s="$zs" -v b="$1" -v d="$zd" 'BEGIN { exit !(s > 0 && s < b && s <= d + 0.1) }'
 }
-wait_cmd sleep_ge 3 >/dev/null
+wait_cmd sleep_ge 3 >/dev/null || diag "the expanded sleep row never showed 3 s (it shows $(sleep_row) s)"
 zb=$(sleep_row) zt=$(date +%s.%N)
 keys z
 wait_cmd zeroed "$zb" "$zt"

@@ -11,10 +11,11 @@ pane_e() { tm capture-pane -e -p -t ui; }
 crashed() {
 	grep -Eq 'runtime error:|(Address|Thread|Leak|UndefinedBehavior)Sanitizer|Segmentation fault' "$T/pane.txt"
 }
-# wait_for PATTERN: polls the screen (extended regex) for up to about 30 s.
+# wait_for PATTERN: polls the screen (extended regex) for up to about 30 s (times gp_slow:
+# under valgrind the UI may take that long to show what it has).
 wait_for() {
 	i=0
-	while [ $i -lt 150 ]; do
+	while [ $i -lt $((150 * gp_slow)) ]; do
 		pane >"$T/pane.txt" 2>/dev/null
 		grep -Eq -- "$1" "$T/pane.txt" && return 0
 		crashed && break
@@ -28,7 +29,7 @@ wait_for() {
 # wait_cmd COMMAND...: polls until COMMAND (reading $T/pane.txt) succeeds.
 wait_cmd() {
 	i=0
-	while [ $i -lt 150 ]; do
+	while [ $i -lt $((150 * gp_slow)) ]; do
 		pane >"$T/pane.txt" 2>/dev/null
 		"$@" && return 0
 		crashed && break
