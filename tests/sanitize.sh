@@ -82,23 +82,55 @@ first() {
 	without "$list" "$@"
 }
 FUZZ=$(cd "$SRC" && ls fuzz/fuzz-*.c | grep -v fuzz-main | sed 's/\.c$//' | tr '\n' ' ')
+F=$WORK/fuzz P=$WORK/plain TS=$WORK/tsan
+fuzz_cc=$(command -v clang || command -v clang-14 || true)
+
+# The trees of the steps after ASan are built while ASan's build and tests run, at the lowest
+# CPU priority: many of those tests wait (workloads of fixed length, screens polled), and the
+# builds take their idle time, not theirs. Each step waits for its tree: built() gives the
+# build's status, 0 when it succeeded.
+prebuild() {
+	renice -n 19 -p $BASHPID >/dev/null 2>&1
+	if [ -n "$fuzz_cc" ]; then
+		configure_tree "$F" CC="$fuzz_cc" --enable-fuzzing &&
+			make -C "$F" -s -j"$jobs" >"$F/build.out" 2>&1 && make -C "$F" -s -j"$jobs" $FUZZ >>"$F/build.out" 2>&1
+		echo $? >"$WORK/fuzz.built"
+	fi
+	if command -v valgrind >/dev/null; then
+		configure_build "$P"
+		echo $? >"$WORK/plain.built"
+	fi
+	configure_build "$TS" --enable-tsan
+	echo $? >"$WORK/tsan.built"
+}
+built() {
+	while [ ! -s "$WORK/$1.built" ] && kill -0 "$prebuild_pid" 2>/dev/null; do
+		sleep 1
+	done
+	[ "$(cat "$WORK/$1.built" 2>/dev/null)" = 0 ]
+}
+rm -f "$WORK"/*.built
 
 # --- ASan + UBSan ---
 # Every unit test, the fuzz corpora and every integration test but those whose code the
 # others run under ASan already, left out for CI's 40 minutes: the goroutine snapshots and
 # the wall sampler (ui-wall, ui-tmux, test-gosnap, fuzz-gosnap), the Events view
 # (ui-tmux's e), Go's tables of every release (test-gopclntab), and the --batch views,
-# which valgrind and TSan run below.
+# which valgrind and TSan run below. goruntime-live reads the oldest and the newest Go
+# release's processes (the plain suite, five), verify-truth stops its targets 4 times (8).
 ASAN_INTEG=$(first "$(without "$INTEG" tests/go-goroutines.sh tests/go-goroutines-churn.sh tests/go-wall.sh \
 	tests/go-cgo-goroutines.sh tests/ui-events.sh tests/gopclntab-go.sh tests/ui-batch.sh)" \
 	tests/serve-bad.sh tests/verify.sh tests/verify-truth.sh tests/ui-wall.sh tests/groups.sh)
 B=$WORK/asan
+prebuild &
+prebuild_pid=$!
 if configure_build "$B" --enable-asan; then
 	# Reports go to files (tests send gotop-perf's stderr to temporary files): one per process.
 	rm -rf "$B/reports" && mkdir -p "$B/reports"
 	GOTOP_UNDER_SANITIZER=1 ASAN_OPTIONS=detect_leaks=1:exitcode=86:log_path=$B/reports/asan \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$B/reports/ubsan \
-		GOTOP_GO_VERSIONS=1.23 make -C "$B" -s -j"$jobs" check TESTS="$ASAN_INTEG $UNITS $FUZZ" >"$B/check.out" 2>&1
+		GOTOP_GO_VERSIONS=1.23 GOTOP_GORT_VERSIONS="1.19 1.27" GOTOP_VERIFY_ROUNDS=4 \
+		make -C "$B" -s -j"$jobs" check TESTS="$ASAN_INTEG $UNITS $FUZZ" >"$B/check.out" 2>&1
 	add_log "$B/test-suite.log" ASan+UBSan
 	# LeakSanitizer cannot run in a process that is being traced (verify.sh attaches strace
 	# to a workload on purpose): that note is not a finding.
@@ -117,14 +149,11 @@ fi
 # directory, fuzz/corpus-NAME in the build tree) and prints "ok 1 - NAME: no finding"; a crash,
 # leak, timeout or UBSan report ends it without that line and leaves fuzz/NAME-crash-* (leak-,
 # timeout-, oom-) behind: the input that reproduces it (fuzz/fuzz-main.c).
-F=$WORK/fuzz
-fuzz_cc=$(command -v clang || command -v clang-14 || true)
 ftime=${GOTOP_FUZZ_TIME:-6}
 if [ -z "$fuzz_cc" ]; then
 	skip=$((skip + 1))
 	say "SKIP - libFuzzer: clang is not installed"
-elif ! configure_tree "$F" CC="$fuzz_cc" --enable-fuzzing ||
-	! { make -C "$F" -s -j"$jobs" >"$F/build.out" 2>&1 && make -C "$F" -s -j"$jobs" $FUZZ >>"$F/build.out" 2>&1; }; then
+elif ! built fuzz; then
 	tail -30 "$F/build.out" >&2
 	step "libFuzzer build (CC=$fuzz_cc --enable-fuzzing)" 1
 else
@@ -157,8 +186,7 @@ else
 fi
 
 # --- valgrind memcheck ---
-P=$WORK/plain
-if command -v valgrind >/dev/null && configure_build "$P"; then
+if command -v valgrind >/dev/null && built plain; then
 	# libbpf 1.1 zeroes a union bpf_attr only up to the last field the command uses and passes
 	# that size (libbpf bpf.c, e.g. bpf_map_create); valgrind 3.19's bpf(2) wrapper checks
 	# fields past it, which the kernel does not read: libbpf's bytes, not a finding of ours.
@@ -277,8 +305,9 @@ else
 fi
 
 # --- ThreadSanitizer: the sampler, the aggregator, the live UI's worker and the verifier ---
-B=$WORK/tsan
-if configure_build "$B" --enable-tsan; then
+B=$TS
+wait $prebuild_pid
+if built tsan; then
 	rm -rf "$B/reports" && mkdir -p "$B/reports"
 	TSAN_OPTIONS=halt_on_error=0:exitcode=66:second_deadlock_stack=1:log_path=$B/reports/tsan GOTOP_GO_VERSIONS=1.23 \
 		make -C "$B" -s -j"$jobs" check TESTS="tests/record-c.sh tests/ui-batch.sh tests/ui-tmux.sh" \
