@@ -308,6 +308,40 @@ static void test_tracking_seq(void **state)
 	gosnap_free(s);
 }
 
+/* gosnap_take_whole reads again while a goroutine was dropped as torn: the goroutine that
+ * ran between the two reads of its g (its g.trackingSeq changed) is in the second take. A
+ * stack of two moments that stays so is dropped in every take, and the tries end. */
+static void test_take_whole(void **state)
+{
+	struct fake *f = *state;
+	struct gosnap_result r;
+	struct gosnap *s;
+	uint64_t sp, bp;
+
+	bp = lay_stack(f, 0, f->ra1, &sp);
+	make_g(f, 0, GOSNAP_WAITING, sp, f->ra0, bp, f->c.entry);
+	f->flip_addr = HEAP + GS + f->o->g_trackingseq;
+	f->flip_reads = 0;
+	s = snap_of(f, 1);
+	assert_non_null(s);
+	assert_int_equal(gosnap_take_whole(s, 0, &r, 3), 0);
+	assert_int_equal(r.n, 1);
+	assert_int_equal(r.st.torn, 0);
+	assert_int_equal(by_id(&r, 10)->nframes, 4);
+	f->flip_addr = 0;
+	gosnap_free(s);
+
+	bp = lay_stack(f, 1, f->rax, &sp);
+	make_g(f, 1, GOSNAP_WAITING, sp, f->ra0, bp, f->c.entry);
+	s = snap_of(f, 2);
+	assert_non_null(s);
+	assert_int_equal(gosnap_take_whole(s, 0, &r, 3), 0);
+	assert_int_equal(r.n, 1);
+	assert_int_equal(r.st.unlinked, 1);
+	assert_null(by_id(&r, 11));
+	gosnap_free(s);
+}
+
 /* A goroutine not run yet is suspended at its start function's entry with goexit's
  * return address above: kept, its first pc made entry + 1 (a pc to look up less one). A
  * stack ending in goexit below another function than the start function is not one
@@ -341,6 +375,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_two_moments),
 		cmocka_unit_test(test_tracking_seq),
+		cmocka_unit_test(test_take_whole),
 		cmocka_unit_test(test_not_run_yet),
 	};
 

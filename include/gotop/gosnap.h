@@ -129,6 +129,10 @@ struct gosnap *gosnap_new_from(const struct gosnap_target *t);
  * (0: GOSNAP_MAX_G) bounds the goroutines read. 0, or -errno (-ESRCH the process is gone, -EAGAIN the
  * runtime has no goroutine yet, -EINVAL the list is garbage). */
 int gosnap_take(struct gosnap *s, size_t max_g, struct gosnap_result *out);
+/* gosnap_take again, up to tries times in all, while the result dropped a goroutine as
+ * torn: for the views that, as Go's goroutine profile and dumps, list every goroutine. A
+ * take right after another reads only what changed since. The last take's result. */
+int gosnap_take_whole(struct gosnap *s, size_t max_g, struct gosnap_result *out, int tries);
 
 /* The state's name as Go's tracebacks print it (runtime/traceback.go gStatusStrings):
  * "runnable", "running", "syscall", "waiting", ... Static. */

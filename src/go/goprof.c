@@ -64,6 +64,7 @@
 
 #define MAX_LOCS 4096           /* locations per sample */
 #define DEFAULT_STACK_DEPTH 128 /* GODEBUG profstackdepth's default (go1.23+) */
+#define GOROUTINE_TRIES 4       /* snapshots for one goroutine profile (gosnap_take_whole) */
 
 int goprof_http_status(int err)
 {
@@ -1292,7 +1293,10 @@ int goprof_goroutines(struct goprof *p, struct gosnap_result *r, int *err, char 
 			return -1;
 		}
 	}
-	rc = gosnap_take(p->snap, p->max_records, r);
+	/* Go's goroutine profile and dumps stop the world and list every goroutine; read
+	 * without stopping the process, one that changed while read is dropped (torn), and
+	 * taken again by the next read. */
+	rc = gosnap_take_whole(p->snap, p->max_records, r, GOROUTINE_TRIES);
 	if (rc) {
 		*err = errno_kind(-rc);
 		snprintf(why, whylen, "process %d: cannot read its goroutines: %s", (int)p->pid,

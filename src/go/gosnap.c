@@ -1532,3 +1532,14 @@ size_t gosnap_group(const struct gosnap_result *r, int by_labels, struct gosnap_
 	*out = gs;
 	return ngs;
 }
+
+int gosnap_take_whole(struct gosnap *s, size_t max_g, struct gosnap_result *out, int tries)
+{
+	int rc, k;
+
+	for (k = 1;; k++) {
+		rc = gosnap_take(s, max_g, out);
+		if (rc || !out->st.torn || k >= tries)
+			return rc;
+	}
+}
