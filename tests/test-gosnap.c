@@ -285,20 +285,26 @@ static void test_two_moments(void **state)
 	gosnap_free(s);
 }
 
-/* A goroutine that ran between the two reads of its g and parked again with the same
- * saved registers changed only g.trackingSeq: it is dropped. */
-static void test_tracking_seq(void **state)
+/* A reader of one parked goroutine whose g.trackingSeq changes once it has been read: it
+ * ran between the two reads of its g and parked again with the same saved registers. */
+static struct gosnap *ran_once(struct fake *f)
 {
-	struct fake *f = *state;
-	struct gosnap_result r;
-	struct gosnap *s;
 	uint64_t sp, bp;
 
 	bp = lay_stack(f, 0, f->ra1, &sp);
 	make_g(f, 0, GOSNAP_WAITING, sp, f->ra0, bp, f->c.entry);
 	f->flip_addr = HEAP + GS + f->o->g_trackingseq;
 	f->flip_reads = 0;
-	s = snap_of(f, 1);
+	return snap_of(f, 1);
+}
+
+/* A goroutine that changed only g.trackingSeq between the two reads of its g is dropped. */
+static void test_tracking_seq(void **state)
+{
+	struct fake *f = *state;
+	struct gosnap_result r;
+	struct gosnap *s = ran_once(f);
+
 	assert_non_null(s);
 	assert_int_equal(gosnap_take(s, 0, &r), 0);
 	assert_int_equal(r.n, 0);
@@ -315,14 +321,9 @@ static void test_take_whole(void **state)
 {
 	struct fake *f = *state;
 	struct gosnap_result r;
-	struct gosnap *s;
+	struct gosnap *s = ran_once(f);
 	uint64_t sp, bp;
 
-	bp = lay_stack(f, 0, f->ra1, &sp);
-	make_g(f, 0, GOSNAP_WAITING, sp, f->ra0, bp, f->c.entry);
-	f->flip_addr = HEAP + GS + f->o->g_trackingseq;
-	f->flip_reads = 0;
-	s = snap_of(f, 1);
 	assert_non_null(s);
 	assert_int_equal(gosnap_take_whole(s, 0, &r, 3), 0);
 	assert_int_equal(r.n, 1);
