@@ -243,18 +243,11 @@ if go_build "$GO_VERSION" plain "$TOP_SRCDIR/tests/workloads/go/demo.go" "$GOW/d
 		done
 		keys Enter
 		[ -n "$placed" ] || diag "the Labels cursor did not reach search in 5 tries"
-		k=0
-		while [ $k -lt $((50 * gp_slow)) ]; do
-			sleep 0.2
-			pane >"$T/pane.txt" 2>/dev/null
-			focused && break 2
-			k=$((k + 1))
-		done
-		diag "attempt $attempt: Enter did not focus on search; the screen:"
-		diag_file "$T/pane.txt"
+		wait_cmd focused && break
+		diag "attempt $attempt: Enter did not focus on search (the screen above)"
 		grep -Eq 'SHARE% +SAMPLES' "$T/pane.txt" || break
 	done
-	check "Enter focuses Top on handler=search" wait_for 'focus: handler=search \([0-9.]+% of [0-9]+\)'
+	check "Enter focuses Top on handler=search" wait_cmd focused
 	check "... Top under the focus: main.handleSearch holds most of it" wait_cmd awk '
 		$4 == "main.handleSearch" { t = $2; sub("%", "", t); if (t + 0 > 40) ok = 1 } END { exit !ok }' "$T/pane.txt"
 	keys q
